@@ -1,0 +1,75 @@
+"""effspec: compile and audit `.eff` training-efficiency specs.
+
+The pipeline, one stage per module, data flowing forward only::
+
+    parse (syntax) -> build_ir (build) -> evaluate (evaluate) -> audit (audit)
+      -> configure (config: pragmas, pyproject) -> render (output, report)
+
+``load(path)`` runs it all and returns a :class:`Result`; the CLI is a thin
+shell over the same functions.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from .diagnostics import Diagnostic, Span, sort_key
+
+__version__ = "0.1.0"
+__all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
+
+
+@dataclass
+class Result:
+    file: str
+    source: str | None
+    spec: object | None = None  # ir.Spec
+    evaluation: object | None = None  # evaluate.Evaluation
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def has_errors(self) -> bool:
+        return any(d.severity == "error" for d in self.diagnostics)
+
+
+def check_text(text: str, file: str = "<string>", folder: str | None = None) -> Result:
+    """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths."""
+    from .audit import audit
+    from .build import build_ir
+    from .config import configure
+    from .evaluate import evaluate
+    from .syntax import parse
+
+    result = Result(file, text)
+    tree, diags = parse(text)
+    if tree is not None:
+        spec, build_diags = build_ir(tree, text, file, folder)
+        diags += build_diags
+        if spec is not None and not any(d.severity == "error" for d in build_diags):
+            result.spec = spec
+            result.evaluation = evaluate(spec)
+            diags += result.evaluation.diagnostics
+            diags += audit(spec, result.evaluation, text)
+    result.diagnostics = sorted(configure(diags, text, folder), key=sort_key)
+    return result
+
+
+def load(path: str | os.PathLike) -> Result:
+    """Read, parse, check, evaluate and audit one `.eff` file.
+
+    Raises OSError when the file cannot be read and UnicodeDecodeError when it
+    is not UTF-8 (the CLI turns both into exit status 2).
+    """
+    path = os.fspath(path)
+    from .limits import LIMITS
+
+    with open(path, "rb") as fh:
+        raw = fh.read(LIMITS.max_spec_bytes + 1)
+    if len(raw) > LIMITS.max_spec_bytes:
+        r = Result(path, None)
+        r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),
+                                    f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
+        return r
+    text = raw.decode("utf-8")
+    return check_text(text, path, os.path.dirname(os.path.abspath(path)))

@@ -1,0 +1,35 @@
+"""Atomic output: a temporary file in the same folder, fsynced, then renamed.
+
+An existing file is replaced only by a complete new one; on any error the
+temporary file is removed and the old output stays as it was.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+
+def write_atomic(path: str, data: bytes | str) -> None:
+    if isinstance(data, str):
+        data = data.encode("utf-8")
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix=".effspec-", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if os.path.exists(path):
+            os.chmod(tmp, os.stat(path).st_mode & 0o777)
+        else:
+            umask = os.umask(0)
+            os.umask(umask)
+            os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,106 @@
+"""One diagnostic type for every stage, and its rustc-style text rendering."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field, replace
+
+SEVERITIES = ("error", "warning", "info")
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    """A source range: 1-based line and column, end exclusive."""
+
+    line: int
+    column: int
+    end_line: int
+    end_column: int
+
+    @staticmethod
+    def of(item: object) -> "Span":
+        """The span of a lark Token or Tree (with propagate_positions)."""
+        meta = getattr(item, "meta", item)
+        line = getattr(meta, "line", None)
+        if line is None:  # an empty tree: lark gives no position
+            return Span(1, 1, 1, 1)
+        return Span(line, meta.column, meta.end_line, meta.end_column)
+
+    def to(self, other: "Span") -> "Span":
+        return Span(self.line, self.column, other.end_line, other.end_column)
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    code: str
+    severity: str
+    span: Span | None
+    message: str
+    help: str = ""
+    label: str = ""  # a short note printed under the caret
+    file: str = ""
+    notes: tuple[str, ...] = field(default=())
+
+    def with_severity(self, severity: str) -> "Diagnostic":
+        return replace(self, severity=severity)
+
+    def to_json(self) -> dict:
+        out: dict = {
+            "code": self.code,
+            "severity": self.severity,
+            "line": self.span.line if self.span else None,
+            "column": self.span.column if self.span else None,
+            "end_line": self.span.end_line if self.span else None,
+            "end_column": self.span.end_column if self.span else None,
+            "message": self.message,
+            "help": self.help,
+        }
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def sort_key(d: Diagnostic) -> tuple:
+    s = d.span or Span(0, 0, 0, 0)
+    return (s.line, s.column, d.code)
+
+
+# C0/C1 controls (but tab), DEL, and the Unicode bidi overrides and isolates
+# (Trojan Source, CVE-2021-42574) are never echoed to a terminal or report.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def sanitize(text: str) -> str:
+    """Drop terminal control characters and bidi controls from echoed text."""
+    return _UNSAFE.sub("", text)
+
+
+def _width(text: str) -> int:
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
+    """rustc-style: header, location, the source line, a caret, help."""
+    out = [f"{diag.severity}[{diag.code}]: {sanitize(diag.message)}"]
+    if diag.span is None:
+        out.append(f"  --> {sanitize(filename)}")
+    else:
+        s = diag.span
+        out.append(f"  --> {sanitize(filename)}:{s.line}:{s.column}")
+        lines = source.splitlines() if source is not None else []
+        if 1 <= s.line <= len(lines):
+            text = lines[s.line - 1].replace("\t", " ")
+            gutter = " " * len(str(s.line))
+            end = s.end_column if s.end_line == s.line and s.end_column > s.column else len(text) + 1
+            lead = _width(sanitize(text[: s.column - 1]))
+            width = max(1, _width(sanitize(text[s.column - 1 : end - 1])))
+            out.append(f"{gutter} |")
+            out.append(f"{s.line} | {sanitize(text)}")
+            label = f" {sanitize(diag.label)}" if diag.label else ""
+            out.append(f"{gutter} | {' ' * lead}{'^' * width}{label}")
+    for note in diag.notes:
+        out.append(f"   = note: {sanitize(note)}")
+    if diag.help:
+        out.append(f"   = help: {sanitize(diag.help)}")
+    return "\n".join(out)

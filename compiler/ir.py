@@ -1,0 +1,196 @@
+"""The typed IR: frozen dataclasses, each node with its source span.
+
+Values are stored converted to their key's canonical unit (FLOP/s, s,
+token, ...), which is always a base unit, beside the text as written.  The JSON
+form (:func:`to_json`) is what ``spec/eff-ir.schema.json`` describes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Union
+
+from .diagnostics import Span
+
+
+@dataclass(frozen=True)
+class Provenance:
+    kind: str = "declared"  # declared | measured | datasheet | paper | profiler | log | estimate | assumed | catalog | derived
+    citation: str | None = None
+
+
+DECLARED = Provenance()
+
+
+# Expressions (claims keep theirs: they may name metrics evaluated later).
+@dataclass(frozen=True)
+class Number:
+    value: float  # as written, before the unit
+    unit: str  # the UNIT token, "" for a bare number
+    text: str  # the literal as written: its last digit sets a claim's precision
+    span: Span
+
+
+@dataclass(frozen=True)
+class Ref:
+    path: tuple[str, ...]
+    span: Span
+
+    @property
+    def dotted(self) -> str:
+        return ".".join(self.path)
+
+
+@dataclass(frozen=True)
+class BinOp:
+    op: str  # + - * /
+    left: "Expr"
+    right: "Expr"
+    span: Span
+
+
+@dataclass(frozen=True)
+class Neg:
+    operand: "Expr"
+    span: Span
+
+
+Expr = Union[Number, Ref, BinOp, Neg]
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Step-time samples, seconds, in file or list order (warm-up not yet removed)."""
+
+    values: tuple[float, ...]
+    origin: str  # inline | file
+    file: str | None = None
+    column: str | None = None
+
+
+@dataclass(frozen=True)
+class FileRef:
+    file: str  # as written
+    path: str  # resolved, inside the spec's folder
+    column: str | None = None
+
+
+Value = Union[float, int, str, bool, tuple, Samples, FileRef]
+
+
+@dataclass(frozen=True)
+class Entry:
+    key: str
+    kind: str
+    value: Value
+    unit: str  # canonical unit of value; "" when dimensionless or not a quantity
+    text: str  # the value as written
+    provenance: Provenance
+    span: Span  # the key
+    value_span: Span
+
+
+@dataclass(frozen=True)
+class Block:
+    name: str
+    entries: tuple[Entry, ...]
+    span: Span
+
+    def get(self, key: str) -> Entry | None:
+        for entry in self.entries:
+            if entry.key == key:
+                return entry
+        return None
+
+    def value(self, key: str, default=None):
+        entry = self.get(key)
+        return default if entry is None else entry.value
+
+
+@dataclass(frozen=True)
+class Claim:
+    name: str  # canonical: a metric name, or breakdown.<category>
+    written: str  # as written: `throughput`, `breakdown.exposed_comm`
+    expr: Expr
+    text: str
+    provenance: Provenance
+    span: Span  # the whole claim
+    name_span: Span
+    value_span: Span
+
+
+@dataclass(frozen=True)
+class Run:
+    id: str
+    title: str | None
+    source: str | None
+    blocks: tuple[Block, ...]
+    claims: tuple[Claim, ...]
+    span: Span
+    name_span: Span
+
+    def block(self, name: str) -> Block | None:
+        for b in self.blocks:
+            if b.name == name:
+                return b
+        return None
+
+    def blocks_named(self, name: str) -> tuple[Block, ...]:
+        return tuple(b for b in self.blocks if b.name == name)
+
+
+@dataclass(frozen=True)
+class Scaling:
+    id: str
+    kind: str | None
+    baseline: str | None
+    runs: tuple[str, ...]
+    entries: tuple[Entry, ...]
+    span: Span
+    name_span: Span
+
+    def get(self, key: str) -> Entry | None:
+        return next((e for e in self.entries if e.key == key), None)
+
+
+@dataclass(frozen=True)
+class Spec:
+    file: str
+    version: int
+    runs: tuple[Run, ...]
+    scalings: tuple[Scaling, ...]
+
+    def run(self, run_id: str) -> Run | None:
+        return next((r for r in self.runs if r.id == run_id), None)
+
+
+_EXPR_NODES = {Number: "number", Ref: "ref", BinOp: "binop", Neg: "neg"}
+
+
+def to_json(node) -> object:
+    """The JSON form of any IR node (closed objects; expressions tagged by `node`)."""
+    if isinstance(node, Span):
+        return {"line": node.line, "column": node.column, "end_line": node.end_line, "end_column": node.end_column}
+    if dataclasses.is_dataclass(node):
+        out = {}
+        if type(node) in _EXPR_NODES:
+            out["node"] = _EXPR_NODES[type(node)]
+        for f in dataclasses.fields(node):
+            out[f.name] = to_json(getattr(node, f.name))
+        if isinstance(node, Entry):
+            out["value"] = _value_json(node.value)
+        return out
+    if isinstance(node, tuple):
+        return [to_json(x) for x in node]
+    return node
+
+
+def _value_json(value) -> object:
+    if isinstance(value, Samples):
+        return {"samples": list(value.values), "origin": value.origin, "file": value.file, "column": value.column}
+    if isinstance(value, FileRef):
+        return {"file": value.file, "column": value.column}
+    if isinstance(value, tuple):
+        return list(value)
+    return value

@@ -1,0 +1,176 @@
+"""The v1 vocabulary: every block, every key, its kind, unit and allowed values.
+
+This table drives EFF002 (unknown name), EFF003 (bad value, missing key),
+EFF010 (wrong dimension) and EFF011 (out of range) in one place, and the
+language reference in spec/ documents it key by key.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed")
+
+
+@dataclass(frozen=True)
+class Key:
+    name: str
+    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file
+    unit: str = ""  # canonical unit of a quantity ("" = dimensionless)
+    alt_units: tuple[str, ...] = ()  # other accepted dimensions (breakdown: share or seconds)
+    choices: tuple[str, ...] = ()
+    minimum: float = 0.0  # inclusive
+    maximum: float | None = None  # inclusive, in the canonical unit
+    positive: bool = False  # strictly greater than zero
+    doc: str = ""
+
+
+def q(name, unit, doc="", **kw) -> Key:
+    return Key(name, "quantity", unit=unit, doc=doc, **kw)
+
+
+def i(name, doc="", **kw) -> Key:
+    return Key(name, "integer", doc=doc, **kw)
+
+
+def e(name, choices, doc="") -> Key:
+    return Key(name, "enum", choices=tuple(choices), doc=doc)
+
+
+DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
+BREAKDOWN_CATEGORIES = (
+    "model_compute", "extra_compute", "exposed_comm", "bubble",
+    "imbalance", "host_input", "checkpoint", "unclassified",
+)
+
+_share = dict(alt_units=("s",), maximum=None)
+
+BLOCKS: dict[str, dict[str, Key]] = {
+    "run": {
+        "title": Key("title", "string", doc="a one-line description of the run"),
+        "source": Key("source", "string", doc="where the figures come from"),
+    },
+    "model": {k.name: k for k in (
+        e("kind", ("dense_transformer", "moe_transformer", "custom"), "the architecture family"),
+        i("layers", "transformer blocks (L)", positive=True, maximum=1e5),
+        i("d_model", "hidden size (d)", positive=True, maximum=1e7),
+        i("heads", "query heads (H)", positive=True, maximum=1e5),
+        i("head_dim", "per-head size (Q); default d_model / heads", positive=True, maximum=1e6),
+        i("kv_heads", "key/value heads (G); default heads; 1 is MQA", positive=True, maximum=1e5),
+        e("ffn", ("gelu", "relu", "swiglu", "geglu"), "the feed-forward form: two or three matmuls"),
+        i("d_ff", "feed-forward inner size (f)", positive=True, maximum=1e8),
+        i("vocab", "vocabulary size (V)", positive=True, maximum=1e8),
+        Key("tied_embeddings", "bool", doc="input and output embeddings share one matrix"),
+        q("params", "param", "declared parameter count, checked against the shape", positive=True, maximum=1e16),
+        i("experts", "routed experts per MoE layer", positive=True, maximum=1e6),
+        i("top_k", "routed experts active per token", positive=True, maximum=1e6),
+        i("shared_experts", "always-active experts per MoE layer", maximum=1e6),
+        i("d_ff_expert", "feed-forward size of one expert; default d_ff", positive=True, maximum=1e8),
+        i("moe_layers", "how many layers are MoE; default all", maximum=1e5),
+        q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
+    )},
+    "convention": {k.name: k for k in (
+        e("preset", ("palm", "megatron", "kaplan", "chinchilla", "custom"), "a named counting convention"),
+        q("multiply_add", "FLOP", "FLOPs per multiply-accumulate (2; fvcore counts 1)", positive=True, maximum=16),
+        e("attention", ("full", "causal", "excluded"), "how the score and weighted-sum matmuls count"),
+        e("logits", ("included", "excluded"), "the output projection to the vocabulary"),
+        e("embeddings", ("included", "excluded"), "the input embedding counted as a matmul"),
+        Key("backward", "quantity", unit="", doc="backward cost as a multiple of the forward", minimum=0, maximum=10),
+        e("recompute", ("excluded", "none", "selective", "full"), "recomputation counted in the numerator"),
+        e("padding", ("excluded", "included"), "padded tokens counted as work"),
+        e("optimizer", ("excluded",), "optimizer FLOPs are never model FLOPs"),
+        e("moe", ("active", "all"), "MoE experts counted: the active ones, or all"),
+    )},
+    "work": {k.name: k for k in (
+        q("seq_len", "token/sequence", "tokens per sequence (s)", positive=True, maximum=1e9),
+        q("global_batch", "sequence", "sequences per optimizer step", positive=True, maximum=1e12),
+        q("valid_tokens", "token", "useful tokens per step; default seq_len*global_batch - padded - dropped", maximum=1e15),
+        q("padded_tokens", "token", "padding tokens per step", maximum=1e15),
+        q("dropped_tokens", "token", "tokens dropped per step (capacity, truncation)", maximum=1e15),
+        q("executed_flops", "FLOP", "executed FLOPs per step from a hardware counter", positive=True),
+    )},
+    "parallelism": {k.name: k for k in (
+        i("dp", "data-parallel degree", positive=True, maximum=1e7),
+        i("tp", "tensor-parallel degree", positive=True, maximum=1e5),
+        i("pp", "pipeline stages", positive=True, maximum=1e5),
+        i("cp", "context-parallel degree", positive=True, maximum=1e5),
+        i("ep", "expert-parallel degree", positive=True, maximum=1e6),
+        q("micro_batch", "sequence", "sequences per micro-batch per data-parallel rank", positive=True, maximum=1e9),
+        e("recompute", ("none", "selective", "full"), "activation recomputation that actually ran"),
+    )},
+    "hardware": {k.name: k for k in (
+        Key("accelerator", "string", doc="the device, e.g. \"H100-SXM5-80GB\""),
+        q("count", "device", "devices in this pool", positive=True, maximum=1e8),
+        q("unavailable", "device", "devices of this pool that did no work (failed, drained)", maximum=1e8),
+        e("dtype", DTYPES, "the datatype of the model matmuls"),
+        e("sparsity", ("dense", "sparse"), "dense work, or 2:4 structured sparsity"),
+        Key("peak", "peak", unit="FLOP/s", doc="per-device peak: a quantity, or `catalog`", positive=True, maximum=1e20),
+        q("measured_peak", "FLOP/s", "a measured per-device reference (e.g. a large GEMM)", positive=True, maximum=1e20),
+        q("power_cap", "W", "a power limit below the datasheet's", positive=True, maximum=1e6),
+    )},
+    "timing": {k.name: k for k in (
+        Key("step_time", "samples", unit="s", doc="seconds per step: one value, a list, or a CSV column", positive=True, maximum=1e7),
+        q("throughput", "token/s", "valid tokens per second, where a source gives a rate", positive=True, maximum=1e15),
+        q("achieved_flops_per_device", "FLOP/s", "model FLOP/s per device as a paper states it, under the declared convention", positive=True, maximum=1e20),
+        q("warmup", "step", "leading samples excluded as warm-up", maximum=1e9),
+        Key("boundary", "string", doc="where a step starts and ends, and how it was synchronized"),
+        e("statistic", ("median", "mean"), "how samples become one step time"),
+    )},
+    "breakdown": {name: Key(name, "quantity", unit="", alt_units=("s",), doc=f"time in {name.replace('_', ' ')}") for name in BREAKDOWN_CATEGORIES},
+    "ranks": {
+        "samples": Key("samples", "file", doc="CSV: rank, node, step, compute, comm, stall (seconds)"),
+    },
+    "calendar": {k.name: k for k in (
+        q("wall_clock", "s", "calendar time of the whole job", positive=True, maximum=1e10),
+        q("steps", "step", "optimizer steps completed", positive=True, maximum=1e12),
+        q("lost_time", "s", "time lost to failures and restarts", maximum=1e10),
+        q("checkpoint_time", "s", "time spent writing checkpoints outside steps", maximum=1e10),
+        i("interruptions", "how many times the job stopped", maximum=1e9),
+        q("repeated_tokens", "token", "tokens replayed after rollbacks", maximum=1e20),
+    )},
+    "target": {k.name: k for k in (
+        Key("metric", "string", doc="the quality metric, e.g. \"validation loss\""),
+        Key("value", "quantity", unit="", doc="the target value of the metric", minimum=-1e30),
+        q("reached_at", "step", "the step at which the target was first reached", positive=True, maximum=1e12),
+    )},
+    "scaling": {
+        "kind": e("kind", ("strong", "weak"), "strong: global work fixed; weak: per-device work fixed"),
+        "baseline": Key("baseline", "run", doc="the run others are compared with"),
+        "runs": Key("runs", "runs", doc="the runs compared with the baseline"),
+    },
+}
+
+RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
+REPEATABLE_BLOCKS = ("hardware",)
+
+REQUIRED: dict[str, tuple[str, ...]] = {
+    "hardware": ("accelerator", "count"),
+    "scaling": ("kind", "baseline", "runs"),
+    "ranks": ("samples",),
+    "target": ("metric", "value", "reached_at"),
+}
+
+# Metrics a `claim` may name, with the unit its value must have.
+CLAIMABLE: dict[str, str] = {
+    "flops_per_token": "FLOP/token",
+    "model_flops_per_step": "FLOP",
+    "executed_flops_per_step": "FLOP",
+    "valid_tokens_per_step": "token",
+    "step_time": "s",
+    "valid_tokens_per_second": "token/s",
+    "achieved_flops_per_device": "FLOP/s",
+    "aggregate_peak": "FLOP/s",
+    "mfu": "",
+    "hfu": "",
+    "mfu_measured_peak": "",
+    "speedup": "",
+    "strong_scaling_efficiency": "",
+    "weak_scaling_efficiency": "",
+    "goodput": "token/s",
+    "calendar_efficiency": "",
+}
+CLAIM_ALIASES = {
+    "throughput": "valid_tokens_per_second",
+    "tokens_per_second": "valid_tokens_per_second",
+    "tflops_per_device": "achieved_flops_per_device",
+}

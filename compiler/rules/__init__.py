@@ -1,0 +1,70 @@
+"""Audit rules: one class per file, grouped by family, found by discovery.
+
+A rule declares its ``code``, a short ``name``, its default ``severity`` (from
+the code table) and the IR ``nodes`` it looks at.  Its docstring is its page:
+the sections What it does / Why is this bad? / Example / Use instead, which
+``effspec explain`` prints and ``spec/rules/`` is generated from.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass
+from functools import cache
+from typing import Iterable, Iterator
+
+from ..codes import CODES
+from ..diagnostics import Diagnostic, Span
+
+FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
+PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
+
+
+@dataclass
+class AuditContext:
+    """What a rule sees: the checked IR and its evaluation."""
+
+    spec: object  # ir.Spec
+    evaluation: object  # evaluate.Evaluation
+    source: str
+
+
+class Rule:
+    code: str = ""
+    name: str = ""
+    nodes: tuple[str, ...] = ()
+
+    @property
+    def severity(self) -> str:
+        return CODES[self.code][1]
+
+    def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def diag(self, span: Span | None, message: str, help: str = "", label: str = "",
+             notes: tuple[str, ...] = ()) -> Diagnostic:
+        return Diagnostic(self.code, self.severity, span, message, help, label, notes=notes)
+
+
+@cache
+def all_rules() -> tuple[Rule, ...]:
+    """Every rule, in code order (modules imported once per process)."""
+    rules = []
+    for family in FAMILIES:
+        package = importlib.import_module(f"{__name__}.{family}")
+        for info in pkgutil.iter_modules(package.__path__):
+            module = importlib.import_module(f"{package.__name__}.{info.name}")
+            cls = getattr(module, info.name, None)
+            if isinstance(cls, type) and issubclass(cls, Rule):
+                rules.append(cls())
+    return tuple(sorted(rules, key=lambda r: r.code))
+
+
+def rule_for(code: str) -> Rule | None:
+    return next((r for r in all_rules() if r.code == code), None)
+
+
+def run_rules(ctx: AuditContext) -> Iterator[Diagnostic]:
+    for rule in all_rules():
+        yield from rule.check(ctx)

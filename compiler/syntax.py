@@ -1,0 +1,216 @@
+"""Stage 1: `.eff` text to a lark syntax tree, with EFF001 in plain words.
+
+lark's exceptions never leave this module.  On a syntax error the parser
+records a diagnostic, blanks the offending line (keeping its braces so block
+structure survives) and parses again, so one run reports several independent
+errors.  After ``MAX_SYNTAX_ERRORS`` it stops.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from importlib import resources
+
+from .diagnostics import Diagnostic, Span
+from .limits import LIMITS
+
+MAX_SYNTAX_ERRORS = 20
+
+# How terminals read in a message.
+_TERMINAL_WORDS = {
+    "NAME": "a name",
+    "NUMBER": "a number",
+    "STRING": "a string",
+    "UNIT": "a unit",
+    "EQUAL": "`=`",
+    "LBRACE": "`{`",
+    "RBRACE": "`}`",
+    "LSQB": "`[`",
+    "RSQB": "`]`",
+    "LPAR": "`(`",
+    "RPAR": "`)`",
+    "COMMA": "`,`",
+    "DOT": "`.`",
+    "PLUS": "`+`",
+    "MINUS": "`-`",
+    "STAR": "`*`",
+    "SLASH": "`/`",
+    "RUN": "`run`",
+    "SCALING": "`scaling`",
+    "CLAIM": "`claim`",
+    "FROM": "`from`",
+    "FILE": "`file`",
+    "COLUMN": "`column`",
+    "EFF": "`eff`",
+    "$END": "the end of the file",
+}
+
+
+@cache
+def grammar_text() -> str:
+    return (resources.files("effspec.grammar") / "eff.lark").read_text(encoding="utf-8")
+
+
+@cache
+def parser():
+    """The LALR parser, built once per process (lark caches the tables on disk)."""
+    from lark import Lark
+
+    try:
+        return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True, cache=True)
+    except OSError:  # an unwritable temp dir only costs speed
+        return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True)
+
+
+def _describe(token) -> str:
+    if token is None or token.type == "$END":
+        return "the end of the file"
+    text = str(token)
+    if len(text) > 30:
+        text = text[:27] + "..."
+    return f"`{text}`"
+
+
+def _expected(names) -> str:
+    words = sorted({_TERMINAL_WORDS.get(n, f"`{n.lower()}`") for n in names if not n.startswith("__")})
+    if not words:
+        return "something else"
+    if len(words) == 1:
+        return words[0]
+    if len(words) > 6:
+        return "a statement, value or operator"
+    return ", ".join(words[:-1]) + " or " + words[-1]
+
+
+def _previous_token(text: str, pos: int):
+    """The last token that ends at or before ``pos`` (for "after `x`")."""
+    from lark.exceptions import LarkError
+
+    prev = None
+    try:
+        for tok in parser().lex(text[:pos], dont_ignore=False):
+            prev = tok
+    except LarkError:
+        pass
+    return prev
+
+
+_UNIT_HINTS = {
+    "TFLOPS": "TFLOP/s", "GFLOPS": "GFLOP/s", "PFLOPS": "PFLOP/s", "FLOPS": "FLOP/s", "flops": "FLOP/s",
+    "tokens": "token", "sequences": "sequence", "samples": "sample", "steps": "step", "devices": "device",
+    "params": "param", "sec": "s", "seconds": "s", "second": "s", "days": "day", "hours": "hour",
+    "tok": "token", "GPU": "device", "GPUs": "device", "gpu": "device",
+}
+
+
+def _message_for(exc, text: str) -> tuple[str, str, Span]:
+    """Plain words, help and span for a lark UnexpectedInput."""
+    from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
+
+    if isinstance(exc, UnexpectedCharacters):
+        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        span = Span(exc.line, exc.column, exc.line, exc.column + 1)
+        prev = _previous_token(text, exc.pos_in_stream)
+        if prev is not None and prev.type == "NUMBER" and (ch.isalpha() or ch in "µμ"):
+            m = re.match(r"[^\s]+", text[exc.pos_in_stream :])
+            written = m.group(0) if m else ch
+            span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
+            hint = _UNIT_HINTS.get(written.split("/")[0])
+            return (
+                f"unknown unit `{written}`",
+                f"write `{hint}`" if hint else "units are FLOP (with SI prefixes), token, sequence, sample, step, device, param, s, ms, min, h, day, W and %; combine them with `/` and `*` and no spaces, e.g. `TFLOP/s`",
+                span,
+            )
+        if ch == "'":
+            return "strings use double quotes", 'write "…"', span
+        shown = repr(ch)[1:-1] if ch else "end of input"
+        return f"unexpected character `{shown}`", "", span
+    if isinstance(exc, UnexpectedEOF):
+        line = text.count("\n") + 1
+        col = len(text) - (text.rfind("\n") + 1) + 1
+        expected = _expected(exc.expected)
+        hint = "a block or run is not closed: add the missing `}`" if "RBRACE" in exc.expected else ""
+        return f"the file ended early: expected {expected}", hint, Span(line, col, line, col)
+    assert isinstance(exc, UnexpectedToken)
+    tok = exc.token
+    if tok.type == "$END":
+        line = text.count("\n") + 1
+        col = len(text) - (text.rfind("\n") + 1) + 1
+        expected = _expected(exc.expected)
+        hint = "a block or run is not closed: add the missing `}`" if "RBRACE" in exc.expected else ""
+        return f"the file ended early: expected {expected}", hint, Span(line, col, line, col)
+    span = Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
+    prev = _previous_token(text, tok.start_pos)
+    expected = _expected(exc.expected)
+    after = f" after {_describe(prev)}" if prev is not None else ""
+    # The common shapes, said the way a person would.
+    if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and str(tok) in _UNIT_HINTS:
+        return f"unknown unit `{tok}`", f"write `{_UNIT_HINTS[str(tok)]}`", span
+    if prev is not None and prev.type == "NAME" and "EQUAL" in exc.expected and "LBRACE" in exc.expected:
+        return (
+            f"expected `=` or `{{` after `{prev}`, found {_describe(tok)}",
+            f"write `{prev} = <value>` for a key, or `{prev} {{ … }}` for a block",
+            span,
+        )
+    if prev is not None and prev.type == "NAME" and "EQUAL" in exc.expected:
+        return f"expected `=` after `{prev}`, found {_describe(tok)}", f"write `{prev} = <value>`", span
+    if prev is not None and prev.type == "EQUAL":
+        return (
+            f"expected a value after `=`, found {_describe(tok)}",
+            'a value is a number with its unit (`989.4 TFLOP/s`), a name (`swiglu`), a "string", a [list] or `file "…" column "…"`',
+            span,
+        )
+    if "EFF" in exc.expected:
+        return "a spec starts with the header `eff 1`", "add `eff 1` as the first line", span
+    if tok.type == "NUMBER" and prev is not None and prev.type in ("NUMBER", "UNIT"):
+        return (
+            f"expected an operator or a new statement{after}, found {_describe(tok)}",
+            "separate list items with `,` inside `[ … ]`, and operators with spaces: `a * b`",
+            span,
+        )
+    return f"expected {expected}{after}, found {_describe(tok)}", "", span
+
+
+def _blank_line(text: str, line: int) -> str:
+    """Blank one line but keep its braces, so blocks still close."""
+    lines = text.split("\n")
+    if 1 <= line <= len(lines):
+        lines[line - 1] = re.sub(r"[^{}]", " ", lines[line - 1])
+    return "\n".join(lines)
+
+
+def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
+    """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics."""
+    from lark.exceptions import UnexpectedInput
+
+    diags: list[Diagnostic] = []
+    if len(text) > LIMITS.max_spec_bytes:
+        return None, [
+            Diagnostic(
+                "EFF030", "error", Span(1, 1, 1, 1),
+                f"the spec is {len(text):,} characters; the limit is {LIMITS.max_spec_bytes:,}",
+                "split it into several files",
+            )
+        ]
+    work = text
+    seen_lines: set[int] = set()
+    while True:
+        try:
+            tree = parser().parse(work)
+        except UnexpectedInput as exc:
+            message, help_, span = _message_for(exc, work)
+            if span.line not in seen_lines:
+                diags.append(Diagnostic("EFF001", "error", span, message, help_))
+            seen_lines.add(span.line)
+            eof = span.line > work.count("\n") or message.startswith("the file ended")
+            if eof or len(diags) >= MAX_SYNTAX_ERRORS:
+                return None, diags
+            blanked = _blank_line(work, span.line)
+            if blanked == work:
+                return None, diags
+            work = blanked
+            continue
+        except RecursionError:  # defensive: the LALR parser itself is iterative
+            return None, [Diagnostic("EFF030", "error", Span(1, 1, 1, 1), "the spec nests too deeply", "")]
+        return (tree if not diags else None), diags

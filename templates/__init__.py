@@ -1,0 +1,1 @@
+"""Package data: shipped inside the effspec wheel (see pyproject.toml)."""

@@ -1,0 +1,269 @@
+"""Tests for effspec.catalog and the peak data it loads."""
+
+from __future__ import annotations
+
+import json
+import math
+from importlib import resources
+
+import pytest
+
+from effspec import catalog
+
+# Dense BF16 peak per device in TFLOP/s, per the vendor documents cited in peaks.json.
+DENSE_BF16_TFLOPS = {
+    "A100-SXM4": 312,
+    "A100-PCIe": 312,
+    "H100-SXM5": 989.4,
+    "H100-PCIe": 756,
+    "H100-NVL": 835.5,  # datasheet prints 1,671 with sparsity only; dense is half
+    "H200-SXM": 989.4,
+    "H800-SXM": 989.4,
+    "B200": 2250,
+    "MI300X": 1307.4,
+    "TPU-v4": 275,
+    "TPU-v5e": 197,
+    "TPU-v5p": 459,
+}
+
+
+def _raw() -> dict:
+    text = resources.files("effspec.data").joinpath("peaks.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _all_rows() -> list[catalog.PeakRow]:
+    return [row for acc in catalog.known_accelerators() for row in catalog.rows_for(acc)]
+
+
+def test_schema_validates() -> None:
+    pytest.importorskip("jsonschema")
+    catalog.validate_catalog()
+
+
+def test_schema_is_closed_everywhere() -> None:
+    schema = json.loads(
+        resources.files("effspec.data").joinpath("peaks.schema.json").read_text(encoding="utf-8")
+    )
+    objects = [schema, *schema["$defs"].values()]
+    for obj in objects:
+        assert obj["type"] == "object"
+        assert obj["additionalProperties"] is False
+
+
+def test_schema_rejects_bad_rows() -> None:
+    jsonschema = pytest.importorskip("jsonschema")
+    schema = json.loads(
+        resources.files("effspec.data").joinpath("peaks.schema.json").read_text(encoding="utf-8")
+    )
+    validator = jsonschema.Draft202012Validator(schema)
+    good = _raw()
+    assert validator.is_valid(good)
+    for mutate in (
+        lambda r: r.update(tflops=0),
+        lambda r: r.update(tflops=float("inf")),
+        lambda r: r.update(dtype="fp4"),
+        lambda r: r.update(sparsity="2:4"),
+        lambda r: r.update(citation=""),
+        lambda r: r.update(extra=1),
+        lambda r: r.update(url="http://insecure.example"),
+    ):
+        bad = _raw()
+        mutate(bad["accelerators"][0]["peaks"][0])
+        assert not validator.is_valid(bad)
+
+
+def test_required_accelerators_present() -> None:
+    assert set(DENSE_BF16_TFLOPS) <= set(catalog.known_accelerators())
+
+
+@pytest.mark.parametrize(("acc", "tflops"), sorted(DENSE_BF16_TFLOPS.items()))
+def test_dense_bf16_exact(acc: str, tflops: float) -> None:
+    row = catalog.lookup(acc, "bf16", "dense")
+    assert row is not None
+    assert row.accelerator == acc
+    assert row.flops == tflops * 1e12
+
+
+@pytest.mark.parametrize(
+    ("acc", "dtype", "sparsity", "tflops"),
+    [
+        ("A100-SXM4", "tf32", "dense", 156),
+        ("A100-SXM4", "fp32", "dense", 19.5),
+        ("A100-SXM4", "int8", "sparse", 1248),
+        ("A100-PCIe", "tf32", "sparse", 312),
+        ("H100-SXM5", "fp8", "dense", 1978.9),
+        ("H100-SXM5", "fp8", "sparse", 3957.8),
+        ("H100-SXM5", "tf32", "dense", 494.7),
+        ("H100-SXM5", "fp32", "dense", 66.9),
+        ("H100-PCIe", "fp8", "sparse", 3026),
+        ("H100-PCIe", "fp32", "dense", 51),
+        ("H100-NVL", "bf16", "sparse", 1671),
+        ("H100-NVL", "fp32", "dense", 60),
+        ("H200-SXM", "bf16", "sparse", 1978.9),
+        ("H800-SXM", "fp8", "sparse", 3957.8),
+        ("B200", "fp8", "dense", 4500),
+        ("B200", "bf16", "sparse", 4500),
+        ("MI300X", "fp8", "sparse", 5229.8),
+        ("MI300X", "tf32", "dense", 653.7),
+        ("MI300X", "fp32", "dense", 163.4),
+        ("TPU-v4", "int8", "dense", 275),
+        ("TPU-v5e", "int8", "dense", 393),
+        ("TPU-v5p", "int8", "dense", 918),
+    ],
+)
+def test_other_figures(acc: str, dtype: str, sparsity: str, tflops: float) -> None:
+    row = catalog.lookup(acc, dtype, sparsity)
+    assert row is not None
+    assert row.flops == tflops * 1e12
+
+
+def test_sparse_is_twice_dense() -> None:
+    pairs = 0
+    for acc in catalog.known_accelerators():
+        for dense in catalog.rows_for(acc):
+            if dense.sparsity != "dense":
+                continue
+            sparse = catalog.lookup(acc, dense.dtype, "sparse")
+            if sparse is None:
+                continue
+            pairs += 1
+            assert math.isclose(sparse.flops, 2 * dense.flops, rel_tol=1e-3), (acc, dense.dtype)
+    assert pairs >= 30
+
+
+def test_no_sparse_rows_for_tpus_or_fp32() -> None:
+    for row in _all_rows():
+        if row.accelerator.startswith("TPU-") or row.dtype == "fp32":
+            assert row.sparsity == "dense", row
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("H100-SXM5-80GB", "H100-SXM5"),
+        ("NVIDIA H100 80GB HBM3", "H100-SXM5"),
+        ("H100 SXM", "H100-SXM5"),
+        ("h100 sxm5 80gb", "H100-SXM5"),
+        ("NVIDIA H100 PCIe", "H100-PCIe"),
+        ("NVIDIA H100 NVL", "H100-NVL"),
+        ("H100 NVL 94GB", "H100-NVL"),
+        ("A100-SXM4-40GB", "A100-SXM4"),
+        ("NVIDIA A100-SXM4-80GB", "A100-SXM4"),
+        ("A100", "A100-SXM4"),
+        ("A100 80GB PCIe", "A100-PCIe"),
+        ("NVIDIA A100-PCIE-40GB", "A100-PCIe"),
+        ("MI300X", "MI300X"),
+        ("AMD Instinct MI300X", "MI300X"),
+        ("TPU v5p", "TPU-v5p"),
+        ("tpu-v4", "TPU-v4"),
+        ("TPU v5e", "TPU-v5e"),
+        ("B200", "B200"),
+        ("NVIDIA B200", "B200"),
+        ("H200 SXM 141GB", "H200-SXM"),
+        ("H800 SXM5", "H800-SXM"),
+        ("H100-SXM5", "H100-SXM5"),
+    ],
+)
+def test_alias_resolution(name: str, expected: str) -> None:
+    assert catalog.canonical_accelerator(name) == expected
+
+
+@pytest.mark.parametrize("name", ["H100", "NVIDIA H100", "H100 80GB", "H200", "H800", "", "GPU", "GB200"])
+def test_ambiguous_or_unknown_names(name: str) -> None:
+    assert catalog.canonical_accelerator(name) is None
+    assert catalog.rows_for(name) == ()
+    assert catalog.lookup(name, "bf16") is None
+
+
+def test_identify_a100_sparse_fp16_bf16() -> None:
+    rows = catalog.identify("A100-SXM4-80GB", 624e12)
+    found = {(r.dtype, r.sparsity) for r in rows}
+    assert {("bf16", "sparse"), ("fp16", "sparse")} <= found
+    # 624 is also the dense int8 figure (TOPS); nothing else matches.
+    assert found == {("bf16", "sparse"), ("fp16", "sparse"), ("int8", "dense")}
+    assert all(r.accelerator == "A100-SXM4" and r.flops == 624e12 for r in rows)
+
+
+def test_identify_h100_tf32_dense() -> None:
+    rows = catalog.identify("H100 SXM", 494.7e12)
+    assert [(r.accelerator, r.dtype, r.sparsity) for r in rows] == [("H100-SXM5", "tf32", "dense")]
+
+
+def test_identify_tolerance_and_bad_input() -> None:
+    # 989 (datasheet rounding) is within 1 % of 989.4.
+    assert {(r.dtype, r.sparsity) for r in catalog.identify("H100 SXM", 989e12)} == {
+        ("bf16", "dense"),
+        ("fp16", "dense"),
+        ("tf32", "sparse"),
+    }
+    assert catalog.identify("H100 SXM", 989e12, rel_tol=0.0) == ()
+    assert catalog.identify("H100 SXM", 700e12) == ()
+    for bad in (float("nan"), float("inf"), -989.4e12, 0.0):
+        assert catalog.identify("H100 SXM", bad) == ()
+    assert catalog.identify("H100 SXM", 989.4e12, rel_tol=float("nan")) == ()
+    assert catalog.identify("H100", 989.4e12) == ()
+
+
+def test_lookup_vocabulary() -> None:
+    assert catalog.lookup("H100 SXM", "bfloat16") == catalog.lookup("H100-SXM5", "bf16")
+    assert catalog.lookup("H100 SXM", "BF16", "2:4") == catalog.lookup("H100-SXM5", "bf16", "sparse")
+    assert catalog.lookup("H100 SXM", "fp4") is None
+    assert catalog.lookup("TPU v5p", "bf16", "sparse") is None
+
+
+def test_every_row_has_citation_and_valid_values() -> None:
+    rows = _all_rows()
+    assert len(rows) == sum(len(a["peaks"]) for a in _raw()["accelerators"])
+    for row in rows:
+        assert row.citation.strip(), row
+        assert row.dtype in catalog.DTYPES
+        assert row.sparsity in catalog.SPARSITIES
+        assert math.isfinite(row.flops) and row.flops > 1e12
+        assert row.url is None or row.url.startswith("https://")
+
+
+def test_no_duplicate_rows() -> None:
+    keys = [(r.accelerator, r.dtype, r.sparsity) for r in _all_rows()]
+    assert len(keys) == len(set(keys))
+    raw_keys = [
+        (a["id"], p["dtype"], p["sparsity"]) for a in _raw()["accelerators"] for p in a["peaks"]
+    ]
+    assert len(raw_keys) == len(set(raw_keys))
+
+
+def test_every_alias_resolves_to_its_own_entry() -> None:
+    for acc in _raw()["accelerators"]:
+        for name in (acc["id"], *acc["aliases"]):
+            assert catalog.canonical_accelerator(name) == acc["id"], name
+
+
+def test_build_rejects_alias_collision_and_skips_non_finite() -> None:
+    raw = _raw()
+    raw["accelerators"][1]["aliases"].append("a100 sxm")  # A100-SXM4's alias on A100-PCIe
+    with pytest.raises(ValueError, match="matches both"):
+        catalog._build(raw)
+
+    raw = _raw()
+    peaks = raw["accelerators"][0]["peaks"]
+    peaks[0]["tflops"] = float("nan")
+    peaks[1]["tflops"] = float("inf")
+    built = catalog._build(raw)
+    acc = raw["accelerators"][0]["id"]
+    assert len(built.rows[acc]) == len(peaks) - 2
+    assert all(math.isfinite(r.flops) for r in built.rows[acc])
+
+
+def test_import_does_not_need_jsonschema() -> None:
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(catalog))
+    top_level = set()
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            top_level.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            top_level.add(node.module.split(".")[0])
+    assert "jsonschema" not in top_level
+    assert top_level <= {"__future__", "dataclasses", "functools", "importlib", "json", "math", "re", "typing"}
