@@ -104,6 +104,16 @@ _UNIT_HINTS = {
 }
 
 
+_UNITS_HELP = ("units are FLOP (with SI prefixes), token, sequence, sample, step, device, param, "
+               "s, ms, min, h, day, W and %; combine them with `/` and `*` and no spaces, e.g. `TFLOP/s`")
+
+
+def _is_key(name: str) -> bool:
+    from .keys import BLOCKS
+
+    return name in BLOCKS or any(name in keys for keys in BLOCKS.values())
+
+
 def _message_for(exc, text: str) -> tuple[str, str, Span]:
     """Plain words, help and span for a lark UnexpectedInput."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
@@ -119,7 +129,7 @@ def _message_for(exc, text: str) -> tuple[str, str, Span]:
             hint = _UNIT_HINTS.get(written.split("/")[0])
             return (
                 f"unknown unit `{written}`",
-                f"write `{hint}`" if hint else "units are FLOP (with SI prefixes), token, sequence, sample, step, device, param, s, ms, min, h, day, W and %; combine them with `/` and `*` and no spaces, e.g. `TFLOP/s`",
+                f"write `{hint}`" if hint else _UNITS_HELP,
                 span,
             )
         if ch == "'":
@@ -147,6 +157,12 @@ def _message_for(exc, text: str) -> tuple[str, str, Span]:
     # The common shapes, said the way a person would.
     if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and str(tok) in _UNIT_HINTS:
         return f"unknown unit `{tok}`", f"write `{_UNIT_HINTS[str(tok)]}`", span
+    if prev is not None and prev.type == "NAME" and not _is_key(str(prev)):
+        before = _previous_token(text, prev.start_pos)
+        if before is not None and before.type == "NUMBER" and before.line == prev.line:
+            hint = _UNIT_HINTS.get(str(prev))
+            uspan = Span(prev.line, prev.column, prev.end_line or prev.line, prev.end_column or prev.column + len(prev))
+            return f"unknown unit `{prev}`", f"write `{hint}`" if hint else _UNITS_HELP, uspan
     if prev is not None and prev.type == "NAME" and "EQUAL" in exc.expected and "LBRACE" in exc.expected:
         return (
             f"expected `=` or `{{` after `{prev}`, found {_describe(tok)}",
@@ -173,10 +189,13 @@ def _message_for(exc, text: str) -> tuple[str, str, Span]:
 
 
 def _blank_line(text: str, line: int) -> str:
-    """Blank one line but keep its braces, so blocks still close."""
+    """Blank one line but keep its unbalanced braces, so the blocks around it
+    still open and close (an opened block gets a placeholder name)."""
     lines = text.split("\n")
     if 1 <= line <= len(lines):
-        lines[line - 1] = re.sub(r"[^{}]", " ", lines[line - 1])
+        body = lines[line - 1]
+        net = body.count("{") - body.count("}")
+        lines[line - 1] = " " * 2 + ("_ { " * net if net > 0 else "} " * -net)
     return "\n".join(lines)
 
 
@@ -203,8 +222,8 @@ def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
             if span.line not in seen_lines:
                 diags.append(Diagnostic("EFF001", "error", span, message, help_))
             seen_lines.add(span.line)
-            eof = span.line > work.count("\n") or message.startswith("the file ended")
-            if eof or len(diags) >= MAX_SYNTAX_ERRORS:
+            fatal = message.startswith(("the file ended", "a spec starts with"))  # nothing after it can be read
+            if fatal or span.line > work.count("\n") or len(diags) >= MAX_SYNTAX_ERRORS:
                 return None, diags
             blanked = _blank_line(work, span.line)
             if blanked == work:
