@@ -1,0 +1,289 @@
+"""The JSON form of the IR against spec/eff-ir.schema.json.
+
+Three things are checked:
+
+1. the IR JSON of every example and every fixture spec that compiles is valid
+   under the schema (Draft 2020-12, closed objects);
+2. drift: each dataclass of ``effspec.ir`` has a ``$defs`` entry whose
+   ``properties`` are exactly its fields (plus ``node`` on expression nodes),
+   the JSON that ``to_json`` really emits has exactly those keys, and every
+   ``$defs`` entry belongs to a dataclass (or to one of the two documented
+   non-dataclass entries, themselves checked against the code);
+3. the schema rejects what it should: an extra property, a missing one, a
+   wrongly typed value.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import re
+import typing
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+import effspec
+from effspec import ir, keys
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA_PATH = ROOT / "spec" / "eff-ir.schema.json"
+GRAMMAR_PATH = ROOT / "grammar" / "eff.lark"
+
+# Dataclass fields the JSON writes under another name, or leaves out.  Each
+# entry is also checked against the emitted JSON below, so it cannot go stale.
+RENAMED = {"Samples": {"values": "samples"}}
+OMITTED = {"FileRef": {"path"}}  # the resolved absolute path: machine-dependent
+EXPRESSION_NODES = {"Number": "number", "Ref": "ref", "BinOp": "binop", "Neg": "neg"}
+NON_DATACLASS_DEFS = {"Expr", "Identifier"}
+
+
+@pytest.fixture(scope="module")
+def schema() -> dict:
+    return json.loads(SCHEMA_PATH.read_text(encoding="utf-8"))
+
+
+@pytest.fixture(scope="module")
+def validator(schema) -> Draft202012Validator:
+    Draft202012Validator.check_schema(schema)
+    return Draft202012Validator(schema)
+
+
+def ir_dataclasses() -> dict[str, type]:
+    """Every dataclass reachable as an attribute of effspec.ir (Span included)."""
+    return {name: obj for name, obj in vars(ir).items()
+            if isinstance(obj, type) and dataclasses.is_dataclass(obj)}
+
+
+def spec_files() -> list[Path]:
+    files = sorted((ROOT / "examples").glob("*.eff"))
+    files += sorted((ROOT / "tests" / "fixtures").rglob("*.eff"))
+    return files
+
+
+# A spec that exercises every IR node and every kind of entry value, so the
+# drift check sees each dataclass as to_json really writes it.
+COVERAGE_SPEC = """eff 1
+
+run base {
+  title  = "coverage: every IR node"
+  source = "tests/test_ir_schema.py"
+  model { kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000
+          tied_embeddings = true }
+  convention { preset = palm  recompute = excluded }
+  work { seq_len = 128 token/sequence  global_batch = 8 sequence }
+  parallelism { dp = 2  micro_batch = 4 sequence  recompute = none }
+  hardware { accelerator = "A100-SXM4-40GB"  count = 2 device  dtype = bf16  peak = catalog }
+  timing { step_time = file "steps.csv" column "step_ms" ms  warmup = 1 step  boundary = "optimizer step end" }
+  ranks { samples = file "ranks.csv" }
+  claim mfu = 100 % - -(2 * breakdown.model_compute) / 4 from estimate "every expression node"
+}
+
+run scaled {
+  model { kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000 }
+  convention { preset = palm }
+  work { seq_len = 128 token/sequence  global_batch = 8 sequence }
+  hardware { accelerator = "A100-SXM4-40GB"  count = 4 device  dtype = bf16  peak = 312 TFLOP/s from datasheet "A100" }
+  timing { step_time = [0.5, 0.5, 0.6] s  warmup = 0 step }
+  claim speedup = run.base.step_time / step_time
+}
+
+scaling s { kind = strong  baseline = base  runs = [scaled] }
+"""
+
+
+@pytest.fixture(scope="module")
+def coverage_json(tmp_path_factory) -> dict:
+    folder = tmp_path_factory.mktemp("coverage")
+    (folder / "steps.csv").write_text("step,step_ms\n1,900\n2,510\n3,505\n", encoding="utf-8")
+    (folder / "ranks.csv").write_text("rank,node,step,compute,comm,stall\n0,n0,1,0.4,0.05,0\n1,n0,1,0.4,0.05,0\n",
+                                      encoding="utf-8")
+    result = effspec.check_text(COVERAGE_SPEC, file="coverage.eff", folder=str(folder))
+    front = [d for d in result.diagnostics if d.code < "EFF100"]
+    assert not front, front
+    assert result.spec is not None
+    return ir.to_json(result.spec)
+
+
+# ----------------------------------------------------------------------------
+# 1. Every compiling spec validates
+
+
+@pytest.mark.parametrize("path", spec_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_spec_ir_validates(path: Path, validator) -> None:
+    result = effspec.load(path)
+    if result.spec is None:
+        pytest.skip(f"{path.name} does not compile (it is a failing fixture)")
+    doc = ir.to_json(result.spec)
+    # Round-trip through JSON text: the schema describes what a consumer reads.
+    doc = json.loads(json.dumps(doc, allow_nan=False))
+    errors = sorted(validator.iter_errors(doc), key=lambda e: list(e.absolute_path))
+    assert not errors, "\n".join(f"{list(e.absolute_path)}: {e.message}" for e in errors[:10])
+
+
+def test_examples_exist() -> None:
+    # Guards the parametrization above against silently checking nothing.
+    assert len(list((ROOT / "examples").glob("*.eff"))) >= 5
+
+
+def test_coverage_spec_validates(coverage_json, validator) -> None:
+    errors = list(validator.iter_errors(json.loads(json.dumps(coverage_json))))
+    assert not errors, [e.message for e in errors[:5]]
+
+
+# ----------------------------------------------------------------------------
+# 2. Drift between the dataclasses and the schema
+
+
+def _emitted_keys(doc) -> dict[str, set[str]]:
+    """Class name -> the JSON keys to_json emitted for it, found by walking the IR JSON."""
+    seen: dict[str, set[str]] = {}
+
+    def note(name: str, obj: dict) -> None:
+        seen.setdefault(name, set()).update(obj)
+
+    def walk_expr(e: dict) -> None:
+        name = {v: k for k, v in EXPRESSION_NODES.items()}[e["node"]]
+        note(name, e)
+        note("Span", e["span"])
+        for child in ("left", "right", "operand"):
+            if child in e:
+                walk_expr(e[child])
+
+    def walk_entry(e: dict) -> None:
+        note("Entry", e)
+        note("Provenance", e["provenance"])
+        if e["kind"] == "samples":
+            note("Samples", e["value"])
+        if e["kind"] == "file":
+            note("FileRef", e["value"])
+
+    note("Spec", doc)
+    for run in doc["runs"]:
+        note("Run", run)
+        for block in run["blocks"]:
+            note("Block", block)
+            for e in block["entries"]:
+                walk_entry(e)
+        for claim in run["claims"]:
+            note("Claim", claim)
+            note("Provenance", claim["provenance"])
+            walk_expr(claim["expr"])
+    for s in doc["scalings"]:
+        note("Scaling", s)
+        for e in s["entries"]:
+            walk_entry(e)
+    return seen
+
+
+def expected_properties(cls: type) -> set[str]:
+    names = {f.name for f in dataclasses.fields(cls)}
+    names -= OMITTED.get(cls.__name__, set())
+    names = {RENAMED.get(cls.__name__, {}).get(n, n) for n in names}
+    if cls.__name__ in EXPRESSION_NODES:
+        names.add("node")
+    return names
+
+
+@pytest.mark.parametrize("name", sorted(ir_dataclasses()))
+def test_dataclass_fields_match_schema(name: str, schema) -> None:
+    cls = ir_dataclasses()[name]
+    definition = schema["$defs"].get(name)
+    assert definition is not None, f"effspec.ir.{name} has no $defs entry in {SCHEMA_PATH.name}"
+    assert definition.get("additionalProperties") is False, f"$defs.{name} must be closed"
+    props = set(definition["properties"])
+    assert props == expected_properties(cls), (
+        f"$defs.{name}: schema has {sorted(props - expected_properties(cls))} extra, "
+        f"misses {sorted(expected_properties(cls) - props)}")
+    # to_json always writes every field, so every property is required.
+    assert set(definition["required"]) == props
+
+
+@pytest.mark.parametrize("name", sorted(ir_dataclasses()))
+def test_emitted_json_matches_schema(name: str, schema, coverage_json) -> None:
+    emitted = _emitted_keys(coverage_json)
+    assert name in emitted, f"the coverage spec never produces a {name}: extend COVERAGE_SPEC"
+    assert emitted[name] == set(schema["$defs"][name]["properties"])
+
+
+def test_every_def_belongs_to_the_code(schema) -> None:
+    extra = set(schema["$defs"]) - set(ir_dataclasses()) - NON_DATACLASS_DEFS
+    assert not extra, f"$defs without a dataclass in effspec.ir: {sorted(extra)}"
+
+
+def test_expr_def_is_the_expr_union(schema) -> None:
+    members = {t.__name__ for t in typing.get_args(ir.Expr)}
+    refs = {item["$ref"].rsplit("/", 1)[1] for item in schema["$defs"]["Expr"]["oneOf"]}
+    assert refs == members == set(EXPRESSION_NODES)
+    # the `node` tags are the ones to_json writes
+    for cls_name, tag in EXPRESSION_NODES.items():
+        assert ir._EXPR_NODES[getattr(ir, cls_name)] == tag
+        assert schema["$defs"][cls_name]["properties"]["node"] == {"const": tag}
+
+
+def test_identifier_and_number_follow_the_grammar(schema) -> None:
+    grammar = GRAMMAR_PATH.read_text(encoding="utf-8")
+    name = re.search(r"^NAME: /(.+)/$", grammar, re.M).group(1)
+    assert schema["$defs"]["Identifier"]["pattern"] == f"^{name}$"
+    number = re.search(r"^NUMBER: /(.+)/ \| /(.+)/$", grammar, re.M).groups()
+    assert schema["$defs"]["Number"]["properties"]["text"]["pattern"] == "|".join(f"^{n}$" for n in number)
+
+
+def test_enums_follow_the_vocabulary(schema) -> None:
+    d = schema["$defs"]
+    assert set(d["Block"]["properties"]["name"]["enum"]) == set(keys.RUN_BLOCKS)
+    kinds = {k.kind for block in keys.BLOCKS.values() for k in block.values()}
+    assert set(d["Entry"]["properties"]["kind"]["enum"]) == kinds
+    written = set(keys.PROVENANCE_KINDS) | {"declared", "catalog", "derived"}
+    assert set(d["Provenance"]["properties"]["kind"]["enum"]) == written
+    assert set(d["Scaling"]["properties"]["kind"]["enum"]) - {None} == set(keys.BLOCKS["scaling"]["kind"].choices)
+
+
+def test_renames_and_omissions_are_real(coverage_json) -> None:
+    # If ir.py starts writing `values` or `path`, the tables above must go.
+    emitted = _emitted_keys(coverage_json)
+    for cls, renames in RENAMED.items():
+        for field_name, json_name in renames.items():
+            assert field_name not in emitted[cls] and json_name in emitted[cls]
+    for cls, fields in OMITTED.items():
+        assert not fields & emitted[cls]
+
+
+# ----------------------------------------------------------------------------
+# 3. The schema rejects what it should
+
+
+def _first_entry(doc: dict, key: str) -> dict:
+    return next(e for r in doc["runs"] for b in r["blocks"] for e in b["entries"] if e["key"] == key)
+
+
+@pytest.mark.parametrize("mutate, where", [
+    (lambda d: d.__setitem__("extra", 1), "Spec"),
+    (lambda d: d["runs"][0].__setitem__("notes", "x"), "Run"),
+    (lambda d: d["runs"][0]["blocks"][0]["entries"][0]["span"].__setitem__("offset", 3), "Span"),
+    (lambda d: d["runs"][0]["claims"][0]["expr"].__setitem__("precision", 0.5), "BinOp"),
+    (lambda d: _first_entry(d, "step_time")["value"].__setitem__("values", []), "Samples"),
+    (lambda d: _first_entry(d, "samples")["value"].__setitem__("path", "/abs"), "FileRef"),
+])
+def test_extra_property_is_rejected(mutate, where, coverage_json, validator) -> None:
+    doc = copy.deepcopy(coverage_json)
+    mutate(doc)
+    errors = list(validator.iter_errors(doc))
+    assert errors, f"an extra property in {where} passed validation"
+
+
+@pytest.mark.parametrize("mutate", [
+    lambda d: d["runs"][0].pop("claims"),                                     # missing property
+    lambda d: d.__setitem__("version", 2),                                    # only eff 1 exists
+    lambda d: _first_entry(d, "layers").__setitem__("value", 2.5),            # integer key, fractional value
+    lambda d: _first_entry(d, "peak").__setitem__("value", "sparse"),         # peak: a number or "catalog"
+    lambda d: d["runs"][0]["claims"][0]["expr"].__setitem__("node", "call"),  # unknown expression node
+    lambda d: d["runs"][0]["blocks"][0]["entries"][0]["provenance"].__setitem__("kind", "rumour"),
+    lambda d: d["runs"][0]["blocks"][0].__setitem__("name", "models"),
+])
+def test_invalid_ir_is_rejected(mutate, coverage_json, validator) -> None:
+    doc = copy.deepcopy(coverage_json)
+    mutate(doc)
+    assert list(validator.iter_errors(doc))
