@@ -36,5 +36,6 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF602": ("claim not recoverable from the declared inputs", "warning"),
     "EFF603": ("MFU reported without valid tokens per second", "warning"),
     "EFF604": ("impossible figure", "error"),
+    "EFF605": ("metric not recoverable from the declared inputs", "info"),
     "EFF701": ("numerics changed between compared runs without a time-to-target", "warning"),
 }

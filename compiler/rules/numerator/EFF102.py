@@ -1,0 +1,114 @@
+"""EFF102: recomputation counted in the MFU numerator."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from ... import flops
+from ...diagnostics import Diagnostic
+from ...fmt import percent, quantity
+from .. import AuditContext, Rule
+
+
+class EFF102(Rule):
+    """## What it does
+
+    Flags a `convention` whose numerator counts activation recomputation:
+    `recompute = selective` or `recompute = full`, written out or inherited from
+    the `megatron` preset. It shows the FLOPs per token with and without the
+    recomputed forward pass, and the MFU the run has once recomputation is left
+    out.
+
+    ## Why is this bad?
+
+    Recomputation is work the hardware does to save memory, not work the model
+    needs. MFU is defined so that it does not reward it: a run that turns on full
+    recomputation does about a third more FLOPs per token for the same tokens
+    per second, and a numerator that counts them reports that waste as
+    utilization. Such a figure is a hardware FLOPs utilization (HFU), and
+    comparing it with another paper's MFU overstates the run by up to 33 %.
+    Megatron-LM's 2021 formula (eq. 3) counts full recomputation this way.
+
+    ## Example
+
+    ```eff
+    eff 1
+
+    run gpt_13b {
+      model { kind = dense_transformer  layers = 40  d_model = 5120  heads = 40  ffn = gelu  d_ff = 20480  vocab = 50257 }
+      convention { preset = megatron }
+      work { seq_len = 2048 token/sequence  global_batch = 1024 sequence }
+      parallelism { dp = 32  tp = 8  micro_batch = 1 sequence  recompute = full }
+      hardware { accelerator = "A100-SXM4-80GB"  count = 256 device  dtype = bf16  peak = catalog }
+      timing { throughput = 390000 token/s  warmup = 0 step  boundary = "optimizer step" }
+    }
+    ```
+
+    ## Use instead
+
+    Keep recomputation out of the numerator and declare what ran in
+    `parallelism.recompute`, where it feeds HFU:
+
+    ```eff
+    eff 1
+
+    run gpt_13b {
+      model { kind = dense_transformer  layers = 40  d_model = 5120  heads = 40  ffn = gelu  d_ff = 20480  vocab = 50257 }
+      convention { preset = megatron  recompute = excluded }
+      work { seq_len = 2048 token/sequence  global_batch = 1024 sequence }
+      parallelism { dp = 32  tp = 8  micro_batch = 1 sequence  recompute = full }
+      hardware { accelerator = "A100-SXM4-80GB"  count = 256 device  dtype = bf16  peak = catalog }
+      timing { throughput = 390000 token/s  warmup = 0 step  boundary = "optimizer step" }
+    }
+    ```
+    """
+
+    code = "EFF102"
+    name = "recompute-in-mfu-numerator"
+    nodes = ("run.convention.recompute", "run.convention.preset")
+
+    def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        for run in ctx.spec.runs:
+            result = ctx.evaluation.runs.get(run.id)
+            if result is None or result.knobs.recompute not in ("selective", "full") or result.shape is None:
+                continue
+            convention = run.block("convention")
+            if convention is None:  # the assumed palm never counts recomputation
+                continue
+            knobs = result.knobs
+            written = convention.get("recompute")
+            if written is not None:
+                span, origin = written.value_span, f"`recompute = {knobs.recompute}`"
+            else:
+                preset = convention.get("preset")
+                span = preset.value_span if preset is not None else convention.span
+                origin = f"the `{knobs.preset}` preset (recompute = {knobs.recompute})"
+            work = run.block("work")
+            seq_len = work.value("seq_len") if work is not None else None
+            counted = flops.count(result.shape, knobs, seq_len)
+            without = flops.count(result.shape, knobs, seq_len, recompute="none")
+            if counted is None or without is None or counted.recompute <= 0:
+                continue
+            share = counted.recompute / without.total
+            notes = [f"FLOPs per token: {quantity(counted.total, 'FLOP/token')} as counted, "
+                     f"{quantity(without.total, 'FLOP/token')} without the recomputed forward pass (+{percent(share)})"]
+            mfu = result.figure("mfu")
+            tokens = result.metrics.get("valid_tokens_per_step")
+            peak = result.metrics.get("aggregate_peak")
+            step = result.figure("step_time")
+            if mfu is not None and tokens is not None and peak is not None and step is not None:
+                padded = float(work.value("padded_tokens", 0)) if knobs.padding == "included" else 0.0
+                plain = without.total * (tokens.value + padded) / (step.value * peak.value)
+                where = "" if mfu.basis == "inputs" else f" (step time implied by {mfu.basis})"
+                notes.append(f"MFU{where}: {percent(mfu.value)} as counted (HFU-like); without recomputation "
+                             f"{quantity(without.total, 'FLOP/token')} × {quantity(tokens.value + padded, 'token')} / "
+                             f"({quantity(step.value, 's')} × {quantity(peak.value, 'FLOP/s')}) = {percent(plain)}")
+            yield self.diag(
+                span,
+                f"the MFU numerator counts {knobs.recompute} recomputation through {origin}: "
+                f"+{percent(share)} FLOPs per token, so the figure is HFU-like, not MFU",
+                "write `recompute = excluded` in the `convention` block; declare the recomputation that ran as "
+                "`parallelism.recompute`, which HFU counts",
+                label=f"counts {knobs.recompute} recomputation",
+                notes=tuple(notes),
+            )
