@@ -348,3 +348,16 @@ def test_llama3_table4_claims_are_consistent_with_each_other(gpus, tflops, mfu):
     assert claim.status == "consistent"
     assert claim.reconstructed == pytest.approx(tflops / 989.4)
     assert claim.basis.startswith("claim `achieved_flops_per_device`")
+
+
+def test_every_device_unavailable_leaves_mfu_unrecoverable_not_a_crash():
+    text = spec(GQA_SWIGLU, hardware='accelerator = "H100-SXM5-80GB"  count = 8 device  unavailable = 8 device  dtype = bf16  peak = catalog')
+    rr = check_text(text).evaluation.runs["r"]
+    assert "aggregate_peak" not in rr.metrics and "mfu" not in rr.metrics
+    assert rr.missing["aggregate_peak"] == ("hardware: every device is unavailable",)
+
+
+def test_padding_beyond_the_batch_is_eff011_at_the_key():
+    text = spec(GQA_SWIGLU, work="seq_len = 128 token/sequence  global_batch = 8 sequence  padded_tokens = 2000 token")
+    (d,) = [d for d in check_text(text).diagnostics if d.code == "EFF011"]
+    assert (d.span.line, d.span.column) == (5, 67) and "-976" in d.message   # 128 × 8 − 2000
