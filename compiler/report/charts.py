@@ -1,0 +1,258 @@
+"""Charts as inline SVG, drawn with matplotlib's object API (never pyplot).
+
+Every chart must read in grayscale print: series differ by gray level *and*
+hatching, and carry direct labels rather than a colour legend.  Output is
+byte-identical across runs: ``svg.hashsalt`` is fixed (per chart, so the hashed
+clip-path and hatch ids of two charts in one page never collide), the Date
+metadata is dropped, and text is drawn as paths so no font is looked up later.
+
+Labels come from identifiers and fixed category names; matplotlib escapes the
+text it writes into SVG, so the result is safe to inline as markup.
+"""
+
+from __future__ import annotations
+
+import io
+
+from ..fmt import percent, quantity, sig
+
+# Gray levels, each with its own hatch, so neighbours differ in print.  Dotted
+# hatches ('.', 'o') are avoided: matplotlib writes them as huge SVG patterns.
+STYLES = (
+    ("#3a3a3a", ""), ("#9a9a9a", "////"), ("#d9d9d9", ""), ("#6a6a6a", "||"),
+    ("#ffffff", "\\\\\\"), ("#b8b8b8", "xx"), ("#f2f2f2", "--"), ("#ffffff", "++"),
+)
+INK = "#1a1a1a"
+RC = {
+    "svg.fonttype": "path",
+    "font.family": "DejaVu Sans",
+    "font.size": 7.5,
+    "axes.edgecolor": INK,
+    "axes.labelcolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "hatch.linewidth": 0.6,
+    "hatch.color": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def _svg(fig, salt: str) -> str:
+    """The figure as an <svg> element (no XML prolog), deterministic."""
+    import matplotlib
+    from matplotlib.backends.backend_svg import FigureCanvasSVG
+
+    FigureCanvasSVG(fig)
+    buf = io.StringIO()
+    with matplotlib.rc_context({**RC, "svg.hashsalt": f"effspec-{salt}"}):
+        fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches=None)
+    text = buf.getvalue()
+    return text[text.index("<svg"):]
+
+
+def _figure(width: float, height: float):
+    import matplotlib
+    from matplotlib.figure import Figure
+
+    with matplotlib.rc_context(RC):
+        fig = Figure(figsize=(width, height))
+        ax = fig.add_subplot()
+    return fig, ax
+
+
+def _markup(svg: str):
+    from markupsafe import Markup
+
+    return Markup(svg)  # produced by matplotlib from our own labels, escaped by it
+
+
+def breakdown_chart(rec, salt: str) -> str | None:
+    """The median step as one stacked bar of its declared shares."""
+    import matplotlib
+
+    rows = [r for r in rec.rows if r.share > 0]
+    if not rows:
+        return None
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(6.4, 1.7)
+        left = 0.0
+        for i, row in enumerate(rows):
+            color, hatch = STYLES[i % len(STYLES)]
+            ax.barh(0, row.share * 100, left=left * 100, height=0.5, color=color, hatch=hatch,
+                    edgecolor=INK, linewidth=0.6)
+            centre = (left + row.share / 2) * 100
+            # Direct labels, alternating above and below so narrow segments stay legible.
+            y, va = (0.42, "bottom") if i % 2 == 0 else (-0.42, "top")
+            ax.annotate(f"{row.category.replace('_', ' ')}\n{sig(row.share * 100, 3)} %", (centre, 0.25 if y > 0 else -0.25),
+                        xytext=(centre, y), ha="center", va=va, fontsize=6.5,
+                        arrowprops={"arrowstyle": "-", "lw": 0.5, "color": INK})
+            left += row.share
+        top = max(100.0, left * 100)
+        ax.axvline(100, color=INK, lw=0.8, ls="--")
+        ax.set_xlim(0, top * 1.02)
+        ax.set_ylim(-1.05, 1.05)
+        ax.set_yticks([])
+        ax.spines["left"].set_visible(False)
+        ax.set_xlabel("share of the median step (%)" + (
+            f"; declared shares sum to {sig(left * 100, 4)} %" if abs(left - 1) > 1e-9 else ""))
+        fig.subplots_adjust(left=0.02, right=0.98, bottom=0.25, top=0.98)
+        return _markup(_svg(fig, salt))
+
+
+def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
+    """Histogram of the kept step times, the median and the stall tail marked."""
+    import matplotlib
+
+    if not samples:
+        return None
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(6.4, 2.2)
+        lo, hi = min(samples), max(samples)
+        bins = max(5, min(40, len(samples) // 4))
+        width = (hi - lo) / bins if hi > lo else max(abs(hi) * 0.01, 1e-6)
+        edges = [lo + i * width for i in range(bins + 1)] if hi > lo else [lo - width, lo + width]
+        counts = [0] * (len(edges) - 1)
+        for v in samples:
+            k = min(int((v - edges[0]) / (edges[1] - edges[0])), len(counts) - 1)
+            counts[k] += 1
+        for i, c in enumerate(counts):
+            stall = edges[i] >= stats.stall_threshold
+            color, hatch = ("#5e5e5e", "////") if stall else ("#c8c8c8", "")
+            ax.bar(edges[i], c, width=edges[i + 1] - edges[i], align="edge", color=color, hatch=hatch,
+                   edgecolor=INK, linewidth=0.4)
+        ymax = max(counts) or 1
+        ax.axvline(stats.median, color=INK, lw=1.2)
+        ax.annotate(f"median {quantity(stats.median, 's')}", (stats.median, ymax * 1.02), ha="left", va="bottom",
+                    fontsize=6.5, xytext=(3, 0), textcoords="offset points")
+        ax.axvline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
+        ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}\n{stats.stall_steps} stall steps, "
+                    f"{percent(stats.stall_time_share, 3)} of time", (stats.stall_threshold, ymax * 0.75),
+                    ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points")
+        ax.set_xlim(min(edges[0], stats.median) - width, max(edges[-1], stats.stall_threshold * 1.25) + width)
+        ax.set_ylim(0, ymax * 1.2)
+        ax.set_xlabel("step time (s), after warm-up")
+        ax.set_ylabel("steps")
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.95)
+        return _markup(_svg(fig, salt))
+
+
+def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) -> str | None:
+    """Efficiency against device count, ideal (100 %) as a dashed line. points: (run, devices, efficiency)."""
+    import matplotlib
+
+    if len(points) < 2:
+        return None
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(6.4, 2.3)
+        xs = [p[1] for p in points]
+        ys = [p[2] * 100 for p in points]
+        ax.plot(xs, [100] * len(xs), color=INK, lw=0.8, ls="--")
+        ax.annotate("ideal", (xs[-1], 100), xytext=(4, 2), textcoords="offset points", fontsize=6.5)
+        ax.plot(xs, ys, color=INK, lw=1.2, marker="o", markerfacecolor="white", markersize=4)
+        for (run, dev, eff), y in zip(points, ys):
+            ax.annotate(f"{run}\n{sig(y, 4)} %", (dev, y), xytext=(0, -8), textcoords="offset points",
+                        ha="center", va="top", fontsize=6.5)
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(xs)
+        ax.set_xticklabels([f"{x:g}" for x in xs])
+        ax.minorticks_off()
+        ax.set_xlim(min(xs) / 1.5, max(xs) * 1.5)
+        ax.set_ylim(0, max(110.0, max(ys) * 1.1))
+        ax.set_xlabel("devices")
+        ax.set_ylabel(f"{kind} scaling efficiency (%)")
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.18, top=0.95)
+        return _markup(_svg(fig, salt))
+
+
+def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | None:
+    """Compute, communication and stall seconds of the named ranks (worst, median), stacked."""
+    import matplotlib
+
+    if not rows:
+        return None
+    with matplotlib.rc_context(RC):
+        fig, ax = _figure(6.4, 0.6 + 0.45 * len(rows))
+        names = ("compute", "communication", "stall")
+        for i, (name, *values) in enumerate(rows):
+            left = 0.0
+            for j, v in enumerate(values):
+                color, hatch = STYLES[j]
+                ax.barh(i, v, left=left, height=0.55, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5)
+                if v > 0:
+                    ax.text(left + v / 2, i, f"{names[j]} {quantity(v, 's', 3)}", ha="center", va="center",
+                            fontsize=6, color="white" if j == 0 else INK,
+                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"} if j else None)
+                left += v
+        ax.set_yticks(range(len(rows)))
+        ax.set_yticklabels([r[0] for r in rows])
+        ax.invert_yaxis()
+        ax.set_xlabel("seconds per step")
+        fig.subplots_adjust(left=0.2, right=0.98, bottom=0.3 if len(rows) < 3 else 0.2, top=0.95)
+        return _markup(_svg(fig, salt))
+
+
+def _mapping(obj):
+    from .context import _as_mapping
+
+    return _as_mapping(obj)
+
+
+def rank_rows(diagnosis) -> list[tuple[str, float, float, float]]:
+    """(label, compute, comm, stall) for the worst and median ranks, where the diagnosis evidence gives them.
+
+    The diagnosis structure belongs to another module; look for mappings with
+    compute/comm/stall under keys or labels naming `worst` and `median`.
+    """
+    data = _mapping(diagnosis) or {}
+    found: list[tuple[str, float, float, float]] = []
+
+    def visit(key: str, value) -> None:
+        m = _mapping(value)
+        if m is not None and all(isinstance(m.get(k), (int, float)) for k in ("compute", "comm", "stall")):
+            tag = str(m.get("label") or m.get("role") or key)
+            if "worst" in tag or "median" in tag:
+                rank = m.get("rank")
+                name = f"{tag.replace('_', ' ')}" + (f" (rank {rank})" if rank is not None else "")
+                found.append((name, float(m["compute"]), float(m["comm"]), float(m["stall"])))
+            return
+        if m is not None:
+            for k, v in m.items():
+                visit(str(k), v)
+        elif isinstance(value, (list, tuple)):
+            for v in value:
+                visit(key, v)
+
+    visit("", data)
+    # Worst first, then median: a stable, meaningful order.
+    return sorted(found, key=lambda r: (0 if "worst" in r[0] else 1, r[0]))[:4]
+
+
+def run_charts(rr) -> dict:
+    """The charts of one run, by name; absent where the data is absent."""
+    out = {}
+    if rr.breakdown is not None:
+        svg = breakdown_chart(rr.breakdown, f"{rr.run.id}-breakdown")
+        if svg:
+            out["breakdown"] = svg
+    timing = rr.run.block("timing")
+    entry = timing.get("step_time") if timing is not None else None
+    if rr.step_stats is not None and entry is not None and hasattr(entry.value, "values"):
+        kept = list(entry.value.values[rr.step_stats.warmup_excluded:])
+        svg = step_time_chart(kept, rr.step_stats, f"{rr.run.id}-steps")
+        if svg:
+            out["step_time"] = svg
+    rows = rank_rows(rr.diagnosis) if rr.diagnosis is not None else []
+    if rows:
+        out["ranks"] = rank_chart(rows, f"{rr.run.id}-ranks")
+    return out
+
+
+def scaling_charts(sr, runs: dict) -> dict:
+    name = "weak_scaling_efficiency" if sr.scaling.kind == "weak" else "strong_scaling_efficiency"
+    if sr.baseline is None:
+        return {}
+    points = [(sr.baseline.run_id, sr.baseline.devices, 1.0)]
+    points += [(r.run_id, r.devices, r.metrics[name].value) for r in sr.runs if name in r.metrics and r.devices > 0]
+    svg = scaling_chart(points, sr.scaling.kind or "strong", f"{sr.scaling.id}-scaling")
+    return {"efficiency": svg} if svg else {}

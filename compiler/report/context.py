@@ -1,0 +1,626 @@
+"""The report's view-model: everything a template shows, already formatted.
+
+Templates hold no logic beyond loops and conditionals, so every number is
+formatted here with :mod:`effspec.fmt` (the same functions the diagnostics use,
+so a figure reads the same in the terminal and in the appendix).  Every string
+that comes from the spec stays a plain ``str``: the HTML templates escape it.
+
+Attributes that other engineers are still adding (GEMM shapes on scaling runs,
+rank-diagnosis evidence, the calendar table) are read with ``getattr`` and
+degrade to "not available" rather than failing the render.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+
+from ..codes import CODES
+from ..diagnostics import sanitize
+from ..flops import PRESET_NOTES
+from ..fmt import metric_value, percent, quantity, sig
+
+RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
+SEVERITIES = ("error", "warning", "info")
+
+METRIC_LABELS = {
+    "flops_per_token": "Model FLOPs per token",
+    "model_flops_per_step": "Model FLOPs per step",
+    "executed_flops_per_step": "Executed FLOPs per step",
+    "valid_tokens_per_step": "Valid tokens per step",
+    "step_time": "Step time",
+    "valid_tokens_per_second": "Valid tokens per second",
+    "achieved_flops_per_device": "Achieved model FLOP/s per device",
+    "aggregate_peak": "Aggregate peak",
+    "mfu": "MFU",
+    "hfu": "HFU",
+    "mfu_measured_peak": "MFU against the measured peak",
+    "speedup": "Speedup",
+    "strong_scaling_efficiency": "Strong scaling efficiency",
+    "weak_scaling_efficiency": "Weak scaling efficiency",
+    "goodput": "Goodput",
+    "calendar_efficiency": "Calendar efficiency",
+    "compute_interval_efficiency": "Compute-interval efficiency",
+    "flops_per_token_from_claims": "FLOPs per token the claims imply",
+}
+# The order of the derivation section: the numerator, the denominator, then rates.
+METRIC_ORDER = ("flops_per_token", "valid_tokens_per_step", "model_flops_per_step", "executed_flops_per_step",
+                "aggregate_peak", "step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu",
+                "hfu", "mfu_measured_peak", "calendar_efficiency", "goodput")
+# The headline row of the summary: MFU first, valid tokens/s right beside it.
+HEADLINE = ("mfu", "valid_tokens_per_second", "hfu", "step_time", "achieved_flops_per_device", "goodput",
+            "calendar_efficiency")
+KNOB_ORDER = ("preset", "multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding",
+              "moe", "optimizer")
+KNOB_MEANING = {
+    "preset": "the named convention the knobs start from",
+    "multiply_add": "FLOPs counted per multiply-add",
+    "attention": "attention scores and weighted sum: full, causal (half) or excluded",
+    "logits": "output projection to the vocabulary, once per token",
+    "embeddings": "input embedding counted as a matmul, once per token",
+    "backward": "backward pass as a multiple of the forward pass",
+    "recompute": "recomputed forward work counted in the numerator",
+    "padding": "padded tokens counted as work",
+    "moe": "MoE experts counted: the active ones or all",
+    "optimizer": "optimizer FLOPs counted",
+}
+
+
+def label(name: str) -> str:
+    return METRIC_LABELS.get(name, name.replace("_", " "))
+
+
+_COUNTED_UNITS = ("token", "token/s", "sequence", "step", "device", "param")
+
+
+def value_text(value: float, unit: str, name: str = "") -> str:
+    """A figure as the report prints it: :func:`fmt.metric_value`, with two
+    presentational refinements: large token counts and rates are grouped by
+    thousands (``1,850,479 token/s``), and a speedup reads as a multiple."""
+    if name == "speedup":
+        return sig(value) + "×"
+    if unit in _COUNTED_UNITS and abs(value) >= 1e4:
+        return f"{round(value):,} {unit}"
+    return metric_value(value, unit)
+
+
+def _clean(text: object) -> str:
+    """Spec text for display: control and bidi characters dropped (Trojan Source)."""
+    return sanitize(str(text)) if text is not None else ""
+
+
+def _shown(value: object, unit: str) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return value_text(float(value), unit) if unit else quantity(float(value), unit)
+    return _clean(value)
+
+
+# ----------------------------------------------------------------------------
+# View dataclasses
+
+
+@dataclass(frozen=True)
+class InputView:
+    name: str
+    value: str
+    provenance: str
+    citation: str
+    line: int | None
+    assumed: bool
+
+
+@dataclass(frozen=True)
+class MetricView:
+    name: str
+    label: str
+    value: str
+    formula: str
+    substituted: str
+    inputs: tuple[InputView, ...]
+    assumed: bool
+    basis: str  # "inputs", or the claim an implied figure rests on
+    implied: bool
+
+
+@dataclass(frozen=True)
+class HeadlineView:
+    label: str
+    value: str  # "—" when not recoverable
+    note: str
+
+
+@dataclass(frozen=True)
+class ClaimView:
+    written: str
+    claimed: str
+    reconstructed: str
+    status: str
+    basis: str
+    tolerance: str
+    missing: str
+    provenance: str
+    citation: str
+    line: int
+
+
+@dataclass(frozen=True)
+class KnobView:
+    knob: str
+    value: str
+    origin: str
+    meaning: str
+
+
+@dataclass(frozen=True)
+class ConventionRow:
+    label: str
+    preset: str
+    attention: str
+    logits: str
+    embeddings: str
+    recompute: str
+    flops_per_token: str
+    mfu: str
+    declared: bool
+
+
+@dataclass(frozen=True)
+class Row:
+    """A generic label/value row (statistics, calendar, diagnosis evidence)."""
+
+    label: str
+    value: str
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Table:
+    """A generic table for structures whose fields are not fixed here."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class BreakdownRowView:
+    category: str
+    share: str
+    seconds: str
+    written: str
+    line: int
+
+
+@dataclass(frozen=True)
+class BreakdownView:
+    rows: tuple[BreakdownRowView, ...]
+    total: str
+    remainder: str
+    has_unclassified: bool
+    step_time: str
+    unconverted: tuple[str, ...]
+    compute_interval_efficiency: MetricView | None
+
+
+@dataclass(frozen=True)
+class RunView:
+    id: str
+    title: str
+    source: str
+    headline: tuple[HeadlineView, ...]
+    inputs: tuple[InputView, ...]
+    knobs: tuple[KnobView, ...]
+    preset_note: str
+    conventions: tuple[ConventionRow, ...]
+    metrics: tuple[MetricView, ...]
+    missing: tuple[Row, ...]
+    claims: tuple[ClaimView, ...]
+    breakdown: BreakdownView | None
+    calendar: tuple[Row, ...]
+    step_stats: tuple[Row, ...]
+    diagnosis: tuple[Row, ...]
+    diagnosis_tables: tuple[Table, ...]
+    charts: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ScalingRunView:
+    run_id: str
+    devices: str
+    valid_tokens_per_step: str
+    tokens_per_device: str
+    speedup: str
+    efficiency: str
+    missing: str
+
+
+@dataclass(frozen=True)
+class ScalingView:
+    id: str
+    kind: str
+    baseline: str
+    rows: tuple[ScalingRunView, ...]
+    metrics: tuple[MetricView, ...]
+    shapes: tuple[Table, ...]
+    shapes_note: str
+    charts: dict = field(default_factory=dict, hash=False, compare=False)
+
+
+@dataclass(frozen=True)
+class ExcerptLine:
+    number: int
+    text: str
+    target: bool
+
+
+@dataclass(frozen=True)
+class FindingView:
+    code: str
+    severity: str
+    title: str
+    line: int | None
+    column: int | None
+    message: str
+    help: str
+    label: str
+    notes: tuple[str, ...]
+    excerpt: tuple[ExcerptLine, ...]
+    rule_url: str
+
+
+@dataclass(frozen=True)
+class SourceLine:
+    number: int
+    text: str
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class Report:
+    title: str
+    file: str
+    runs: tuple[RunView, ...]
+    scalings: tuple[ScalingView, ...]
+    findings: tuple[FindingView, ...]
+    counts: tuple[tuple[str, int], ...]
+    source: tuple[SourceLine, ...]
+    evaluated: bool
+
+
+# ----------------------------------------------------------------------------
+# Builders
+
+
+def input_view(inp) -> InputView:
+    return InputView(_clean(inp.name), _shown(inp.value, inp.unit), _clean(inp.provenance), _clean(inp.citation),
+                     inp.span.line if inp.span else None, bool(inp.assumed))
+
+
+def metric_view(metric, implied: bool = False, name: str | None = None, title: str | None = None) -> MetricView:
+    key = name or metric.name
+    return MetricView(key, title or label(key), value_text(metric.value, metric.unit, metric.name), _clean(metric.formula),
+                      _clean(metric.substituted), tuple(input_view(i) for i in metric.inputs if i is not None),
+                      bool(metric.assumed), _clean(metric.basis), implied)
+
+
+def _headline(rr) -> tuple[HeadlineView, ...]:
+    rows = []
+    for name in HEADLINE:
+        metric = rr.figure(name)
+        if metric is None:
+            if name in ("goodput", "calendar_efficiency") and name not in rr.missing:
+                continue  # no calendar declared: nothing to say
+            missing = rr.missing.get(name, ())
+            rows.append(HeadlineView(label(name), "—", "not recoverable" + (": needs " + ", ".join(map(_clean, missing)) if missing else "")))
+            continue
+        note = "implied by " + _clean(metric.basis) if name not in rr.metrics else ""
+        if metric.assumed:
+            note = (note + "; " if note else "") + "rests on assumed inputs"
+        rows.append(HeadlineView(label(name), value_text(metric.value, metric.unit, name), note))
+    return tuple(rows)
+
+
+def _inputs(run) -> tuple[InputView, ...]:
+    out = []
+    for block in run.blocks:
+        for e in block.entries:
+            text = e.text
+            value = getattr(e.value, "values", None)
+            if value is not None and getattr(e.value, "origin", "") == "file":
+                text = f"{e.text} ({len(value)} rows)"
+            elif value is not None:
+                text = f"{len(value)} samples: {e.text}"
+            out.append(InputView(f"{block.name}.{e.key}", _clean(text), _clean(e.provenance.kind),
+                                 _clean(e.provenance.citation), e.span.line, False))
+    return tuple(out)
+
+
+def _knobs(rr) -> tuple[KnobView, ...]:
+    k = rr.knobs
+    out = []
+    for knob in KNOB_ORDER:
+        value = getattr(k, knob)
+        shown = f"{sig(value)} FLOP" if knob == "multiply_add" else (sig(value) + "×" if knob == "backward" else str(value))
+        out.append(KnobView(knob, _clean(shown), _clean(k.origin.get(knob, "")), KNOB_MEANING[knob]))
+    return tuple(out)
+
+
+def _conventions(rr) -> tuple[ConventionRow, ...]:
+    out = []
+    for lbl, row in rr.conventions.items():
+        knobs = row.get("knobs", {})
+        fpt = row.get("flops_per_token")
+        mfu = row.get("mfu")
+        out.append(ConventionRow(
+            "declared (" + row.get("preset", "") + ")" if lbl == "declared" else lbl, _clean(row.get("preset", "")),
+            *(_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute")),
+            quantity(fpt, "FLOP/token") if fpt is not None else "—",
+            percent(mfu) if mfu is not None else "—", lbl == "declared"))
+    return tuple(out)
+
+
+def _metrics(rr) -> tuple[MetricView, ...]:
+    names = [n for n in METRIC_ORDER if n in rr.metrics] + sorted(n for n in rr.metrics if n not in METRIC_ORDER)
+    out = [metric_view(rr.metrics[n]) for n in names]
+    for name in sorted(rr.implied, key=lambda n: (METRIC_ORDER.index(n) if n in METRIC_ORDER else 99, n)):
+        if name in rr.metrics:
+            continue
+        out.append(metric_view(rr.implied[name], implied=True, name=name))
+    return tuple(out)
+
+
+def _claims(rr) -> tuple[ClaimView, ...]:
+    out = []
+    for cr in rr.claims.values():
+        c = cr.claim
+        unit = cr.unit
+        out.append(ClaimView(
+            _clean(c.written), value_text(cr.claimed, unit) if cr.claimed is not None else _clean(c.text),
+            value_text(cr.reconstructed, unit) if cr.reconstructed is not None else "—",
+            cr.status, _clean(cr.basis), ("± " + metric_value(cr.tolerance, unit)) if cr.tolerance is not None else "",
+            ", ".join(_clean(m) for m in cr.missing), _clean(c.provenance.kind), _clean(c.provenance.citation),
+            c.span.line))
+    return tuple(out)
+
+
+def _breakdown(rr) -> BreakdownView | None:
+    rec = rr.breakdown
+    if rec is None:
+        return None
+    rows = tuple(BreakdownRowView(r.category, percent(r.share), quantity(r.seconds, "s") if r.seconds is not None else "—",
+                                  _clean(r.entry.text), r.entry.span.line) for r in rec.rows)
+    cie = rec.compute_interval_efficiency
+    return BreakdownView(rows, percent(rec.total), percent(rec.remainder), bool(rec.has_unclassified),
+                         quantity(rec.step_time, "s") if rec.step_time is not None else "—",
+                         tuple(_clean(e.key) for e in rec.unconverted), metric_view(cie) if cie else None)
+
+
+def _calendar(rr) -> tuple[Row, ...]:
+    """Wall clock split into steady steps, declared losses and an explicit remainder."""
+    cal = rr.run.block("calendar")
+    if cal is None:
+        return ()
+    wall = cal.value("wall_clock")
+    step = rr.metrics.get("step_time")
+    steps = cal.value("steps")
+    rows = []
+
+    def share(seconds: float) -> str:
+        return percent(seconds / wall) + " of wall clock" if wall else ""
+
+    if wall is not None:
+        rows.append(Row("wall clock (calendar.wall_clock)", quantity(float(wall), "s"), "100 %"))
+    accounted = 0.0
+    if steps is not None and step is not None:
+        steady = float(steps) * step.value
+        accounted += steady
+        rows.append(Row("steady-state steps (calendar.steps × step_time)",
+                        quantity(steady, "s"), f"{quantity(float(steps), 'step')} × {quantity(step.value, 's')}; " + share(steady)))
+    for key in ("lost_time", "checkpoint_time"):
+        v = cal.value(key)
+        if v is not None:
+            accounted += float(v)
+            rows.append(Row(f"calendar.{key}", quantity(float(v), "s"), share(float(v))))
+    if wall is not None and steps is not None and step is not None:
+        rest = float(wall) - accounted
+        rows.append(Row("unclassified remainder (wall clock − the rows above)", quantity(rest, "s"), share(rest)))
+    for key in ("interruptions", "repeated_tokens"):
+        e = cal.get(key)
+        if e is not None:
+            rows.append(Row(f"calendar.{key}", _clean(e.text), ""))
+    return tuple(rows)
+
+
+def _step_stats(rr) -> tuple[Row, ...]:
+    st = rr.step_stats
+    if st is None:
+        return ()
+    s = lambda v: quantity(v, "s")  # noqa: E731 - a local shorthand
+    rows = [
+        Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, {st.count} kept"),
+        Row("median", s(st.median), "95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI below 5 samples"),
+        Row("mean", s(st.mean), ""),
+        Row("min / max", f"{s(st.min)} / {s(st.max)}", ""),
+        Row("p5 / p95 / p99", f"{s(st.p5)} / {s(st.p95)} / {s(st.p99)}", ""),
+        Row("stall threshold", s(st.stall_threshold), "1.5 × median"),
+        Row("stall steps", f"{st.stall_steps}", percent(st.stall_time_share) + " of the summed step time"),
+        Row("summed step time", s(st.total_time), f"the median predicts {s(st.predicted_time)} (count × median)"),
+    ]
+    return tuple(rows)
+
+
+def _as_mapping(obj) -> dict | None:
+    if obj is None:
+        return None
+    if isinstance(obj, dict):
+        return obj
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
+    to_json = getattr(obj, "to_json", None)
+    if callable(to_json):
+        data = to_json()
+        return data if isinstance(data, dict) else None
+    return None
+
+
+def _cell(value) -> str:
+    if isinstance(value, float):
+        return sig(value)
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_cell(v) for v in value)
+    if isinstance(value, dict):
+        return "; ".join(f"{_clean(k)}: {_cell(v)}" for k, v in value.items())
+    return _clean(value)
+
+
+def generic_table(title: str, items) -> Table | None:
+    """A table from a list of dataclasses or dicts whose fields this module does not fix."""
+    maps = [m for m in (_as_mapping(i) for i in (items or ())) if m]
+    if not maps:
+        return None
+    columns: list[str] = []
+    for m in maps:
+        columns += [k for k in m if k not in columns]
+    return Table(title, tuple(_clean(c) for c in columns), tuple(tuple(_cell(m.get(c, "")) for c in columns) for m in maps))
+
+
+def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
+    diag = rr.diagnosis
+    if diag is None:
+        return (), ()
+    data = _as_mapping(diag) or {}
+    rows, tables = [], []
+    for key, value in data.items():
+        if isinstance(value, (list, tuple)) and value and _as_mapping(value[0]) is not None:
+            t = generic_table(key.replace("_", " "), value)
+            if t:
+                tables.append(t)
+        elif isinstance(value, dict) and value and all(_as_mapping(v) is not None for v in value.values()):
+            t = generic_table(key.replace("_", " "), [{"name": k, **_as_mapping(v)} for k, v in value.items()])
+            if t:
+                tables.append(t)
+        else:
+            rows.append(Row(_clean(key).replace("_", " "), _cell(value) or "—"))
+    return tuple(rows), tuple(tables)
+
+
+def run_view(rr, charts: bool = False) -> RunView:
+    diag_rows, diag_tables = _diagnosis(rr)
+    view = RunView(
+        rr.run.id, _clean(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
+        _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
+        _conventions(rr), _metrics(rr),
+        tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
+        _claims(rr), _breakdown(rr), _calendar(rr), _step_stats(rr), diag_rows, diag_tables,
+    )
+    if charts:
+        from . import charts as ch
+
+        view.charts.update(ch.run_charts(rr))
+    return view
+
+
+# GEMM shapes are being added to scaling.py by another engineer: accept any of
+# these attribute names, on the scaling result or on each compared run.
+_SHAPE_ATTRS = ("gemm_shapes", "local_shapes", "gemms", "shapes")
+
+
+def _shapes(sr) -> tuple[tuple[Table, ...], str]:
+    tables = []
+    runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
+    for run in runs:
+        for attr in _SHAPE_ATTRS:
+            items = getattr(run, attr, None)
+            if items:
+                if isinstance(items, dict):
+                    items = [{"gemm": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
+                t = generic_table(f"{run.run_id}: local GEMM shapes", items)
+                if t:
+                    tables.append(t)
+                break
+    for attr in _SHAPE_ATTRS:
+        items = getattr(sr, attr, None)
+        if items and not isinstance(items, (str, bytes)):
+            if isinstance(items, dict):
+                items = [{"run": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
+            t = generic_table("local GEMM shapes", items)
+            if t:
+                tables.append(t)
+            break
+    note = "" if tables else "Local GEMM shapes are not available for this comparison."
+    return tuple(tables), note
+
+
+def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
+    eff_name = "weak_scaling_efficiency" if sr.scaling.kind == "weak" else "strong_scaling_efficiency"
+    rows = []
+    base = sr.baseline
+    if base is not None:
+        rows.append(ScalingRunView(base.run_id + " (baseline)", f"{base.devices:g}",
+                                   value_text(base.valid_tokens_per_step, "token") if base.valid_tokens_per_step is not None else "—",
+                                   value_text(base.tokens_per_device, "token") if base.tokens_per_device is not None else "—",
+                                   "1", "100 %", ""))
+    metrics = []
+    for r in sr.runs:
+        sp, ef = r.metrics.get("speedup"), r.metrics.get(eff_name)
+        rows.append(ScalingRunView(
+            r.run_id, f"{r.devices:g}",
+            value_text(r.valid_tokens_per_step, "token") if r.valid_tokens_per_step is not None else "—",
+            value_text(r.tokens_per_device, "token") if r.tokens_per_device is not None else "—",
+            sig(sp.value) if sp else "—", percent(ef.value) if ef else "—",
+            "; ".join(f"{label(n)}: needs {', '.join(map(_clean, v))}" for n, v in r.missing.items())))
+        metrics += [metric_view(m, name=f"{r.run_id}.{n}", title=f"{label(n)}: {r.run_id}") for n, m in r.metrics.items()]
+    shapes, note = _shapes(sr)
+    view = ScalingView(sr.scaling.id, _clean(sr.scaling.kind or "—"), _clean(sr.scaling.baseline or "—"),
+                       tuple(rows), tuple(metrics), shapes, note)
+    if charts:
+        from . import charts as ch
+
+        view.charts.update(ch.scaling_charts(sr, runs))
+    return view
+
+
+def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
+    if span is None or not (1 <= span.line <= len(lines)):
+        return ()
+    last = min(max(span.end_line, span.line), span.line + 4, len(lines))
+    first = max(1, span.line - 1)
+    return tuple(ExcerptLine(n, _clean(lines[n - 1].replace("\t", "    ")), span.line <= n <= last)
+                 for n in range(first, min(len(lines), last + 1) + 1) if n <= len(lines))
+
+
+def finding_view(d, lines: list[str]) -> FindingView:
+    s = d.span
+    return FindingView(d.code, d.severity, CODES.get(d.code, ("", ""))[0], s.line if s else None,
+                       s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
+                       tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
+                       # Only codes from our own table get a link: never a URL built from other text.
+                       RULE_URL.format(code=d.code) if d.code in CODES else "")
+
+
+def report_title(result) -> str:
+    """The spec's title: its run's title when it declares one run, else its file name."""
+    spec = result.spec
+    name = os.path.basename(result.file)
+    if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
+        return _clean(spec.runs[0].title)
+    if spec is not None and spec.runs:
+        return f"{_clean(name)}: {len(spec.runs)} runs"
+    return _clean(name)
+
+
+def build(result, charts: bool = False) -> Report:
+    """The view-model of one checked spec (``charts`` adds the SVG figures)."""
+    lines = (result.source or "").splitlines()
+    flagged = {d.span.line for d in result.diagnostics if d.span}
+    ev = result.evaluation
+    runs = tuple(run_view(rr, charts) for rr in ev.runs.values()) if ev else ()
+    scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
+    findings = tuple(finding_view(d, lines) for d in result.diagnostics)
+    counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
+    source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
+    return Report(report_title(result), _clean(os.path.basename(result.file)), runs, scalings, findings, counts,
+                  source, ev is not None)

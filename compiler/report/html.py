@@ -1,0 +1,52 @@
+"""HTML rendering: Jinja2 over the bundled templates, autoescaped, strict."""
+
+from __future__ import annotations
+
+from importlib import resources
+
+TEMPLATE_PACKAGE = "effspec.templates"
+
+
+def read_asset(name: str) -> bytes:
+    """A bundled asset (template, stylesheet, font) by its path inside ``effspec.templates``.
+
+    Only plain relative paths inside the package are served: no absolute
+    paths, no ``..``, so a name can never reach outside the bundle.
+    """
+    parts = name.split("/")
+    if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in name:
+        raise FileNotFoundError(name)
+    node = resources.files(TEMPLATE_PACKAGE)
+    for part in parts:
+        node = node.joinpath(part)
+    if not node.is_file():
+        raise FileNotFoundError(name)
+    return node.read_bytes()
+
+
+def environment():
+    """The Jinja2 environment: autoescape on for every template (``select_autoescape``
+    would not match ``*.html.j2``), undefined names are errors."""
+    import jinja2
+
+    def load(name: str):
+        try:
+            text = read_asset(name).decode("utf-8")
+        except FileNotFoundError:
+            return None
+        return text, None, lambda: True
+
+    return jinja2.Environment(loader=jinja2.FunctionLoader(load), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=False, lstrip_blocks=False)
+
+
+def render_html(report, extra_css: str = "") -> str:
+    """The report page.  ``extra_css`` is ours only (fonts, page size), never spec text."""
+    from markupsafe import Markup
+
+    from .. import __version__
+
+    css = read_asset("report.css").decode("utf-8") + extra_css
+    # The stylesheet is a bundled file, not spec input; inside <style> entities
+    # are not decoded, so it must go in unescaped.
+    return environment().get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__)

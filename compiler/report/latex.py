@@ -1,0 +1,97 @@
+r"""LaTeX macros, so the numbers in a paper come straight from the audited spec.
+
+Macro names (documented again in the header of every .tex file):
+``\eff`` + run id + metric, each camel-cased, letters only.  An id is split at
+underscores and at every letter/digit boundary; each word is capitalised; each
+digit is spelled out as a capitalised English word.  ``llm3b_64`` + ``mfu`` gives
+``\effLlmThreeBSixFourMfu``.  Scalings: ``\eff`` + scaling id + run id + metric.
+A name that collides with an earlier one is skipped (with a comment), never
+renamed silently.  ``\effClaimsTable`` (``\effClaimsTable<Run>`` per run) is a
+tabular of the claims.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..fmt import sig
+from .context import value_text
+
+DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
+_TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
+                 "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def tex_escape(text: str) -> str:
+    """Spec text safe inside a LaTeX argument: specials escaped, controls dropped."""
+    text = "".join(c for c in str(text) if c >= " " or c == "\t").replace("\t", " ")
+    return "".join(_TEX_SPECIALS.get(c, c) for c in text)
+
+
+def camel(identifier: str) -> str:
+    """``llm3b_64`` -> ``LlmThreeBSixFour``: letters only, deterministic."""
+    out = []
+    for part in re.findall(r"[A-Za-z]+|[0-9]", identifier):
+        out.append(DIGITS[int(part)] if part.isdigit() else part[:1].upper() + part[1:])
+    return "".join(out)
+
+
+def tex_value(value: float, unit: str, name: str = "") -> str:
+    """A figure in text-mode LaTeX: ``47.12\\%``, ``1,850,479\\,token/s``."""
+    if unit == "" and name != "speedup":
+        return sig(value * 100) + r"\%"
+    text = value_text(value, unit, name)
+    return tex_escape(text).replace(" ", r"\,").replace("×", r"$\times$")
+
+
+def render_latex(result) -> str:
+    ev = result.evaluation
+    out = [
+        "% effspec: figures from the audited spec " + tex_escape(result.file).replace("\n", " "),
+        "% Macro names: \\eff + run id + metric, camel-cased, letters only. Ids are split at",
+        "% underscores and letter/digit boundaries, words capitalised, each digit spelled out",
+        "% (llm3b_64 + mfu -> \\effLlmThreeBSixFourMfu). Scalings: \\eff + scaling id + run id",
+        "% + metric. Colliding names are skipped with a comment. \\effClaimsTable<Run> is a",
+        "% tabular of a run's claims; \\effClaimsTable holds every run's.",
+        "% Ratios are in percent (47.12\\%); other figures carry their unit.",
+        "",
+    ]
+    seen: set[str] = set()
+
+    def define(name: str, body: str, what: str) -> None:
+        if name in seen:
+            out.append(f"% skipped {tex_escape(what)}: the name \\{name} is already defined above")
+            return
+        seen.add(name)
+        out.append(f"\\newcommand{{\\{name}}}{{{body}}}% {tex_escape(what)}")
+
+    if ev is None:
+        out.append("% the spec did not compile: no figures")
+        return "\n".join(out) + "\n"
+    all_rows = []
+    for rid, rr in ev.runs.items():
+        for mname, metric in rr.metrics.items():
+            define(f"eff{camel(rid)}{camel(mname)}", tex_value(metric.value, metric.unit, mname), f"{rid}.{mname}")
+        for mname, metric in rr.implied.items():
+            if mname not in rr.metrics:
+                define(f"eff{camel(rid)}{camel(mname)}Implied", tex_value(metric.value, metric.unit, metric.name),
+                       f"{rid}.{mname}, implied by {metric.basis}")
+        rows = []
+        for cr in rr.claims.values():
+            claimed = tex_value(cr.claimed, cr.unit) if cr.claimed is not None else "--"
+            recon = tex_value(cr.reconstructed, cr.unit) if cr.reconstructed is not None else "--"
+            rows.append(f"\\texttt{{{tex_escape(cr.claim.written)}}} & {claimed} & {recon} & {cr.status} \\\\")
+        all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{{tex_escape(rid)}}}}} \\\\"] + rows
+        define(f"effClaimsTable{camel(rid)}", _tabular(rows), f"claims of {rid}")
+    for sid, sr in ev.scalings.items():
+        for run in sr.runs:
+            for mname, metric in run.metrics.items():
+                define(f"eff{camel(sid)}{camel(run.run_id)}{camel(mname)}", tex_value(metric.value, metric.unit, mname),
+                       f"{sid}: {run.run_id}.{mname}")
+    define("effClaimsTable", _tabular(all_rows), "claims of every run")
+    return "\n".join(out) + "\n"
+
+
+def _tabular(rows: list[str]) -> str:
+    head = "\\begin{tabular}{lrrl}\\hline claim & claimed & reconstructed & status \\\\\\hline"
+    return "%\n" + head + "\n" + "\n".join(rows) + "\n\\hline\\end{tabular}"

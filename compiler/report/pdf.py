@@ -1,0 +1,93 @@
+"""PDF rendering with WeasyPrint: the HTML report under print CSS.
+
+Safety: the document is rendered from a string, with no base URL, through a
+URL fetcher that serves only bundled assets under the ``effspec-asset:``
+scheme and stops the render on any other URL (no network, no local file).
+Determinism: no dates in the document or its metadata, ``SOURCE_DATE_EPOCH``
+set before fonts are subset, a fixed PDF identifier.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+
+ASSET_SCHEME = "effspec-asset:"
+FONTS = (
+    ("EffSans", "normal", "fonts/DejaVuSans.ttf"),
+    ("EffSans", "bold", "fonts/DejaVuSans-Bold.ttf"),
+    ("EffMono", "normal", "fonts/DejaVuSansMono.ttf"),
+    # Bold monospace is not bundled: map it to the regular mono face rather
+    # than let fontconfig pick a system font.
+    ("EffMono", "bold", "fonts/DejaVuSansMono.ttf"),
+)
+PAGE_SIZES = {"a4": "A4", "letter": "letter"}
+
+
+class FetchRefused(Exception):
+    """A URL outside the bundled assets was requested."""
+
+
+def _fetcher_class():
+    from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
+
+    from .html import read_asset
+
+    class BundledOnlyFetcher(URLFetcher):
+        """Deny by default: only ``effspec-asset:<path>`` inside the package is served.
+
+        A refusal raises WeasyPrint's FatalURLFetchingError, which it lets
+        through, so the render fails instead of silently dropping the resource.
+        """
+
+        def __init__(self) -> None:
+            super().__init__(timeout=1, allowed_protocols=(), allow_redirects=False, fail_on_errors=True)
+
+        def fetch(self, url, headers=None):  # noqa: D401 - WeasyPrint's signature
+            if not isinstance(url, str) or not url.startswith(ASSET_SCHEME):
+                raise FatalURLFetchingError(f"effspec reports load no external resources: refused {url!r}")
+            name = url[len(ASSET_SCHEME):]
+            try:
+                body = read_asset(name)
+            except (FileNotFoundError, OSError):
+                raise FatalURLFetchingError(f"no bundled asset {name!r}") from None
+            mime = "text/css" if name.endswith(".css") else "font/ttf" if name.endswith(".ttf") else "application/octet-stream"
+            return URLFetcherResponse(url, body, {"Content-Type": mime})
+
+        def open(self, url, data=None, timeout=None):  # urllib entry points go through the same gate
+            return self.fetch(getattr(url, "full_url", url))
+
+    return BundledOnlyFetcher
+
+
+def url_fetcher():
+    """A new deny-by-default fetcher (also used by the tests)."""
+    return _fetcher_class()()
+
+
+def print_css(paper: str) -> str:
+    """Our own print additions: bundled fonts and the page size (never spec text)."""
+    size = PAGE_SIZES[paper]
+    faces = "".join(
+        f'@font-face {{ font-family: "{family}"; font-weight: {weight}; font-style: normal; '
+        f'src: url("{ASSET_SCHEME}{path}"); }}\n' for family, weight, path in FONTS)
+    return f"\n{faces}@page {{ size: {size}; }}\n"
+
+
+def render_pdf(report, paper: str = "a4") -> bytes:
+    """The report as PDF bytes, byte-identical for identical input on one machine."""
+    if paper not in PAGE_SIZES:
+        raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
+    # fontTools stamps subset fonts with the current time unless this is set.
+    os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
+    from weasyprint import HTML
+    from weasyprint.text.fonts import FontConfiguration
+
+    from .html import render_html
+
+    html = render_html(report, print_css(paper))
+    font_config = FontConfiguration()
+    document = HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=font_config)
+    # A fixed identifier from the content keeps the trailer /ID stable.
+    ident = hashlib.sha256(html.encode("utf-8")).hexdigest()[:32].encode("ascii")
+    return document.write_pdf(pdf_identifier=ident)

@@ -1,0 +1,108 @@
+"""SARIF 2.1.0 output for code scanning (GitHub and other SARIF consumers).
+
+One SARIF run holds every checked file.  Regions use our spans as they are:
+1-based lines and columns counted in Unicode code points (Python string
+indexes), end column exclusive, which is SARIF's own convention; the run says
+so with ``columnKind = unicodeCodePoints``.
+"""
+
+from __future__ import annotations
+
+import os
+
+from . import __version__
+from .codes import CODES
+
+SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
+RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
+INFORMATION_URI = "https://github.com/effspec/effspec"
+LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+
+
+def _full_description(code: str, title: str) -> str:
+    """The first paragraph of the rule's page (its docstring), else the table title."""
+    try:
+        from .rules import rule_for
+
+        rule = rule_for(code)
+    except Exception:  # a broken rule module must not break the log of the others
+        rule = None
+    doc = (rule.__class__.__doc__ or "") if rule is not None else ""
+    text = " ".join(line.strip() for line in doc.strip().split("\n\n", 1)[0].splitlines()).strip()
+    # Rule pages start with a "What it does" heading; take what follows it.
+    for head in ("## What it does", "What it does"):
+        if text.startswith(head):
+            text = text[len(head):].lstrip(" :#")
+    return text or title[:1].upper() + title[1:] + "."
+
+
+def rule_descriptors() -> list[dict]:
+    """Every code in the table, in code order (so ruleIndex is stable across logs)."""
+    out = []
+    for code, (title, severity) in CODES.items():
+        out.append({
+            "id": code,
+            "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
+            "shortDescription": {"text": title},
+            "fullDescription": {"text": _full_description(code, title)},
+            "helpUri": RULE_URL.format(code=code),
+            "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
+        })
+    return out
+
+
+def artifact_uri(path: str) -> str:
+    """The file as a relative URI where it lies under the working directory, else absolute."""
+    absolute = os.path.abspath(path)
+    try:
+        rel = os.path.relpath(absolute)
+    except ValueError:  # another drive on Windows
+        rel = None
+    if rel is not None and not rel.startswith(".."):
+        return rel.replace(os.sep, "/").replace("%", "%25").replace(" ", "%20").replace("#", "%23").replace("?", "%3F")
+    from pathlib import Path
+
+    return Path(absolute).as_uri()
+
+
+def _result(diag, uri: str, index: dict[str, int]) -> dict:
+    message = diag.message + (f" Help: {diag.help}" if diag.help else "")
+    location: dict = {"physicalLocation": {"artifactLocation": {"uri": uri, "index": index["artifact"]}}}
+    s = diag.span
+    if s is not None:
+        end_line = max(s.end_line, s.line)
+        end_column = s.end_column if (end_line > s.line or s.end_column > s.column) else s.column + 1
+        location["physicalLocation"]["region"] = {"startLine": s.line, "startColumn": s.column,
+                                                  "endLine": end_line, "endColumn": end_column}
+    out = {
+        "ruleId": diag.code,
+        "level": LEVELS.get(diag.severity, "warning"),
+        "message": {"text": message},
+        "locations": [location],
+    }
+    if diag.code in index:
+        out["ruleIndex"] = index[diag.code]
+    return out
+
+
+def sarif_log(results) -> dict:
+    """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
+    rules = rule_descriptors()
+    rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    artifacts, sarif_results = [], []
+    for result in results:
+        uri = artifact_uri(result.file)
+        artifacts.append({"location": {"uri": uri}, "roles": ["analysisTarget"], "sourceLanguage": "eff"})
+        index = {**rule_index, "artifact": len(artifacts) - 1}
+        sarif_results += [_result(d, uri, index) for d in result.diagnostics]
+    return {
+        "$schema": SCHEMA_URI,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {"name": "effspec", "version": __version__, "semanticVersion": __version__,
+                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "artifacts": artifacts,
+            "results": sarif_results,
+            "columnKind": "unicodeCodePoints",
+        }],
+    }
