@@ -121,8 +121,10 @@ class RunResult:
     conventions: dict[str, dict] = field(default_factory=dict)
     claims: dict[str, ClaimResult] = field(default_factory=dict)
     breakdown: object | None = None  # breakdown.Reconciliation
-    calendar: dict | None = None
+    calendar: dict | None = None  # the calendar table as a dict (calendar_table.to_json())
     diagnosis: object | None = None  # ranks.Diagnosis
+    calendar_table: object | None = None  # breakdown.CalendarTable
+    time_to_target: Metric | None = None  # target.reached_at × step_time
 
     def figure(self, name: str) -> Metric | None:
         """A metric reconstructed from inputs, else one implied by a claim."""
@@ -677,5 +679,12 @@ def evaluate(spec: Spec) -> Evaluation:
         result.breakdown = breakdown_mod.reconcile(result)
         check_claims(result, results, diags)
         _convention_table(result)
+        result.calendar_table = breakdown_mod.calendar_table(result, diags)
+        result.calendar = result.calendar_table.to_json() if result.calendar_table is not None else None
+        result.time_to_target = scaling_mod.time_to_target(result)
+        if result.run.block("ranks") is not None:
+            from . import ranks  # numpy only for specs that declare per-rank samples
+
+            result.diagnosis = ranks.analyse(result, diags)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)

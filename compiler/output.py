@@ -16,11 +16,18 @@ def text(result) -> str:
     return "\n\n".join(parts)
 
 
-def _stats_json(st) -> dict | None:
+def _stats_json(st, timing=None) -> dict | None:
     if st is None:
         return None
     out = dataclasses.asdict(st)
     out["median_ci"] = list(st.median_ci) if st.median_ci else None
+    out["unpredicted_time"] = st.unpredicted_time
+    out["predicted_share"] = st.predicted_share
+    entry = timing.get("step_time") if timing is not None else None
+    samples = entry.value if entry is not None else None
+    if samples is not None and hasattr(samples, "origin"):
+        out["origin"] = samples.origin
+        out["source"] = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
     return out
 
 
@@ -32,8 +39,15 @@ def _breakdown_json(rec) -> dict | None:
                   "line": r.entry.span.line} for r in rec.rows],
         "total": rec.total,
         "remainder": rec.remainder,
+        "remainder_seconds": rec.remainder_seconds,
+        "reconciles": rec.reconciles,
         "has_unclassified": rec.has_unclassified,
+        "unclassified": rec.unclassified,
+        "unconverted": [e.key for e in rec.unconverted],
         "step_time": rec.step_time,
+        "table": rec.table(),
+        "mfu_required_share": rec.mfu_required_share,
+        "consistent_with_mfu": rec.consistent_with_mfu,
         "compute_interval_efficiency": rec.compute_interval_efficiency.to_json() if rec.compute_interval_efficiency else None,
     }
 
@@ -52,12 +66,29 @@ def run_json(rr) -> dict:
             "origin": dict(rr.knobs.origin),
         },
         "conventions": rr.conventions,
-        "step_statistics": _stats_json(rr.step_stats),
+        "step_statistics": _stats_json(rr.step_stats, rr.run.block("timing")),
         "breakdown": _breakdown_json(rr.breakdown),
     }
+    table = getattr(rr, "calendar_table", None)
+    if table is not None:
+        out["calendar"] = table.to_json()
+    ttt = getattr(rr, "time_to_target", None)
+    if ttt is not None:
+        out["time_to_target"] = ttt.to_json()
     if rr.diagnosis is not None:
         out["diagnosis"] = rr.diagnosis.to_json()
     return out
+
+
+def _scaling_run_json(r) -> dict:
+    return {"devices": r.devices, "valid_tokens_per_step": r.valid_tokens_per_step,
+            "tokens_per_device": r.tokens_per_device,
+            "step_time": getattr(r, "step_time", None),
+            "metrics": {n: m.to_json() for n, m in r.metrics.items()},
+            "missing": {n: list(v) for n, v in r.missing.items()},
+            "gemms": r.gemms.to_json() if getattr(r, "gemms", None) is not None else None,
+            "gemms_missing": list(getattr(r, "gemms_missing", ())),
+            "time_to_target": r.time_to_target.to_json() if getattr(r, "time_to_target", None) is not None else None}
 
 
 def scaling_json(sr) -> dict:
@@ -65,11 +96,19 @@ def scaling_json(sr) -> dict:
         "kind": sr.scaling.kind,
         "baseline": sr.scaling.baseline,
         "metrics": {name: m.to_json() for name, m in sr.metrics.items()},
-        "runs": {r.run_id: {"devices": r.devices, "valid_tokens_per_step": r.valid_tokens_per_step,
-                            "tokens_per_device": r.tokens_per_device,
-                            "metrics": {n: m.to_json() for n, m in r.metrics.items()},
-                            "missing": {n: list(v) for n, v in r.missing.items()}} for r in sr.runs},
+        "runs": {r.run_id: _scaling_run_json(r) for r in sr.runs},
+        "baseline_run": _scaling_run_json(sr.baseline) if sr.baseline is not None else None,
+        "series": [r.run_id for r in getattr(sr, "series", [])],
+        "series_baseline": getattr(sr, "series_baseline", None),
+        "cumulative": [s.to_json() for s in getattr(sr, "cumulative", [])],
+        "incremental": [s.to_json() for s in getattr(sr, "incremental", [])],
+        "work_changes": [{"run": w.run_id, "what": w.what, "baseline": _plain(w.baseline), "value": _plain(w.run)}
+                         for w in sr.work_changes()] if hasattr(sr, "work_changes") else [],
     }
+
+
+def _plain(value):
+    return list(value) if isinstance(value, tuple) else value
 
 
 def result_json(result) -> dict:

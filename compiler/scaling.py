@@ -1,8 +1,18 @@
-"""Scaling comparisons: speedup, strong and weak efficiency, and the work check.
+"""Scaling comparisons: speedup, strong and weak efficiency, the work check,
+local GEMM shapes and time-to-target.
 
 strong: global useful work per step is fixed; efficiency = speedup / device ratio.
 weak:   per-device work is fixed; efficiency = achieved model FLOP/s per device,
         run over baseline.
+
+Each run is compared with the declared baseline (``ScalingResult.runs``; the
+contract's `metrics` are the last run's).  Beside that, the runs form a
+*series* ordered by device count, measured against its smallest valid member
+(one with a step time and devices), with the incremental efficiency between
+neighbours: where scaling is lost, step by step.  When the compared runs
+declare a `target` (metric, value, reached_at), ``time_to_target`` =
+reached_at × step_time, and ``time_to_target_speedup`` = baseline / run: the
+comparison that stays fair when numerics (dtype) change the tokens needed.
 """
 
 from __future__ import annotations
@@ -11,7 +21,10 @@ from dataclasses import dataclass, field
 
 from .evaluate import Input, Metric, RunResult
 from .fmt import metric_value, quantity
+from .gemm import LocalShapes, local_shapes
 from .ir import Scaling, Spec
+
+SAME_WORK_TOLERANCE = 1e-9  # relative: declared token counts are exact integers
 
 
 @dataclass
@@ -22,6 +35,40 @@ class ScalingRun:
     missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
     valid_tokens_per_step: float | None = None
     tokens_per_device: float | None = None
+    step_time: float | None = None
+    achieved_flops_per_device: float | None = None
+    seq_len: float | None = None
+    dtypes: tuple[str, ...] = ()
+    model: tuple | None = None  # the model shape as a comparable tuple (None: custom or incomplete)
+    gemms: LocalShapes | None = None
+    gemms_missing: tuple[str, ...] = ()
+    time_to_target: Metric | None = None
+    target: tuple[str, float] | None = None  # (metric, value)
+
+
+@dataclass(frozen=True)
+class SeriesStep:
+    """One neighbour pair of the series, or one member against the series baseline."""
+
+    from_run: str
+    to_run: str
+    device_ratio: float
+    speedup: float | None
+    efficiency: float | None  # strong: speedup / device ratio; weak: achieved per device ratio
+
+    def to_json(self) -> dict:
+        return {"from": self.from_run, "to": self.to_run, "device_ratio": self.device_ratio,
+                "speedup": self.speedup, "efficiency": self.efficiency}
+
+
+@dataclass(frozen=True)
+class WorkChange:
+    """A difference between a run and the baseline that the scaling kind forbids or should note."""
+
+    run_id: str
+    what: str  # valid_tokens_per_step | tokens_per_device | model | seq_len | dtype
+    baseline: object
+    run: object
 
 
 @dataclass
@@ -29,27 +76,94 @@ class ScalingResult:
     scaling: Scaling
     baseline: ScalingRun | None
     runs: list[ScalingRun]
+    series: list[ScalingRun] = field(default_factory=list)  # baseline and runs, by device count
+    series_baseline: str | None = None  # the smallest member with a step time and devices
+    cumulative: list[SeriesStep] = field(default_factory=list)  # each later member against series_baseline
+    incremental: list[SeriesStep] = field(default_factory=list)  # neighbours in the series
 
     @property
     def metrics(self) -> dict[str, Metric]:
         """The contract's `metrics`: those of the last (largest) run compared."""
         return self.runs[-1].metrics if self.runs else {}
 
+    def work_changes(self) -> list[WorkChange]:
+        """What differs from the baseline: the evidence behind EFF301, EFF302, EFF303 and EFF701.
+
+        strong scaling must keep valid_tokens_per_step, weak scaling
+        tokens_per_device; either must keep model, seq_len and dtype.
+        """
+        base = self.baseline
+        if base is None:
+            return []
+        out = []
+        kind = self.scaling.kind
+        for run in self.runs:
+            if kind == "strong" and not _same(base.valid_tokens_per_step, run.valid_tokens_per_step):
+                out.append(WorkChange(run.run_id, "valid_tokens_per_step", base.valid_tokens_per_step, run.valid_tokens_per_step))
+            if kind == "weak" and not _same(base.tokens_per_device, run.tokens_per_device):
+                out.append(WorkChange(run.run_id, "tokens_per_device", base.tokens_per_device, run.tokens_per_device))
+            for what in ("model", "seq_len", "dtypes"):
+                a, b = getattr(base, what), getattr(run, what)
+                if a is not None and b is not None and a != b and not (what == "seq_len" and _same(a, b)):
+                    out.append(WorkChange(run.run_id, "dtype" if what == "dtypes" else what, a, b))
+        return out
+
+
+def _same(a: float | None, b: float | None) -> bool:
+    if a is None or b is None:
+        return True  # unknown is not evidence of a change
+    return abs(a - b) <= SAME_WORK_TOLERANCE * max(abs(a), abs(b))
+
 
 def _devices(result: RunResult) -> float:
     return sum(p.active for p in result.pools)
 
 
+def time_to_target(result: RunResult) -> Metric | None:
+    """reached_at × step_time, where the run declares a `target` and has a step time."""
+    target = result.run.block("target")
+    step = result.figure("step_time")
+    if target is None or step is None or target.get("reached_at") is None:
+        return None
+    reached = target.get("reached_at")
+    v = float(reached.value) * step.value
+    metric = target.value("metric")
+    return Metric("time_to_target", v, "s", "target.reached_at × step_time",
+                  f"{quantity(float(reached.value), 'step')} × {quantity(step.value, 's')} = {quantity(v, 's')}",
+                  (Input("target.reached_at", reached.value, "step", reached.provenance.kind,
+                         reached.provenance.citation, reached.span),
+                   step.as_input(), Input("target.metric", f"{metric} = {target.get('value').text}", "", "declared",
+                                          None, target.span)),
+                  step.assumed, step.basis)
+
+
 def _scaling_run(result: RunResult) -> ScalingRun:
     tokens = result.metrics.get("valid_tokens_per_step")
     devices = _devices(result)
+    step = result.figure("step_time")
+    achieved = result.figure("achieved_flops_per_device")
+    work = result.run.block("work")
+    seq_len = work.value("seq_len") if work is not None else None
+    gemms, gemms_missing = local_shapes(result.shape, result.run.block("parallelism"), seq_len)
+    shape = result.shape
+    target = result.run.block("target")
+    ttt = getattr(result, "time_to_target", None) or time_to_target(result)
     return ScalingRun(result.run.id, devices, valid_tokens_per_step=tokens.value if tokens else None,
-                      tokens_per_device=tokens.value / devices if tokens and devices else None)
+                      tokens_per_device=tokens.value / devices if tokens and devices else None,
+                      step_time=step.value if step else None,
+                      achieved_flops_per_device=achieved.value if achieved else None,
+                      seq_len=float(seq_len) if seq_len is not None else None,
+                      dtypes=tuple(sorted({p.dtype for p in result.pools})),
+                      model=tuple(vars(shape).values()) if shape is not None else None,
+                      gemms=gemms, gemms_missing=gemms_missing, time_to_target=ttt,
+                      target=(str(target.value("metric")), float(target.value("value")))
+                      if target is not None and target.get("value") is not None else None)
 
 
 def compare(base: RunResult, run: RunResult, kind: str | None) -> ScalingRun:
-    """Speedup and the efficiency of ``run`` against ``base``."""
+    """Speedup and the efficiency of ``run`` against ``base``, and time-to-target where both declare one."""
     out = _scaling_run(run)
+    base_run = _scaling_run(base)
     b_step, r_step = base.metrics.get("step_time"), run.metrics.get("step_time")
     b_dev, r_dev = _devices(base), _devices(run)
     if b_step is None or r_step is None:
@@ -79,16 +193,70 @@ def compare(base: RunResult, run: RunResult, kind: str | None) -> ScalingRun:
                 "weak_scaling_efficiency", e, "", "run achieved_flops_per_device / baseline achieved_flops_per_device",
                 f"{quantity(r_ach.value, 'FLOP/s')} / {quantity(b_ach.value, 'FLOP/s')} = {metric_value(e, '')}",
                 (_named(run, r_ach), _named(base, b_ach)), r_ach.assumed or b_ach.assumed)
+    _time_to_target_speedup(base_run, out)
     return out
+
+
+def _time_to_target_speedup(base: ScalingRun, out: ScalingRun) -> None:
+    b, r = base.time_to_target, out.time_to_target
+    if b is None and r is None:
+        return  # no targets declared: per-token rates are the comparison
+    if b is None or r is None:
+        out.missing["time_to_target_speedup"] = tuple(
+            f"run.{rid}.target" for rid, t in ((base.run_id, b), (out.run_id, r)) if t is None)
+        return
+    if base.target != out.target:
+        out.missing["time_to_target_speedup"] = (
+            f"the same target in both runs (baseline {base.target}, run {out.target})",)
+        return
+    v = b.value / r.value
+    out.metrics["time_to_target_speedup"] = Metric(
+        "time_to_target_speedup", v, "", "baseline time_to_target / run time_to_target",
+        f"{quantity(b.value, 's')} / {quantity(r.value, 's')} = {v:.4g}",
+        (Input(f"run.{base.run_id}.time_to_target", b.value, "s", "derived", None, None, b.assumed),
+         Input(f"run.{out.run_id}.time_to_target", r.value, "s", "derived", None, None, r.assumed)),
+        b.assumed or r.assumed)
 
 
 def _named(result: RunResult, metric: Metric) -> Input:
     return Input(f"run.{result.run.id}.{metric.name}", metric.value, metric.unit, "derived", None, None, metric.assumed)
 
 
+def _step(a: ScalingRun, b: ScalingRun, kind: str | None) -> SeriesStep:
+    ratio = b.devices / a.devices
+    speedup = a.step_time / b.step_time
+    if kind == "weak":
+        eff = (b.achieved_flops_per_device / a.achieved_flops_per_device
+               if a.achieved_flops_per_device and b.achieved_flops_per_device is not None else None)
+    else:
+        eff = speedup / ratio
+    return SeriesStep(a.run_id, b.run_id, ratio, speedup, eff)
+
+
+def series(result: ScalingResult) -> None:
+    """Order baseline and runs by devices; efficiency against the smallest valid member and between neighbours."""
+    members, seen = [], set()
+    for member in ([result.baseline] if result.baseline else []) + result.runs:
+        if member.run_id not in seen:
+            seen.add(member.run_id)
+            members.append(member)
+    members.sort(key=lambda m: m.devices)
+    result.series = members
+    valid = [m for m in members if m.step_time and m.devices > 0]
+    if not valid:
+        return
+    first = valid[0]
+    result.series_baseline = first.run_id
+    result.cumulative = [_step(first, m, result.scaling.kind) for m in valid[1:]]
+    result.incremental = [_step(a, b, result.scaling.kind) for a, b in zip(valid, valid[1:])]
+
+
 def evaluate_scaling(scaling: Scaling, spec: Spec, results: dict[str, RunResult]) -> ScalingResult:
+    """Compare every run of ``scaling`` with its baseline, and lay the runs out as a series."""
     base = results.get(scaling.baseline) if scaling.baseline else None
     if base is None:
         return ScalingResult(scaling, None, [])
     runs = [compare(base, results[r], scaling.kind) for r in scaling.runs if r in results]
-    return ScalingResult(scaling, _scaling_run(base), runs)
+    out = ScalingResult(scaling, _scaling_run(base), runs)
+    series(out)
+    return out
