@@ -1,0 +1,95 @@
+"""SARIF 2.1.0 output: schema-valid, regions from the diagnostics' spans, rules with help URIs."""
+
+from __future__ import annotations
+
+import json
+import pathlib
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+
+import effspec
+from effspec.codes import CODES
+from effspec.sarif import sarif_log
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
+SCHEMA = json.loads((ROOT / "tests" / "data" / "sarif-schema-2.1.0.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def results():
+    return [effspec.load(p) for p in EXAMPLES]
+
+
+def test_log_validates_against_the_schema(results):
+    log = sarif_log(results)
+    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(log)
+    assert log["version"] == "2.1.0"
+    run = log["runs"][0]
+    assert run["columnKind"] == "unicodeCodePoints"
+    assert len(run["artifacts"]) == len(EXAMPLES)
+    assert len(run["results"]) == sum(len(r.diagnostics) for r in results)
+
+
+def test_rules_cover_the_code_table_with_help_uris():
+    log = sarif_log([])
+    rules = log["runs"][0]["tool"]["driver"]["rules"]
+    assert [r["id"] for r in rules] == list(CODES)
+    by_id = {r["id"]: r for r in rules}
+    assert by_id["EFF202"]["helpUri"] == "https://github.com/effspec/effspec/blob/main/spec/rules/EFF202.md"
+    assert by_id["EFF202"]["defaultConfiguration"]["level"] == "error"  # the code table says error
+    assert by_id["EFF101"]["defaultConfiguration"]["level"] == "warning"
+    assert all(r["shortDescription"]["text"] and r["fullDescription"]["text"] and r["name"] for r in rules)
+
+
+def test_results_carry_the_spans_of_the_diagnostics():
+    path = ROOT / "examples" / "example_b_vendor_claim.eff"
+    result = effspec.load(path)
+    log = sarif_log([result])
+    run = log["runs"][0]
+    rules = run["tool"]["driver"]["rules"]
+    sarif_results = run["results"]
+    assert len(sarif_results) == len(result.diagnostics) > 0
+    for diag, res in zip(result.diagnostics, sarif_results):
+        assert res["ruleId"] == diag.code
+        assert rules[res["ruleIndex"]]["id"] == diag.code
+        assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[diag.severity]
+        assert res["message"]["text"].startswith(diag.message)
+        loc = res["locations"][0]["physicalLocation"]
+        assert loc["artifactLocation"]["uri"].endswith("examples/example_b_vendor_claim.eff")
+        region = loc["region"]
+        assert (region["startLine"], region["startColumn"]) == (diag.span.line, diag.span.column)
+        assert region["endLine"] >= region["startLine"]
+    # The sparse peak: `peak        = 624 TFLOP/s ...` -- the finding points at the literal.
+    source_lines = path.read_text().splitlines()
+    sparse = next(r for r in sarif_results if r["ruleId"] == "EFF202")["locations"][0]["physicalLocation"]["region"]
+    line = source_lines[sparse["startLine"] - 1]
+    assert line.index("624") + 1 == sparse["startColumn"]  # 1-based, in code points
+
+
+def test_columns_count_code_points_not_utf16_units():
+    # Each emoji is one code point but two UTF-16 units: the unknown key after them
+    # sits at its code-point column, which is what columnKind announces.
+    line = 'run r { title = "😀😀"  bogus = 1 }'
+    result = effspec.check_text("eff 1\n" + line + "\n", "emoji.eff")
+    bogus = next(d for d in result.diagnostics if d.code == "EFF002")
+    region = next(r for r in sarif_log([result])["runs"][0]["results"] if r["ruleId"] == "EFF002")[
+        "locations"][0]["physicalLocation"]["region"]
+    assert region["startLine"] == 2
+    assert region["startColumn"] == line.index("bogus") + 1 == 23  # 22 code points before it (24 UTF-16 units)
+    assert bogus.span.column == 23
+
+
+def test_check_format_sarif_from_the_cli_without_report_libraries():
+    code = ("import sys, io, contextlib, json\n"
+            "from effspec.cli import main\n"
+            "buf = io.StringIO()\n"
+            "with contextlib.redirect_stdout(buf):\n"
+            f"    main(['check', {str(EXAMPLES[0])!r}, '--format', 'sarif'])\n"
+            "json.loads(buf.getvalue())\n"
+            "print(sorted(m for m in ('jinja2', 'weasyprint', 'matplotlib') if m in sys.modules))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
