@@ -1,0 +1,234 @@
+"""Rule pages: ``effspec explain CODE`` and the generated ``spec/rules/``.
+
+A rule's page is its docstring (What it does / Why is this bad? / Example /
+Use instead) under a header line with the code, title and default severity.
+Front-end codes (EFF001-EFF030) have no rule class; their pages are written
+here, in the same four sections.  Rules are imported only when a rule page is
+asked for, so ``import effspec.explain`` stays cheap.
+
+``python -m effspec.explain --write spec/rules`` writes one ``EFFxxx.md`` per
+code and a ``README.md`` index; the output depends on nothing but the code
+table and the docstrings, so a test can regenerate it and compare bytes.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+import textwrap
+
+from .codes import CODES
+
+# One spec, reused by every front-end example: each page changes one line.
+_BASE = """eff 1
+
+run base_8 {{
+  model {{ kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  ffn = gelu  d_ff = 8192  vocab = 50257 }}
+  convention {{ preset = palm }}
+  work {{ seq_len = 2048 token/sequence  global_batch = 256 sequence }}
+  hardware {{ accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  {hardware} }}
+  timing {{ step_time = [4.02, 4.00, 4.05, 3.99, 4.01] s  warmup = 0 step  boundary = "optimizer step" }}{extra}
+}}
+"""
+
+
+def _spec(hardware: str = "peak = catalog", extra: str = "", after: str = "") -> str:
+    return _BASE.format(hardware=hardware, extra=extra) + after
+
+
+_SECOND_RUN = "\n" + _spec().split("\n", 2)[2].replace("base_8", "scaled_64").replace("count = 8 device", "count = 64 device").replace(
+    "[4.02, 4.00, 4.05, 3.99, 4.01]", "[0.61, 0.60, 0.62, 0.60, 0.61]")
+
+
+def _eff(text: str) -> str:
+    return "```eff\n" + text.rstrip("\n") + "\n```"
+
+
+# Each `(0 % + …)` is one level of operator nesting; 70 exceed the limit of 64.
+_DEEP = "(0 % + " * 70 + "52 %" + ")" * 70
+
+FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
+    # code: (what it does, why, example lead-in, example, use-instead lead-in, corrected)
+    "EFF001": (
+        "Reports text the grammar cannot read: a missing `=` or `{`, an unclosed "
+        "block or string, a stray character, or a file that ends early. The "
+        "message says what was expected at that point, and the caret points at "
+        "the first token that does not fit.",
+        "A spec that does not parse has no meaning to check, so no figure is "
+        "computed from it. Syntax errors cannot be suppressed or downgraded.",
+        "`peak` is written without `=`:",
+        _spec("peak catalog"),
+        "",
+        _spec(),
+    ),
+    "EFF002": (
+        "Reports a block or key that is not in the v1 vocabulary, with the "
+        "closest valid name when one is near.",
+        "An unknown key is never ignored: a misspelt `dtype` would otherwise "
+        "leave the default in force, and every figure would be computed for a "
+        "datatype the author did not mean.",
+        "",
+        _spec("datatype = fp8  peak = catalog").replace("dtype = bf16  ", ""),
+        "",
+        _spec("peak = catalog").replace("dtype = bf16", "dtype = fp8"),
+    ),
+    "EFF003": (
+        "Reports a value of the wrong kind for its key: a word that is not one "
+        "of the key's choices, a string where a number belongs, a non-integer "
+        "layer count, a repeated key, or a required key left out.",
+        "Values such as `dtype`, `ffn` or `attention` select formulas and catalog "
+        "rows. Guessing what an invalid one meant would silently pick a "
+        "formula; the spec must say it.",
+        "`bfloat` is not one of `bf16`, `fp16`, `fp8`, `tf32`, `fp32`, `int8`:",
+        _spec("peak = catalog").replace("dtype = bf16", "dtype = bfloat"),
+        "",
+        _spec(),
+    ),
+    "EFF010": (
+        "Reports a quantity whose unit has the wrong dimension for its key, "
+        "for example a peak in `FLOP` instead of `FLOP/s`, a step time in "
+        "tokens, or a claimed MFU written in `token/s`.",
+        "Units are checked so that a rate is never divided by a count or a "
+        "per-device figure mistaken for a per-step one. Without the check, "
+        "312 TFLOP would be read as 312 TFLOP/s and nobody would notice the "
+        "author meant something else.",
+        "",
+        _spec("peak = 312 TFLOP"),
+        "",
+        _spec("peak = 312 TFLOP/s from datasheet \"A100 datasheet, dense BF16\""),
+    ),
+    "EFF011": (
+        "Reports a number that cannot describe a training run: not finite "
+        "(`1e400` overflows), negative where only zero or more makes sense, "
+        "zero where a positive value is needed (a step time, a device count), "
+        "beyond any plausible size, or a division by zero in an expression.",
+        "Such a value turns every figure derived from it into infinity, zero "
+        "or a negative utilization. It is reported where it is written rather "
+        "than as a strange MFU later.",
+        "",
+        _spec().replace("count = 8 device", "count = -8 device"),
+        "",
+        _spec(),
+    ),
+    "EFF020": (
+        "Reports a name that does not resolve: a `scaling` baseline or run that "
+        "is not in the file, a claim that refers to a metric or value the run "
+        "does not have, a `file` that does not exist or lies outside the "
+        "spec's folder, a CSV column that is missing, or an accelerator that "
+        "`peak = catalog` cannot find.",
+        "A comparison against a run that does not exist, or a step time read "
+        "from nowhere, has no value; the file rule also keeps a spec from "
+        "reading files outside its own folder.",
+        "The baseline is misspelt:",
+        _spec(after=_SECOND_RUN + "\nscaling dp_strong { kind = strong  baseline = base8  runs = [scaled_64] }\n"),
+        "",
+        _spec(after=_SECOND_RUN + "\nscaling dp_strong { kind = strong  baseline = base_8  runs = [scaled_64] }\n"),
+    ),
+    "EFF030": (
+        "Reports input beyond a fixed limit: a spec over 10 MiB, more than "
+        "5,000 runs and scalings in one file, more than 1,000 claims in a run, "
+        "expressions nested more than 64 levels deep, inline lists over "
+        "100,000 items, or CSV files over 256 MiB, 5,000,000 rows or 64 columns.",
+        "The limits keep the compiler's time and memory bounded on any input, "
+        "including hostile ones, so that checking a spec can never hang or "
+        "exhaust memory; real specs stay far below them.",
+        "A claim whose expression nests 70 operators deep (generated text, typically):",
+        _spec(extra=f"\n  claim mfu = {_DEEP}"),
+        "",
+        _spec(extra="\n  claim mfu = 52 %"),
+    ),
+}
+
+
+def _front_end_page(code: str) -> str:
+    what, why, lead, example, use_lead, corrected = (
+        textwrap.fill(part, 78) if i in (0, 1, 2, 4) and part else part for i, part in enumerate(FRONT_END[code]))
+    parts = ["## What it does", "", what, "", "## Why is this bad?", "", why, "", "## Example", ""]
+    if lead:
+        parts += [lead, ""]
+    parts += [_eff(example), "", "## Use instead", ""]
+    if use_lead:
+        parts += [use_lead, ""]
+    parts += [_eff(corrected)]
+    return "\n".join(parts)
+
+
+def header(code: str) -> str:
+    title, severity = CODES[code]
+    return f"{code} — {title} (default severity: {severity})"
+
+
+def body(code: str) -> str | None:
+    """The page without its header: the rule's docstring, or the front-end page."""
+    if code in FRONT_END:
+        return _front_end_page(code)
+    if code not in CODES:
+        return None
+    from .rules import rule_for  # imported here: rules load only when a rule page is asked for
+
+    rule = rule_for(code)
+    if rule is None:
+        return None
+    return inspect.getdoc(type(rule))
+
+
+def page(code: str) -> str | None:
+    """The page for any code in the code table, or None for an unknown code (or a code without a page)."""
+    text = body(code)
+    if text is None:
+        return None
+    return f"{header(code)}\n\n{text}\n"
+
+
+def write_pages(folder: str) -> list[str]:
+    """Write ``EFFxxx.md`` for every code and ``README.md``; return the files written, sorted."""
+    os.makedirs(folder, exist_ok=True)
+    written = []
+    rows = ["# Diagnostic codes", "",
+            "Generated by `python -m effspec.explain --write spec/rules` from the rule docstrings; do not edit.", "",
+            "| code | severity | title |", "|---|---|---|"]
+    for code in sorted(CODES):
+        text = page(code)
+        if text is None:
+            raise LookupError(f"{code} has no page")
+        path = os.path.join(folder, f"{code}.md")
+        _write(path, "# " + text)
+        written.append(path)
+        title, severity = CODES[code]
+        rows.append(f"| [{code}]({code}.md) | {severity} | {title} |")
+    readme = os.path.join(folder, "README.md")
+    _write(readme, "\n".join(rows) + "\n")
+    return sorted(written + [readme])
+
+
+def _write(path: str, text: str) -> None:
+    # Bytes, LF line endings, UTF-8: identical output on every platform.
+    with open(path, "wb") as fh:
+        fh.write(text.encode("utf-8"))
+
+
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    p = argparse.ArgumentParser(prog="python -m effspec.explain", description="Print or write rule pages.")
+    p.add_argument("code", nargs="?", help="print the page for CODE")
+    p.add_argument("--write", metavar="FOLDER", help="write one page per code and README.md into FOLDER")
+    args = p.parse_args(argv)
+    if args.write:
+        for path in write_pages(args.write):
+            print(path)
+        return 0
+    if args.code:
+        text = page(args.code.upper())
+        if text is None:
+            print(f"unknown code `{args.code}`", file=sys.stderr)
+            return 2
+        sys.stdout.write(text)
+        return 0
+    p.print_help()
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
