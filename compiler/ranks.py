@@ -457,7 +457,7 @@ def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) 
                          float(np.mean(rank_stall[members])), float(np.mean(rank_wait[members])),
                          float(np.mean(rank_excess[members])), int(np.max(bursts[members] + comm_bursts[members])))
 
-    order = np.argsort(-(rank_excess + rank_comm_excess), kind="stable")[:LISTED]
+    order = np.argsort(-np.maximum(rank_excess, rank_comm_excess), kind="stable")[:LISTED]
     slowest_ranks = tuple(group(f"{int(ranks[i])} ({table.node_names[node_of_rank[i]]})", np.array([i])) for i in order)
     node_excess = np.bincount(node_of_rank, weights=rank_excess, minlength=N) / np.maximum(np.bincount(node_of_rank, minlength=N), 1)
     slowest_nodes = tuple(group(table.node_names[k], np.flatnonzero(node_of_rank == k))
