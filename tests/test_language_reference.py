@@ -179,12 +179,32 @@ def _reference_blocks() -> list[tuple[int, str]]:
     return eff_blocks(REFERENCE.read_text(encoding="utf-8")) if REFERENCE.exists() else []
 
 
+def write_ranks_csv(path: Path) -> None:
+    """8 ranks on 2 nodes, 10 steps; rank 5 computes 30 % slower than the rest."""
+    rows = ["rank,node,step,compute,comm,stall"]
+    for step in range(1, 11):
+        for rank in range(8):
+            compute = 1.30 if rank == 5 else 1.00
+            rows.append(f"{rank},node{rank // 4:02d},{step},{compute:.2f},0.10,{1.40 - compute - 0.10:.2f}")
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def reference_folder(tmp_path_factory) -> Path:
+    """The folder reference blocks are compiled in: the examples' CSV files plus a ranks.csv."""
+    folder = tmp_path_factory.mktemp("reference")
+    for csv_file in EXAMPLES.glob("*.csv"):
+        (folder / csv_file.name).write_bytes(csv_file.read_bytes())
+    write_ranks_csv(folder / "ranks.csv")
+    return folder
+
+
 @pytest.mark.parametrize("line, block", _reference_blocks(), ids=lambda x: f"line{x}" if isinstance(x, int) else "")
-def test_reference_example_compiles(line: int, block: str) -> None:
-    # The folder is examples/, so a block may read llm3b_64_steps.csv.  The
-    # reference holds itself to more than the sketch: no front-end finding at
-    # all (EFF001-EFF030), so every value in it is well-formed and in range.
-    result = effspec.check_text(block, file="<block>", folder=str(EXAMPLES))
+def test_reference_example_compiles(line: int, block: str, reference_folder: Path) -> None:
+    # The folder holds llm3b_64_steps.csv and a ranks.csv.  The reference holds
+    # itself to more than the sketch: no front-end finding at all
+    # (EFF001-EFF030), so every value in it is well-formed and in range.
+    result = effspec.check_text(block, file="<block>", folder=str(reference_folder))
     front = [f"{d.code} {d.span.line}:{d.span.column} {d.message}" for d in result.diagnostics if d.code < "EFF100"]
     assert front == [], f"spec/language.md block at line {line}"
     assert result.evaluation is not None
@@ -230,6 +250,26 @@ def test_limits_listed(reference) -> None:
 def test_every_code_listed(reference) -> None:
     for code, (title, severity) in codes.CODES.items():
         assert re.search(rf"^\| {code} \| {severity} \|", reference, re.M), f"{code} missing from the code table"
+
+
+# ----------------------------------------------------------------------------
+# The README's example and the output shown beside it
+
+
+def test_readme_example_output_is_real(tmp_path: Path) -> None:
+    """The README's spec compiles, and the findings shown under it are the ones it
+    gets (codes, severities and positions; message wording may evolve)."""
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (line, block), = eff_blocks(readme)
+    assert len(block.splitlines()) == 15
+    spec = tmp_path / "vendor.eff"
+    spec.write_text(block, encoding="utf-8")
+    result = effspec.load(spec)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    shown_text = readme[readme.index("```text", readme.index(block)):]
+    shown = re.findall(r"^(error|warning|info)\[(EFF\d+)\]: .*\n  --> vendor\.eff:(\d+):(\d+)$", shown_text, re.M)
+    actual = [(d.severity, d.code, str(d.span.line), str(d.span.column)) for d in result.diagnostics]
+    assert shown == actual, "README.md shows stale output: rerun `effspec check vendor.eff` and paste it"
 
 
 # ----------------------------------------------------------------------------
