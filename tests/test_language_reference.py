@@ -252,6 +252,39 @@ def test_every_code_listed(reference) -> None:
         assert re.search(rf"^\| {code} \| {severity} \|", reference, re.M), f"{code} missing from the code table"
 
 
+def _json_keys(doc: dict) -> set[str]:
+    """Every fixed key of the check JSON (not run, scaling or metric names, not diagnosis evidence)."""
+    keys_seen = set(doc)
+    keys_seen |= {k for d in doc["diagnostics"] for k in d}
+    for run in doc["runs"].values():
+        keys_seen |= set(run)
+        for metric in list(run["metrics"].values()) + list(run["implied"].values()):
+            keys_seen |= set(metric) | {k for i in metric["input_details"] for k in i}
+        keys_seen |= {k for c in run["claims"].values() for k in c}
+        for part in ("step_statistics", "breakdown", "calendar", "convention"):
+            if run.get(part):
+                keys_seen |= set(run[part])
+        keys_seen |= {k for c in run["conventions"].values() for k in c}
+    for scaling in doc["scalings"].values():
+        keys_seen |= set(scaling)
+        keys_seen |= {k for r in scaling["runs"].values() for k in r}
+        keys_seen |= {k for step in scaling["cumulative"] + scaling["incremental"] for k in step}
+    return keys_seen
+
+
+def test_json_outline_names_every_key(reference, reference_folder) -> None:
+    from effspec.output import result_json
+
+    section = reference[reference.index("## 20. JSON output"):reference.index("## 21. Command line")]
+    seen: set[str] = set()
+    sources = [effspec.load(p) for p in sorted(EXAMPLES.glob("*.eff"))]
+    sources += [effspec.check_text(b, folder=str(reference_folder)) for _, b in eff_blocks(reference)]
+    for result in sources:
+        seen |= _json_keys(result_json(result))
+    missing = sorted(k for k in seen if f'"{k}"' not in section)
+    assert not missing, f"section 20 of spec/language.md does not list these JSON keys: {missing}"
+
+
 # ----------------------------------------------------------------------------
 # The README's example and the output shown beside it
 
