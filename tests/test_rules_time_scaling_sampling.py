@@ -294,3 +294,12 @@ def test_rule_page_examples_trigger_and_fix(code):
     assert not [d for d in bad_result.diagnostics + good_result.diagnostics if d.code < "EFF100"]
     assert any(d.code == code for d in bad_result.diagnostics)
     assert not any(d.code == code for d in good_result.diagnostics)
+
+
+def test_eff404_zero_share_is_reported_without_dividing_by_zero():
+    # Claimed MFU 40 % against a 0 % model-compute share (0 % + 0.5 % rounding < 40 %).
+    text = _run("r", 64, 256, timing="", extra=(
+        "claim mfu = 40 %\n  breakdown { model_compute = 0 %  exposed_comm = 90 %  unclassified = 10 % }"))
+    [d] = _diags(text, "EFF404")
+    assert "`model_compute` is 0 % of the step" in d.message and "claimed MFU is 40 %" in d.message
+    assert "no time is left" in d.message

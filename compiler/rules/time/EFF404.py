@@ -104,11 +104,12 @@ class EFF404(Rule):
             if mfu is None:
                 continue
             shown = row.entry.text if row.entry.unit != "s" else f"{row.entry.text} = {percent(row.share)}"
+            implied = (f"the compute interval would run at {percent(mfu / row.share)} of peak, and it cannot "
+                       "exceed 100 %" if row.share > 0 else "no time is left for the model FLOPs the MFU counts")
             yield self.diag(
                 row.entry.span,
                 f"`model_compute` is {shown} of the step of run `{run.id}`, but the {source} MFU is {percent(mfu)}: "
-                f"the compute interval would run at {percent(mfu / row.share) if row.share > 0 else 'infinitely many %'} "
-                "of peak, and it cannot exceed 100 % (MFU = model-compute share × compute-interval efficiency)",
+                f"{implied} (MFU = model-compute share × compute-interval efficiency)",
                 f"the model-compute share must be at least the MFU ({percent(mfu)}): re-measure it from the trace, "
                 "or check what the MFU rests on (peak, convention, step time)",
                 label=f"below the MFU of {percent(mfu)}",
