@@ -13,11 +13,12 @@ import difflib
 import io
 import math
 import os
+import re
 import stat
 from dataclasses import dataclass, field
 
 from . import keys as K
-from .diagnostics import Diagnostic, Span
+from .diagnostics import Diagnostic, Span, sanitize
 from .ir import (
     DECLARED, BinOp, Block, Claim, Entry, Expr, FileRef, Neg, Number, Provenance, Ref, Run,
     Samples, Scaling, Spec,
@@ -56,6 +57,42 @@ def expr_depth_ok(tree) -> Span | None:
     return None
 
 
+_UNIT_TERM = re.compile(r"[A-Za-z%]+(?:\^(-?[0-9]))?")
+
+
+def unit_limits(tree) -> Diagnostic | None:
+    """EFF030 for the first unit with too many words or too large an exponent.
+
+    The grammar already allows only single-digit exponents; this bounds what a
+    chain like `s^9*s^9*s^9` adds up to, so no factor overflows on the way.
+    Iterative: the tree may be deep when this runs.
+    """
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        for child in getattr(node, "children", ()):
+            if hasattr(child, "children"):
+                stack.append(child)
+            elif getattr(child, "type", None) == "UNIT":
+                text = str(child)
+                terms = _UNIT_TERM.findall(text)
+                written = max((abs(int(e)) for e in terms if e), default=1)
+                problem = ""
+                if len(terms) > LIMITS.max_unit_terms:
+                    problem = f"has {len(terms)} words; the limit is {LIMITS.max_unit_terms}"
+                elif written > LIMITS.max_unit_exponent:
+                    problem = f"has the exponent {written}; the limit is {LIMITS.max_unit_exponent}"
+                else:
+                    _, dims = parse_unit(text)
+                    worst = max((abs(e) for _, e in dims), default=0)
+                    if worst > LIMITS.max_unit_exponent:
+                        problem = f"raises a dimension to the power {worst}; the limit is {LIMITS.max_unit_exponent}"
+                if problem:
+                    return Diagnostic("EFF030", "error", Span.of(child), f"the unit `{text}` {problem}",
+                                      "write the unit the way it is printed, e.g. `TFLOP/s` or `token/s`")
+    return None
+
+
 @dataclass
 class _Ctx:
     text: str
@@ -65,9 +102,16 @@ class _Ctx:
     def error(self, code, span, message, help_="", label=""):
         self.diags.append(Diagnostic(code, "error", span, message, help_, label))
 
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Split once: `source` runs per entry and per list item, and splitting
+        # the whole text each time made a 5 MiB spec quadratic (minutes).
+        self.lines = self.text.split("\n")
+
     def source(self, span: Span) -> str:
         """The source text under a span (single or multi-line)."""
-        lines = self.text.split("\n")
+        lines = self.lines
         if span.line == span.end_line:
             return lines[span.line - 1][span.column - 1 : span.end_column - 1]
         parts = [lines[span.line - 1][span.column - 1 :]] + lines[span.line : span.end_line - 1]
@@ -225,30 +269,49 @@ def _constant(ctx: _Ctx, expr: Expr) -> Q | None:
     return q
 
 
+# Pseudo-filesystems are never data, even when a spec sits at their root.
+_FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev", "/run")
+
+
+def _inside(root: str, path: str) -> bool:
+    return os.path.commonpath([root, path]) == root
+
+
 def _resolve_file(ctx: _Ctx, rel: str, span: Span) -> str | None:
     """Resolve a `file` path inside the spec's folder (symlinks too), or EFF020."""
     if ctx.folder is None:
         ctx.error("EFF020", span, f"`file \"{rel}\"` needs the spec to be read from a file",
                   "files resolve relative to the .eff file's folder")
         return None
-    if not rel or os.path.isabs(rel) or "\x00" in rel:
-        ctx.error("EFF020", span, f"`{rel}` is not a relative path inside the spec's folder",
+    if not rel or os.path.isabs(rel) or "\x00" in rel or rel.startswith("~") or len(rel) > 4096:
+        ctx.error("EFF020", span, f"`{rel[:200]}` is not a relative path inside the spec's folder",
                   "write a path relative to the .eff file, without leaving its folder")
         return None
-    root = os.path.realpath(ctx.folder)
-    path = os.path.realpath(os.path.join(root, rel))
-    if os.path.commonpath([root, path]) != root:
+    try:
+        root = os.path.realpath(ctx.folder)
+        path = os.path.realpath(os.path.join(root, rel))  # follows every symlink on the way
+        inside = _inside(root, path)
+    except (OSError, ValueError):  # e.g. a symlink loop or a name too long
+        inside, path = False, ""
+    if not inside:
         ctx.error("EFF020", span, f"`{rel}` leaves the spec's folder",
                   "a `file` must lie in the .eff file's folder or below it (symlinks are followed)")
+        return None
+    if any(_inside(r, path) for r in _FORBIDDEN_ROOTS if os.path.isabs(r)):
+        ctx.error("EFF020", span, f"`{rel}` lies in a system pseudo-filesystem", "devices, /proc and /sys are never read")
         return None
     try:
         st = os.stat(path)
     except OSError:
-        near = suggest(os.path.basename(rel), os.listdir(os.path.dirname(path))) if os.path.isdir(os.path.dirname(path)) else ""
+        folder = os.path.dirname(path)
+        try:
+            near = suggest(os.path.basename(rel), os.listdir(folder)) if os.path.isdir(folder) else ""
+        except OSError:
+            near = ""
         ctx.error("EFF020", span, f"file `{rel}` not found", near or "the path is relative to the .eff file")
         return None
     if not stat.S_ISREG(st.st_mode):
-        ctx.error("EFF020", span, f"`{rel}` is not a regular file", "devices, FIFOs and folders are not read")
+        ctx.error("EFF020", span, f"`{rel}` is not a regular file", "devices, FIFOs, sockets and folders are not read")
         return None
     if st.st_size > LIMITS.max_csv_bytes:
         ctx.error("EFF030", span, f"`{rel}` is {st.st_size:,} bytes; the limit is {LIMITS.max_csv_bytes:,}", "")
@@ -256,32 +319,75 @@ def _resolve_file(ctx: _Ctx, rel: str, span: Span) -> str | None:
     return path
 
 
+def read_regular_file(path: str, limit: int) -> bytes:
+    """At most ``limit + 1`` bytes of a regular file.
+
+    Opened non-blocking and without following a final symlink, then checked
+    with fstat, so a file swapped for a FIFO or device after `_resolve_file`
+    looked at it is refused instead of blocking.  Raises OSError.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(0, "not a regular file")
+        chunks, remaining = [], limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, min(remaining, 1 << 20))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _utf8_position(raw: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and character column of a byte offset (for decode errors)."""
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace")) + 1
+    return raw.count(b"\n", 0, offset) + 1, column
+
+
 def read_csv_header_and_rows(ctx: _Ctx, path: str, rel: str, span: Span):
     """Strict UTF-8 CSV with a header row; returns (header, rows) or None."""
     try:
-        with open(path, "rb") as fh:
-            raw = fh.read(LIMITS.max_csv_bytes + 1)
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        ctx.error("EFF003", span, f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8")
-        return None
+        raw = read_regular_file(path, LIMITS.max_csv_bytes)
     except OSError as exc:
-        ctx.error("EFF020", span, f"`{rel}` cannot be read: {exc.strerror}", "")
+        ctx.error("EFF020", span, f"`{rel}` cannot be read: {exc.strerror or exc}", "")
+        return None
+    if len(raw) > LIMITS.max_csv_bytes:
+        ctx.error("EFF030", span, f"`{rel}` is larger than {LIMITS.max_csv_bytes:,} bytes", "")
+        return None
+    try:
+        text = raw.decode("utf-8-sig")  # strict: a bad byte is an error, never a replacement character
+    except UnicodeDecodeError as exc:
+        line, column = _utf8_position(raw, exc.start)
+        ctx.error("EFF003", span, f"`{rel}` line {line}, column {column}: not valid UTF-8 (byte 0x{raw[exc.start]:02x})",
+                  "save the CSV as UTF-8")
         return None
     if "\x00" in text:
-        ctx.error("EFF003", span, f"`{rel}` contains NUL bytes: not a CSV file", "")
+        line, column = _position_in(text, text.index("\x00"))
+        ctx.error("EFF003", span, f"`{rel}` line {line}, column {column}: a NUL byte: not a CSV file", "")
         return None
-    rows = csv.reader(io.StringIO(text))
+    rows = csv.reader(io.StringIO(text, newline=""), strict=True)
     try:
         header = next(rows)
-    except (StopIteration, csv.Error):
+    except StopIteration:
         ctx.error("EFF003", span, f"`{rel}` is empty: a header row naming the columns is needed", "")
+        return None
+    except csv.Error as exc:
+        ctx.error("EFF003", span, f"`{rel}` row 1: malformed header ({exc})", "")
         return None
     if len(header) > LIMITS.max_csv_columns:
         ctx.error("EFF030", span, f"`{rel}` has {len(header)} columns; the limit is {LIMITS.max_csv_columns}", "")
         return None
     return [h.strip() for h in header], rows
+
+
+def _position_in(text: str, pos: int) -> tuple[int, int]:
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
 
 
 def load_column(ctx: _Ctx, path: str, rel: str, column: str, span: Span, factor: float) -> tuple[float, ...] | None:
@@ -296,27 +402,36 @@ def load_column(ctx: _Ctx, path: str, rel: str, column: str, span: Span, factor:
                   (hint + " " if hint else "") + "columns: " + ", ".join(f"`{h}`" for h in header))
         return None
     index = header.index(column)
+    where = f"column {index + 1} (`{column}`)"
     values = []
+    n = 1
     try:
-        for n, row in enumerate(rows, start=2):
+        for row in rows:
+            n = rows.line_num  # the physical line, so quoted newlines keep the count honest
             if not row:
                 continue
-            if n > LIMITS.max_csv_rows + 1:
+            if len(values) >= LIMITS.max_csv_rows:
                 ctx.error("EFF030", span, f"`{rel}` has more than {LIMITS.max_csv_rows:,} rows", "")
                 return None
+            if len(row) > LIMITS.max_csv_columns:
+                ctx.error("EFF030", span, f"`{rel}` row {n} has {len(row)} columns; the limit is {LIMITS.max_csv_columns}", "")
+                return None
             cell = row[index].strip() if index < len(row) else ""
+            shown = sanitize(cell[:40])
             try:
-                v = float(cell) * factor
+                v = float(cell)
             except ValueError:
-                ctx.error("EFF003", span, f"`{rel}` row {n}, column `{column}`: `{cell[:40]}` is not a number",
+                ctx.error("EFF003", span, f"`{rel}` row {n}, {where}: `{shown}` is not a number",
                           "every row needs a number in this column")
                 return None
-            if not math.isfinite(v) or v <= 0:
-                ctx.error("EFF011", span, f"`{rel}` row {n}, column `{column}`: `{cell[:40]}` is not a positive finite time", "")
+            v *= factor
+            if not math.isfinite(v) or v <= 0 or v > LIMITS.max_magnitude:
+                ctx.error("EFF011", span, f"`{rel}` row {n}, {where}: `{shown}` is not a positive finite time",
+                          "step times are finite and greater than zero")
                 return None
             values.append(v)
     except csv.Error as exc:
-        ctx.error("EFF003", span, f"`{rel}`: malformed CSV ({exc})", "")
+        ctx.error("EFF003", span, f"`{rel}` row {rows.line_num or n}: malformed CSV ({exc})", "")
         return None
     if not values:
         ctx.error("EFF003", span, f"`{rel}` column `{column}` has no rows", "")
@@ -632,6 +747,10 @@ def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | Non
     if deep is not None:
         ctx.error("EFF030", deep, f"expressions nest more than {LIMITS.max_expression_depth} levels deep",
                   "simplify the expression")
+        return None, ctx.diags
+    bad_unit = unit_limits(tree)
+    if bad_unit is not None:
+        ctx.diags.append(bad_unit)
         return None, ctx.diags
     header, *items = tree.children
     version_tok = header.children[0]

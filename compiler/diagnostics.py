@@ -88,7 +88,10 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     else:
         s = diag.span
         out.append(f"  --> {sanitize(filename)}:{s.line}:{s.column}")
-        lines = source.splitlines() if source is not None else []
+        # split("\n"), not splitlines(): the parser counts only \n, and
+        # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
+        # U+2029, showing the wrong source line under the caret.
+        lines = source.split("\n") if source is not None else []
         if 1 <= s.line <= len(lines):
             text = lines[s.line - 1].replace("\t", " ")
             gutter = " " * len(str(s.line))

@@ -16,6 +16,8 @@ class Limits:
     max_csv_columns: int = 64                # columns in one CSV file
     max_magnitude: float = 1e30              # any value, in base units
     max_claims: int = 1000                   # claims in one run
+    max_unit_terms: int = 6                  # words in one unit, `FLOP/s/device` is 3
+    max_unit_exponent: int = 4               # |exponent| written or resulting, per dimension
 
 
 LIMITS = Limits()

@@ -199,9 +199,97 @@ def _blank_line(text: str, line: int) -> str:
     return "\n".join(lines)
 
 
+# Characters that make source display differently from what it is: C0/C1
+# controls other than tab, newline, form feed and carriage return, DEL, the
+# Unicode bidi embeddings, overrides, isolates and marks (Trojan Source,
+# CVE-2021-42574), and the line and paragraph separators, which some viewers
+# break lines on while the parser does not.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# Strings, comments and brackets, for the nesting pre-scan.  A string left
+# open on its line is the parser's to report.
+_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[(\[{]|[)\]}]')
+# Re-parsing after each error is linear in the file; bound the total so that a
+# large hostile file with many errors cannot take minutes.
+_RECOVERY_BUDGET_CHARS = 8 * 1024 * 1024
+
+
+def _position(text: str, pos: int) -> tuple[int, int]:
+    """1-based line and column of offset ``pos``."""
+    return text.count("\n", 0, pos) + 1, pos - (text.rfind("\n", 0, pos) + 1) + 1
+
+
+def _context(text: str, pos: int) -> str:
+    """'a string', 'a comment' or '' for the character at ``pos`` (strings never span lines)."""
+    in_string = False
+    i = text.rfind("\n", 0, pos) + 1
+    while i < pos:
+        ch = text[i]
+        if in_string:
+            if ch == "\\":
+                i += 1
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch == "#":
+            return "a comment"
+        i += 1
+    return "a string" if in_string else ""
+
+
+def _invisible_characters(text: str) -> list[Diagnostic]:
+    """EFF001 for each control or bidi character (at most MAX_SYNTAX_ERRORS)."""
+    import unicodedata
+
+    diags = []
+    for m in _INVISIBLE.finditer(text):
+        if len(diags) >= MAX_SYNTAX_ERRORS:
+            break
+        ch = m.group(0)
+        line, col = _position(text, m.start())
+        name = unicodedata.name(ch, "control character")
+        where = _context(text, m.start())
+        diags.append(Diagnostic(
+            "EFF001", "error", Span(line, col, line, col + 1),
+            f"invisible character U+{ord(ch):04X} ({name}){' in ' + where if where else ''}",
+            "remove it: control and bidirectional-override characters make text display "
+            "differently from what it is (Trojan Source)",
+        ))
+    return diags
+
+
+def _nesting(text: str) -> Diagnostic | None:
+    """EFF030 at the first bracket nested deeper than the expression-depth limit.
+
+    Parentheses leave no node in the tree, so the builder's tree-depth check
+    cannot see `((((1))))`; this pre-scan bounds every bracket kind before
+    parsing, in one pass of a compiled regex.
+    """
+    depth = 0
+    limit = LIMITS.max_expression_depth
+    for m in _SCAN.finditer(text):
+        tok = m.group(0)
+        if tok in ("(", "[", "{"):
+            depth += 1
+            if depth > limit:
+                line, col = _position(text, m.start())
+                return Diagnostic(
+                    "EFF030", "error", Span(line, col, line, col + 1),
+                    f"brackets nest more than {limit} levels deep",
+                    "simplify the expression: blocks nest two levels, and expressions rarely need more than a few",
+                )
+        elif tok in (")", "]", "}"):
+            depth = max(0, depth - 1)
+    return None
+
+
 def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
-    """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics."""
-    from lark.exceptions import UnexpectedInput
+    """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics.
+
+    Never raises on any string: oversize text and deep nesting are EFF030,
+    control and bidi characters EFF001.
+    """
+    from lark.exceptions import LarkError, UnexpectedInput
 
     diags: list[Diagnostic] = []
     if len(text) > LIMITS.max_spec_bytes:
@@ -212,9 +300,22 @@ def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
                 "split it into several files",
             )
         ]
+    if text.startswith("\ufeff"):  # a byte-order mark is harmless; a space keeps the columns
+        text = " " + text[1:]
+    deep = _nesting(text)
+    if deep is not None:
+        return None, [deep]
+    invisible = _invisible_characters(text)
+    if invisible:
+        # Report them, then parse with spaces in their place so that other
+        # syntax errors show up in the same run.
+        diags += invisible
+        text = _INVISIBLE.sub(" ", text)
     work = text
     seen_lines: set[int] = set()
+    budget = _RECOVERY_BUDGET_CHARS
     while True:
+        budget -= len(work)
         try:
             tree = parser().parse(work)
         except UnexpectedInput as exc:
@@ -223,7 +324,7 @@ def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
                 diags.append(Diagnostic("EFF001", "error", span, message, help_))
             seen_lines.add(span.line)
             fatal = message.startswith(("the file ended", "a spec starts with"))  # nothing after it can be read
-            if fatal or span.line > work.count("\n") or len(diags) >= MAX_SYNTAX_ERRORS:
+            if fatal or span.line > work.count("\n") or len(diags) >= MAX_SYNTAX_ERRORS or budget <= 0:
                 return None, diags
             blanked = _blank_line(work, span.line)
             if blanked == work:
@@ -231,5 +332,8 @@ def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
             work = blanked
             continue
         except RecursionError:  # defensive: the LALR parser itself is iterative
-            return None, [Diagnostic("EFF030", "error", Span(1, 1, 1, 1), "the spec nests too deeply", "")]
+            return None, diags + [Diagnostic("EFF030", "error", Span(1, 1, 1, 1), "the spec nests too deeply", "")]
+        except LarkError as exc:  # defensive: any other lark failure is still a coded syntax error
+            return None, diags + [Diagnostic("EFF001", "error", Span(1, 1, 1, 1),
+                                             f"the spec cannot be parsed ({type(exc).__name__})", "")]
         return (tree if not diags else None), diags
