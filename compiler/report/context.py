@@ -523,35 +523,49 @@ def run_view(rr, charts: bool = False) -> RunView:
     return view
 
 
-# GEMM shapes are being added to scaling.py by another engineer: accept any of
-# these attribute names, on the scaling result or on each compared run.
-_SHAPE_ATTRS = ("gemm_shapes", "local_shapes", "gemms", "shapes")
+# GEMM shapes come from scaling.py / gemm.py (another engineer's, still moving):
+# a run's `gemms` may be a LocalShapes (with its own `.gemms`), a list, or a
+# dict; anything else, or nothing, degrades to a note.
+_SHAPE_ATTRS = ("gemms", "gemm_shapes", "local_shapes")
+_LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "dp", "micro_batch", "tokens_per_microbatch", "layers_per_stage")
+
+
+def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
+    notes: tuple[str, ...] = ()
+    title = f"{run_id}: local GEMM shapes per rank"
+    inner = getattr(items, "gemms", None)
+    if inner is not None and not isinstance(items, (list, tuple, dict)):
+        layout = ", ".join(f"{f} = {_cell(getattr(items, f))}" for f in _LAYOUT_FIELDS
+                           if getattr(items, f, None) is not None)
+        title += f" ({layout})" if layout else ""
+        notes = tuple(f"{run_id}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
+        items = inner
+    if isinstance(items, dict):
+        items = [{"gemm": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
+    try:
+        return generic_table(title, list(items)), notes
+    except TypeError:  # not iterable: a structure this report does not know yet
+        return None, notes
 
 
 def _shapes(sr) -> tuple[tuple[Table, ...], str]:
-    tables = []
+    tables, notes = [], []
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
         for attr in _SHAPE_ATTRS:
             items = getattr(run, attr, None)
             if items:
-                if isinstance(items, dict):
-                    items = [{"gemm": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
-                t = generic_table(f"{run.run_id}: local GEMM shapes", items)
-                if t:
-                    tables.append(t)
+                table, extra = _shape_table(run.run_id, items)
+                notes += extra
+                if table:
+                    tables.append(table)
                 break
-    for attr in _SHAPE_ATTRS:
-        items = getattr(sr, attr, None)
-        if items and not isinstance(items, (str, bytes)):
-            if isinstance(items, dict):
-                items = [{"run": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
-            t = generic_table("local GEMM shapes", items)
-            if t:
-                tables.append(t)
-            break
-    note = "" if tables else "Local GEMM shapes are not available for this comparison."
-    return tuple(tables), note
+        missing = getattr(run, "gemms_missing", ())
+        if missing:
+            notes.append(f"{run.run_id}: local shapes need " + ", ".join(_clean(m) for m in missing))
+    if not tables:
+        notes.insert(0, "Local GEMM shapes are not available for this comparison.")
+    return tuple(tables), "; ".join(notes)
 
 
 def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
