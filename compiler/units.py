@@ -14,6 +14,7 @@ and dimension still comes from pint.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -51,18 +52,39 @@ Dims = tuple[tuple[str, int], ...]  # sorted (dimension, exponent), no zeros
 DIMENSIONLESS: Dims = ()
 
 
-def _cache_folder() -> str | None:
+# Bump when the layout of the cached unit table changes.
+_TABLE_FORMAT = 1
+_TABLE_FILE = "units-v1.json"
+_DIM_NAME = re.compile(r"\[[a-z_]+\]")
+
+
+def _cache_root() -> str:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    folder = os.path.join(base, "effspec", "pint")
+    return os.path.join(base, "effspec")
+
+
+def _owned_folder(folder: str) -> str | None:
+    """``folder``, created 0700 if missing, or None unless it is ours.
+
+    A cache read from a directory another user controls could feed us
+    arbitrary factors (or, for pint's pickle, arbitrary code): refuse it.
+    """
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
         st = os.stat(folder)
-        # pint's cache is a pickle: only load it from a directory we own.
         if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return None
+        if st.st_mode & 0o022:  # group- or world-writable: someone else could plant a file
             return None
         return folder
     except OSError:
         return None
+
+
+def _cache_folder() -> str | None:
+    """pint's own (pickle) cache folder inside ours."""
+    root = _owned_folder(_cache_root())
+    return _owned_folder(os.path.join(root, "pint")) if root else None
 
 
 @cache
@@ -86,14 +108,174 @@ def _dims(mapping) -> Dims:
     return tuple(sorted((str(k), int(v)) for k, v in dict(mapping).items() if v))
 
 
+# ------------------------------------------------------------------------
+# The unit-word table: pint's factor and dimension for every word the grammar
+# allows, cached as JSON so that a check with a warm cache never imports pint
+# (pint with numpy is most of a cold start).  pint stays the source of every
+# number: the table is only ever written from pint's answers, and it is keyed
+# by pint's installed files, our definitions and the word list, so any change
+# to one of them rebuilds it.
+
+
+@cache
+def unit_words() -> tuple[str, ...]:
+    """Every alternative of ``UNIT_WORD`` in ``grammar/eff.lark``, in grammar order."""
+    # A plain file read: importlib.resources costs ~25 ms of imports (zipfile,
+    # tempfile, typing), more than the rest of a warm-cache unit lookup.
+    from . import grammar
+
+    try:
+        with open(os.path.join(os.path.dirname(grammar.__file__ or ""), "eff.lark"), encoding="utf-8") as fh:
+            text = fh.read()
+    except OSError:  # installed as a zip: go through importlib.resources
+        from importlib import resources
+
+        text = (resources.files("effspec.grammar") / "eff.lark").read_text(encoding="utf-8")
+    rule = re.search(r"^UNIT_WORD:(.*?)(?=^\S)", text, flags=re.M | re.S)
+    return tuple(re.findall(r'"([^"]+)"', rule.group(1))) if rule else ()
+
+
+def _pint_fingerprint() -> list:
+    """What identifies the installed pint without importing it: its version
+    (from the dist-info folder name) and the size and mtime of its files that
+    hold the code and the unit definitions."""
+    from importlib.util import find_spec
+
+    spec = find_spec("pint")
+    if spec is None or not spec.origin:
+        return ["missing"]
+    package = os.path.dirname(spec.origin)
+    site = os.path.dirname(package)
+    try:
+        version = sorted(n[5:-10] for n in os.listdir(site) if n.startswith("pint-") and n.endswith(".dist-info"))
+    except OSError:
+        version = []
+    stats = []
+    for name in ("__init__.py", "default_en.txt", "constants_en.txt"):
+        try:
+            st = os.stat(os.path.join(package, name))
+            stats.append([name, st.st_size, st.st_mtime_ns])
+        except OSError:
+            stats.append([name, None, None])
+    return [package, version, stats]
+
+
+def table_key() -> dict:
+    """The key a cached table must carry to be used."""
+    return {"format": _TABLE_FORMAT, "pint": _pint_fingerprint(), "definitions": list(_DEFINITIONS),
+            "words": list(unit_words())}
+
+
+def _pint_word(name: str) -> tuple[float, Dims]:
+    base = registry().Quantity(1.0, name).to_base_units()
+    return float(base.magnitude), _dims(base.dimensionality)
+
+
+def pint_table(words: tuple[str, ...] | None = None) -> dict[str, tuple[float, Dims]]:
+    """Factor and dimension of each word, straight from pint (imports pint)."""
+    return {w: _pint_word(w) for w in (unit_words() if words is None else words)}
+
+
+def _valid_entry(entry) -> tuple[float, Dims] | None:
+    """A table entry as read from JSON, or None if it is not exactly the expected shape."""
+    if not (isinstance(entry, list) and len(entry) == 2):
+        return None
+    factor, dims = entry
+    if type(factor) not in (int, float) or not math.isfinite(factor) or factor <= 0:
+        return None
+    if not isinstance(dims, list):
+        return None
+    out = []
+    for item in dims:
+        if not (isinstance(item, list) and len(item) == 2 and isinstance(item[0], str)
+                and _DIM_NAME.fullmatch(item[0]) and type(item[1]) is int and item[1] != 0 and abs(item[1]) <= 8):
+            return None
+        out.append((item[0], item[1]))
+    if out != sorted(out) or len({k for k, _ in out}) != len(out):
+        return None
+    return float(factor), tuple(out)
+
+
+def read_table(path: str, key: dict) -> dict[str, tuple[float, Dims]] | None:
+    """The table stored at ``path`` if it is ours, intact and made for ``key``; else None.
+
+    Never raises: an unreadable, foreign, stale or malformed file is ignored
+    (and later overwritten).  JSON only, never pickle, so reading it cannot
+    run code.
+    """
+    try:
+        if _owned_folder(os.path.dirname(path)) is None:
+            return None
+        st = os.stat(path)
+        if hasattr(os, "getuid") and st.st_uid != os.getuid():
+            return None
+        if st.st_size > 1 << 20:
+            return None
+        with open(path, encoding="utf-8") as fh:
+            doc = json.load(fh)
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(doc, dict) or doc.get("key") != key or not isinstance(doc.get("units"), dict):
+        return None
+    units = doc["units"]
+    if set(units) != set(key["words"]):
+        return None
+    table = {}
+    for name, entry in units.items():
+        value = _valid_entry(entry)
+        if value is None:
+            return None
+        table[name] = value
+    return table
+
+
+def write_table(path: str, key: dict, table: dict[str, tuple[float, Dims]]) -> bool:
+    """Store ``table`` at ``path`` atomically (a reader sees the old file or the new one)."""
+    folder = _owned_folder(os.path.dirname(path))
+    if folder is None:
+        return False
+    doc = {"key": key, "units": {w: [f, [list(d) for d in dims]] for w, (f, dims) in table.items()}}
+    tmp = None
+    try:
+        import tempfile
+
+        fd, tmp = tempfile.mkstemp(prefix=".units-", suffix=".tmp", dir=folder)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(doc, fh, allow_nan=False)
+        os.replace(tmp, path)
+        return True
+    except (OSError, ValueError):
+        if tmp:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+        return False
+
+
+@cache
+def unit_table() -> dict[str, tuple[float, Dims]]:
+    """Factor and dimension of every grammar unit word: from the JSON cache when
+    it matches the installed pint, else from pint (and then cached)."""
+    key = table_key()
+    root = _owned_folder(_cache_root())
+    path = os.path.join(root, _TABLE_FILE) if root else None
+    table = read_table(path, key) if path else None
+    if table is None:
+        table = pint_table(tuple(key["words"]))
+        if path:
+            write_table(path, key, table)
+    return table
+
+
 @cache
 def word(name: str) -> tuple[float, Dims]:
     """Factor to base units and dimension of one allow-listed unit word."""
     if name == "%":
         return 0.01, DIMENSIONLESS
-    ureg = registry()
-    base = ureg.Quantity(1.0, name).to_base_units()
-    return float(base.magnitude), _dims(base.dimensionality)
+    known = unit_table().get(name)
+    # A word outside the grammar's list (never from user text) goes to pint directly.
+    return known if known is not None else _pint_word(name)
 
 
 _PIECE = re.compile(r"([/*]?)([A-Za-z%]+)(?:\^(-?[0-9]))?")

@@ -1,0 +1,87 @@
+"""Import weight: `effspec check` must not pay for the report stack.
+
+WeasyPrint (~650 ms), matplotlib (~200 ms), Jinja2 and jsonschema are only
+needed for reports and schema validation.  Each case runs the real CLI entry
+point in a fresh interpreter and lists which of those modules ended up in
+``sys.modules``; the expected list is empty.  No timing is asserted.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "examples"
+HEAVY = ("weasyprint", "matplotlib", "jinja2", "jsonschema")
+
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from gen import generate_spec  # noqa: E402
+
+# Runs the CLI as `effspec check` does, then reports the heavy modules loaded.
+PROBE = """
+import json, sys
+from effspec.cli import main
+status = main(sys.argv[1:])
+sys.stdout.flush()
+heavy = sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(%r)))
+sys.stderr.write('\\nHEAVY=' + json.dumps(heavy) + '\\n')
+sys.exit(status)
+""" % json.dumps(HEAVY)
+
+
+def _heavy_after(args: list[str], cache_home: Path) -> list[str]:
+    env = dict(os.environ, XDG_CACHE_HOME=str(cache_home))
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], capture_output=True, text=True, env=env,
+                          cwd=ROOT, timeout=300)
+    assert proc.returncode in (0, 1), proc.stderr  # 0 clean, 1 findings: never "could not run"
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
+    return json.loads(line[len("HEAVY="):])
+
+
+@pytest.fixture(scope="module")
+def typical_spec(tmp_path_factory) -> Path:
+    path = tmp_path_factory.mktemp("weight") / "typical.eff"
+    path.write_text(generate_spec(4, seed=3), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
+def test_check_imports_no_report_stack(fmt, typical_spec, tmp_path):
+    assert _heavy_after(["check", str(typical_spec), "--format", fmt], tmp_path) == []
+
+
+@pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.eff")))
+def test_check_of_each_example_imports_no_report_stack(example, tmp_path):
+    assert _heavy_after(["check", str(EXAMPLES / example), "--format", "json"], tmp_path) == []
+
+
+def test_check_of_many_files_imports_no_report_stack(tmp_path):
+    # 8 files or more take the process-pool path in the CLI; the parent must stay light too.
+    folder = tmp_path / "corpus"
+    folder.mkdir()
+    for i in range(9):
+        (folder / f"s{i}.eff").write_text(generate_spec(4, seed=i), encoding="utf-8")
+    assert _heavy_after(["check", str(folder), "-j", "2"], tmp_path) == []
+
+
+def test_check_with_syntax_error_imports_no_report_stack(tmp_path):
+    bad = tmp_path / "bad.eff"
+    bad.write_text("eff 1\nrun x {\n  model { layers = }\n}\n", encoding="utf-8")
+    assert _heavy_after(["check", str(bad)], tmp_path) == []
+
+
+def test_core_never_imports_rendering_modules():
+    # The data-flow rule: the core (parse ... audit) imports neither the report
+    # package nor the CLI.  Checked in a fresh interpreter through the Python API.
+    code = ("import sys, effspec\n"
+            f"effspec.load({str(EXAMPLES / 'example_c_scaling.eff')!r})\n"
+            "print(sorted(m for m in sys.modules if m.startswith(('effspec.report', 'effspec.cli'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
