@@ -27,8 +27,10 @@ def quantity(value: float, unit: str, digits: int = 4) -> str:
         for factor, prefix in _PREFIXES:
             if abs(value) >= factor:
                 return f"{sig(value / factor, digits)} {prefix}{unit}"
-    if unit in ("token", "token/s", "sequence", "device", "param", "step") and abs(value) >= 1e4 and value == int(value):
+    if unit in ("token", "sequence", "device", "param", "step") and abs(value) >= 1e4 and value == int(value):
         return f"{int(value):,} {unit}"
+    if unit == "token/s" and abs(value) >= 1e4:  # rates read best as whole tokens per second
+        return f"{value:,.0f} {unit}"
     return f"{sig(value, digits)} {unit}"
 
 
