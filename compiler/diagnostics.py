@@ -66,9 +66,10 @@ def sort_key(d: Diagnostic) -> tuple:
     return (s.line, s.column, d.code)
 
 
-# C0/C1 controls (but tab), DEL, and the Unicode bidi overrides and isolates
-# (Trojan Source, CVE-2021-42574) are never echoed to a terminal or report.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0/C1 controls (but tab), DEL, the Unicode bidi overrides and isolates
+# (Trojan Source, CVE-2021-42574) and the line/paragraph separators (which
+# break a caret line in two) are never echoed to a terminal or report.
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
 
 
 def sanitize(text: str) -> str:
