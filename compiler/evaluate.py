@@ -376,6 +376,16 @@ def _calendar(run: Run, result: RunResult) -> None:
 
 def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
     knobs, knobs_missing = flops.knobs_for(run)
+    convention = run.block("convention")
+    if knobs_missing and convention is not None:
+        written_preset = convention.get("preset") is not None
+        diags.append(Diagnostic(
+            "EFF003", "error", convention.get("preset").value_span if written_preset else convention.span,
+            ("`preset = custom` must write every knob out" if written_preset else
+             "a `convention` without a `preset` is custom and must write every knob out")
+            + ": missing " + ", ".join(f"`{k}`" for k in knobs_missing),
+            "name the preset the source used (`preset = palm`, `megatron`, `kaplan`, `chinchilla`) and override single knobs, "
+            "or write " + ", ".join(f"`{k}`" for k in knobs_missing) + " too"))
     model = run.block("model")
     work = run.block("work")
     shape = flops.shape_of(model)

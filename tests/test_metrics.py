@@ -361,3 +361,12 @@ def test_padding_beyond_the_batch_is_eff011_at_the_key():
     text = spec(GQA_SWIGLU, work="seq_len = 128 token/sequence  global_batch = 8 sequence  padded_tokens = 2000 token")
     (d,) = [d for d in check_text(text).diagnostics if d.code == "EFF011"]
     assert (d.span.line, d.span.column) == (5, 67) and "-976" in d.message   # 128 × 8 − 2000
+
+
+def test_convention_without_preset_must_write_every_knob():
+    text = spec(GQA_SWIGLU, "attention = causal  logits = included")
+    (d,) = [d for d in check_text(text).diagnostics if d.code == "EFF003"]
+    assert (d.span.line, d.span.column) == (4, 3)
+    assert "`embeddings`" in d.message and "`recompute`" in d.message and "`attention`" not in d.message
+    full = spec(GQA_SWIGLU, "attention = causal  logits = included  embeddings = excluded  recompute = excluded")
+    assert not [d for d in check_text(full).diagnostics if d.code == "EFF003"]
