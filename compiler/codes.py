@@ -20,6 +20,7 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF202": ("sparse (2:4) peak used for dense work", "error"),
     "EFF203": ("declared peak disagrees with the catalog", "warning"),
     "EFF204": ("denominator ignores unavailable devices, power caps or mixed pools", "warning"),
+    "EFF205": ("parallel layout does not multiply to the device count", "warning"),
     "EFF301": ("strong scaling with changed global work", "error"),
     "EFF302": ("weak scaling with changed per-device work", "error"),
     "EFF303": ("the compared problem changed", "warning"),
