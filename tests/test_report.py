@@ -276,7 +276,7 @@ def test_html_and_pdf_are_byte_identical_across_runs(rendered, tmp_path):
 def test_markdown_summary_table_puts_valid_tokens_beside_mfu(rendered):
     md = rendered[("example_a_measured.eff", "md")].decode()
     header = next(line for line in md.splitlines() if line.startswith("| MFU"))
-    assert header.startswith("| MFU | Valid tokens per second |")
+    assert header.startswith("| MFU | Valid tokens/s |")
     row = md.splitlines()[md.splitlines().index(header) + 2]
     assert row.startswith("| 47.12 % | 1,850,479 token/s |")
     assert "| `mfu` | 52 % | 47.12 % | **mismatch** |" in md

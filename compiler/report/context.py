@@ -49,6 +49,7 @@ METRIC_ORDER = ("flops_per_token", "valid_tokens_per_step", "model_flops_per_ste
                 "aggregate_peak", "step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu",
                 "hfu", "mfu_measured_peak", "calendar_efficiency", "goodput")
 # The headline row of the summary: MFU first, valid tokens/s right beside it.
+HEADLINE_LABELS = {"valid_tokens_per_second": "Valid tokens/s", "achieved_flops_per_device": "Model FLOP/s per device"}
 HEADLINE = ("mfu", "valid_tokens_per_second", "hfu", "step_time", "achieved_flops_per_device", "goodput",
             "calendar_efficiency")
 KNOB_ORDER = ("preset", "multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding",
@@ -130,6 +131,15 @@ class HeadlineView:
     label: str
     value: str  # "—" when not recoverable
     note: str
+
+    @property
+    def number(self) -> str:
+        """The figure without its unit (the unit is set smaller beside it)."""
+        return self.value.rsplit(" ", 1)[0] if " " in self.value else self.value
+
+    @property
+    def unit(self) -> str:
+        return self.value.rsplit(" ", 1)[1] if " " in self.value else ""
 
 
 @dataclass(frozen=True)
@@ -314,12 +324,12 @@ def _headline(rr) -> tuple[HeadlineView, ...]:
             if name in ("goodput", "calendar_efficiency") and name not in rr.missing:
                 continue  # no calendar declared: nothing to say
             missing = rr.missing.get(name, ())
-            rows.append(HeadlineView(label(name), "—", "not recoverable" + (": needs " + ", ".join(map(_clean, missing)) if missing else "")))
+            rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), "—", "not recoverable" + (": needs " + ", ".join(map(_clean, missing)) if missing else "")))
             continue
         note = "implied by " + _clean(metric.basis) if name not in rr.metrics else ""
         if metric.assumed:
             note = (note + "; " if note else "") + "rests on assumed inputs"
-        rows.append(HeadlineView(label(name), value_text(metric.value, metric.unit, name), note))
+        rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), value_text(metric.value, metric.unit, name), note))
     return tuple(rows)
 
 
