@@ -5,7 +5,6 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
-SOURCES := pyproject.toml $(shell find compiler grammar templates spec -type f 2>/dev/null | grep -v __pycache__)
 EXAMPLES := $(wildcard examples/*.eff)
 
 .PHONY: demo test sysdeps clean rules-pages bench
@@ -13,21 +12,27 @@ EXAMPLES := $(wildcard examples/*.eff)
 $(PY):
 	$(PYTHON) -m venv $(VENV)
 
-# The package itself, non-editable, as a user gets it.
-$(VENV)/.installed: $(SOURCES) | $(PY)
-	$(PIP) install .
+# One editable install serves both targets, so `make demo` and `make test`
+# never undo each other; tests/test_core.py builds and installs a real wheel
+# to prove a non-editable `pip install .` ships the grammar, templates and data.
+$(VENV)/.installed: pyproject.toml | $(PY)
+	$(PIP) install -e .
 	@touch $@
 
-# Editable, with the test extras, for the suite.
 $(VENV)/.installed-test: pyproject.toml | $(PY)
 	$(PIP) install -e '.[test]'
-	@touch $@
+	@touch $@ $(VENV)/.installed
 
-# pdftoppm/pdftotext (poppler-utils) rasterize and read PDFs in the tests.
+# pdftoppm/pdftotext (poppler-utils) rasterize and read PDFs in the tests;
+# HarfBuzz-subset lets WeasyPrint subset fonts without its slow fallback.
 sysdeps:
-	@command -v pdftoppm >/dev/null 2>&1 || { \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq poppler-utils >/dev/null; \
-	  else echo "poppler-utils missing: run 'sudo apt-get install poppler-utils'" >&2; exit 1; fi; }
+	@missing=""; \
+	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
+	ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset || missing="$$missing libharfbuzz-subset0"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	  else echo "missing system packages:$$missing (sudo apt-get install$$missing)" >&2; exit 1; fi; \
+	fi
 
 demo: $(VENV)/.installed
 	@mkdir -p out
