@@ -114,7 +114,10 @@ def cmd_report(args) -> int:
     from .report import render
 
     try:
-        data = render(result, fmt, paper=args.paper)
+        data = _render_bounded(render, result, fmt, args.paper, args.timeout if fmt == "pdf" else None)
+    except TimeoutError:
+        raise ToolError(f"{args.output}: PDF rendering took longer than {args.timeout:g} s and was abandoned; "
+                        f"the old output, if any, is unchanged (raise the bound with --timeout)")
     except Exception as exc:  # a report that fails midway leaves OUT untouched
         if args.debug:
             raise
@@ -129,6 +132,33 @@ def cmd_report(args) -> int:
     print(text(result), file=sys.stderr)
     print(f"wrote {args.output}", file=sys.stderr)
     return 1 if result.has_errors else 0
+
+
+def _render_bounded(render, result, fmt: str, paper: str, seconds: float | None) -> bytes:
+    """``render(result, fmt, paper=…)`` with a wall-clock bound (PDF layout can
+    take very long on a hostile spec).  No signals: the render runs in a daemon
+    thread, so the bound also holds off the main thread and on every platform;
+    an abandoned render dies with the process.  Raises TimeoutError."""
+    if seconds is None or seconds <= 0:
+        return render(result, fmt, paper=paper)
+    import threading
+
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["data"] = render(result, fmt, paper=paper)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="effspec-render", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(seconds)
+    if "error" in box:
+        raise box["error"]
+    return box["data"]
 
 
 def cmd_explain(args) -> int:
@@ -163,6 +193,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("input", metavar="FILE")
     r.add_argument("-o", "--output", required=True, metavar="OUT", help=".html .pdf .json .sarif .md .tex")
     r.add_argument("--paper", choices=("a4", "letter"), default="a4")
+    r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="wall-clock bound on PDF rendering (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
     e = sub.add_parser("explain", help="print the page for a diagnostic code")
     e.add_argument("code", nargs="?", metavar="CODE")

@@ -563,3 +563,27 @@ def test_parallel_check_matches_one_by_one_in_argument_order(tmp_path, capsys):
 def test_module_entry_point_catches_bad_arguments():
     proc = subprocess.run([sys.executable, "-m", "effspec", "check"], capture_output=True, text=True)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def test_pdf_rendering_has_a_wall_clock_bound(tmp_path, monkeypatch, capsys):
+    import threading
+
+    import effspec.report
+
+    out = tmp_path / "report.pdf"
+    out.write_bytes(b"%PDF old")
+    release = threading.Event()
+
+    def stuck(result, fmt, paper="a4"):
+        release.wait()  # a layout that never finishes, until the test lets it go
+        return b"%PDF new"
+
+    monkeypatch.setattr(effspec.report, "render", stuck)
+    try:
+        status = cli.main(["report", _example("example_c_scaling.eff"), "-o", str(out), "--timeout", "0.2"])
+    finally:
+        release.set()
+    assert status == 2
+    err = capsys.readouterr().err
+    assert "PDF rendering took longer than 0.2 s" in err and "--timeout" in err
+    assert out.read_bytes() == b"%PDF old" and os.listdir(tmp_path) == ["report.pdf"]
