@@ -665,6 +665,8 @@ def _check_required(ctx: _Ctx, name: str, entries: list[Entry], written: set[str
             required.insert(0, "kind")
         required += _MODEL_REQUIRED.get(kind, ())
     missing = [k for k in required if k not in written]
+    if name == "model" and kind == "moe_transformer" and not written & {"d_ff", "d_ff_expert"}:
+        missing.append("d_ff_expert")  # (or d_ff): an expert's FFN size sets its FLOPs
     if missing:
         ctx.error("EFF003", span, f"`{name}` is missing " + ", ".join(f"`{k}`" for k in missing),
                   "add " + ("it" if len(missing) == 1 else "them") + f" to the `{name}` block")

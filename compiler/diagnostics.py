@@ -84,27 +84,27 @@ def _width(text: str) -> int:
 def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     """rustc-style: header, location, the source line, a caret, help."""
     out = [f"{diag.severity}[{diag.code}]: {sanitize(diag.message)}"]
+    pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:
-        out.append(f"  --> {sanitize(filename)}")
+        out.append(f"{pad}--> {sanitize(filename)}")
     else:
         s = diag.span
-        out.append(f"  --> {sanitize(filename)}:{s.line}:{s.column}")
+        out.append(f"{pad}--> {sanitize(filename)}:{s.line}:{s.column}")
         # split("\n"), not splitlines(): the parser counts only \n, and
         # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
         # U+2029, showing the wrong source line under the caret.
         lines = source.split("\n") if source is not None else []
         if 1 <= s.line <= len(lines):
             text = lines[s.line - 1].replace("\t", " ")
-            gutter = " " * len(str(s.line))
             end = s.end_column if s.end_line == s.line and s.end_column > s.column else len(text) + 1
             lead = _width(sanitize(text[: s.column - 1]))
             width = max(1, _width(sanitize(text[s.column - 1 : end - 1])))
-            out.append(f"{gutter} |")
+            out.append(f"{pad} |")
             out.append(f"{s.line} | {sanitize(text)}")
             label = f" {sanitize(diag.label)}" if diag.label else ""
-            out.append(f"{gutter} | {' ' * lead}{'^' * width}{label}")
+            out.append(f"{pad} | {' ' * lead}{'^' * width}{label}")
     for note in diag.notes:
-        out.append(f"   = note: {sanitize(note)}")
+        out.append(f"{pad} = note: {sanitize(note)}")
     if diag.help:
-        out.append(f"   = help: {sanitize(diag.help)}")
+        out.append(f"{pad} = help: {sanitize(diag.help)}")
     return "\n".join(out)

@@ -159,9 +159,10 @@ def load_rank_table(path: str, rel: str, span: Span | None, diags: list[Diagnost
 def _load(path: str, rel: str) -> RankTable:
     import numpy as np
 
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(LIMITS.max_csv_bytes + 1)
+    from .build import read_regular_file
+
+    try:  # non-blocking, no final symlink, regular files only: a FIFO swapped in is refused
+        raw = read_regular_file(path, LIMITS.max_csv_bytes)
     except OSError as exc:
         raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}")
     if len(raw) > LIMITS.max_csv_bytes:

@@ -338,3 +338,23 @@ def test_non_editable_install_ships_package_data(tmp_path):
     installed_at, mfu = proc.stdout.split()
     assert str(target) in installed_at
     assert float(mfu) == pytest.approx(0.47119, abs=1e-4)
+
+
+def test_a_fifo_named_on_the_command_line_is_refused_not_waited_on(tmp_path):
+    fifo = tmp_path / "spec.eff"
+    os.mkfifo(fifo)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(fifo)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "not a regular file" in proc.stderr
+
+
+def test_moe_model_needs_an_ffn_size():
+    text = MINIMAL.replace("kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000",
+                           "kind = moe_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  experts = 8  top_k = 2  vocab = 1000")
+    (d,) = check_text(text).diagnostics
+    assert (d.code, d.span.line, d.span.column) == ("EFF003", 3, 3) and "`d_ff_expert`" in d.message
+
+
+def test_gutter_is_as_wide_as_the_line_number():
+    result = check_text(MINIMAL.replace("ffn = gelu", "ffn = gelo"))
+    lines = render_text(result.diagnostics[0], result.source, "x.eff").splitlines()
+    assert lines[1] == " --> x.eff:3:80" and lines[2] == "  |" and lines[-1].startswith("  = help:")

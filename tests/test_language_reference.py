@@ -300,7 +300,7 @@ def test_readme_example_output_is_real(tmp_path: Path) -> None:
     result = effspec.load(spec)
     assert not [d for d in result.diagnostics if d.code < "EFF100"]
     shown_text = readme[readme.index("```text", readme.index(block)):]
-    shown = re.findall(r"^(error|warning|info)\[(EFF\d+)\]: .*\n  --> vendor\.eff:(\d+):(\d+)$", shown_text, re.M)
+    shown = re.findall(r"^(error|warning|info)\[(EFF\d+)]: .*\n *--> vendor\.eff:(\d+):(\d+)$", shown_text, re.M)
     actual = [(d.severity, d.code, str(d.span.line), str(d.span.column)) for d in result.diagnostics]
     assert shown == actual, "README.md shows stale output: rerun `effspec check vendor.eff` and paste it"
 
