@@ -11,6 +11,7 @@ shell over the same functions.
 
 from __future__ import annotations
 
+import gc
 import os
 from dataclasses import dataclass, field
 
@@ -35,13 +36,27 @@ class Result:
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None) -> Result:
     """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths."""
+    result = Result(file, text)
+    # The parse tree and IR are many small objects that live until the end of
+    # the check: the cyclic collector would rescan them again and again as
+    # they grow (per-run cost rose 35 % from 100 to 1,600 runs).  Nothing here
+    # makes reference cycles worth collecting mid-check.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _check(result, text, file, folder)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
     from .audit import audit
     from .build import build_ir
     from .config import configure
     from .evaluate import evaluate
     from .syntax import parse
 
-    result = Result(file, text)
     tree, diags = parse(text)
     if tree is not None:
         spec, build_diags = build_ir(tree, text, file, folder)

@@ -54,50 +54,58 @@ def _load(path: str):
         raise ToolError(f"{path}: {exc.strerror or exc}")
 
 
-def _check_one(path: str):
-    """(path, result or None, tool-error text or None) — picklable for a process pool."""
+def _check_one(path: str, fmt: str = "text"):
+    """(path, payload, has errors, tool-error text or None), picklable.
+
+    The payload is the file's output already formatted (text, or the JSON
+    document) so a worker process sends back a few kB, not the whole result;
+    SARIF needs every result at once, so it gets the Result itself.
+    """
+    from .output import result_json, text
+
     try:
-        return path, _load(path), None
+        result = _load(path)
     except ToolError as exc:
-        return path, None, str(exc)
+        return path, None, False, str(exc)
+    payload = text(result) if fmt == "text" else result_json(result) if fmt == "json" else result
+    return path, payload, result.has_errors, None
 
 
-def _check_all(paths: list[str], jobs: int) -> list[tuple]:
+def _check_all(paths: list[str], jobs: int, fmt: str) -> list[tuple]:
+    """Check every path, in a process pool when there are enough of them; argument order is kept."""
     if jobs <= 1 or len(paths) < 8:
-        return [_check_one(p) for p in paths]
+        return [_check_one(p, fmt) for p in paths]
     from concurrent.futures import ProcessPoolExecutor
+    from functools import partial
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(_check_one, paths, chunksize=max(1, len(paths) // (jobs * 8))))
+        return list(pool.map(partial(_check_one, fmt=fmt), paths, chunksize=max(1, len(paths) // (jobs * 8))))
 
 
 def cmd_check(args) -> int:
-    from .output import result_json, text
-
     paths = _expand(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
-    outcomes = _check_all(paths, jobs)
     status = 0
-    results = []
-    for path, result, error in outcomes:
+    payloads = []
+    for path, payload, has_errors, error in _check_all(paths, jobs, args.format):
         if error is not None:
             print(f"effspec: {error}", file=sys.stderr)
             status = 2
             continue
-        results.append(result)
-        if result.has_errors and status == 0:
+        payloads.append(payload)
+        if has_errors and status == 0:
             status = 1
     if args.format == "json":
-        docs = [result_json(r) for r in results]
-        sys.stdout.write(json.dumps(docs[0] if len(args.files) == 1 and len(paths) == 1 and docs else docs, indent=2, allow_nan=False) + "\n")
+        one = len(args.files) == 1 and len(paths) == 1 and payloads
+        sys.stdout.write(json.dumps(payloads[0] if one else payloads, indent=2, allow_nan=False) + "\n")
     elif args.format == "sarif":
         from .sarif import sarif_log
 
-        sys.stdout.write(json.dumps(sarif_log(results), indent=2) + "\n")
+        sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
     else:
-        sys.stdout.write("\n\n".join(text(r) for r in results) + "\n" if results else "")
+        sys.stdout.write("\n\n".join(payloads) + "\n" if payloads else "")
     return status
 
 

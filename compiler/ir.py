@@ -8,6 +8,7 @@ form (:func:`to_json`) is what ``spec/eff-ir.schema.json`` describes.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from dataclasses import dataclass
 from typing import Union
 
@@ -161,8 +162,14 @@ class Spec:
     runs: tuple[Run, ...]
     scalings: tuple[Scaling, ...]
 
+    @functools.cached_property
+    def _runs_by_id(self) -> dict[str, Run]:
+        # Built once; rules look runs up per scaling reference, and a scan
+        # per lookup made the audit quadratic in the number of runs.
+        return {r.id: r for r in self.runs}
+
     def run(self, run_id: str) -> Run | None:
-        return next((r for r in self.runs if r.id == run_id), None)
+        return self._runs_by_id.get(run_id)
 
 
 _EXPR_NODES = {Number: "number", Ref: "ref", BinOp: "binop", Neg: "neg"}
