@@ -19,8 +19,9 @@ def text(result) -> str:
 def _stats_json(st, timing=None) -> dict | None:
     if st is None:
         return None
-    out = dataclasses.asdict(st)
+    out = {f.name: getattr(st, f.name) for f in dataclasses.fields(st) if f.name != "kept"}
     out["median_ci"] = list(st.median_ci) if st.median_ci else None
+    out["median_ci_method"] = st.median_ci_method
     out["unpredicted_time"] = st.unpredicted_time
     out["predicted_share"] = st.predicted_share
     entry = timing.get("step_time") if timing is not None else None

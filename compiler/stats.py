@@ -10,9 +10,9 @@ interval (binomial ranks) is used instead, and named as such.
 
 from __future__ import annotations
 
+import functools
 import math
-import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 STALL_FACTOR = 1.5  # a step slower than 1.5x the median is a stall
 BOOTSTRAP_RESAMPLES = 2000
@@ -47,13 +47,29 @@ class StepStats:
     p99: float
     min: float
     max: float
-    median_ci: tuple[float, float] | None  # 95 % bootstrap CI of the median, None below 5 samples
     stall_threshold: float  # STALL_FACTOR x median
     stall_steps: int
     stall_time_share: float  # share of the summed time spent in stall steps
     total_time: float  # sum of the samples
     predicted_time: float  # count x median: what the median predicts
-    median_ci_method: str | None = None  # "bootstrap" | "order statistic"
+    # The samples after warm-up, in order, kept for the confidence interval.
+    kept: tuple[float, ...] = field(default=(), repr=False, compare=False)
+
+    @functools.cached_property
+    def _ci(self) -> tuple[tuple[float, float] | None, str | None]:
+        # Computed on first use (JSON, reports): a text-mode check never pays
+        # for the resampling, nor for importing numpy.
+        return median_ci(list(self.kept), sorted(self.kept))
+
+    @property
+    def median_ci(self) -> tuple[float, float] | None:
+        """95 % confidence interval of the median; None below MIN_CI_SAMPLES samples."""
+        return self._ci[0]
+
+    @property
+    def median_ci_method(self) -> str | None:
+        """"bootstrap" or "order statistic" (above BOOTSTRAP_MAX_SAMPLES)."""
+        return self._ci[1]
 
     def statistic(self, name: str) -> float:
         """The summary a `timing.statistic` names: mean, or the median otherwise."""
@@ -124,14 +140,12 @@ def step_statistics(samples: tuple[float, ...], warmup: int) -> StepStats | None
     threshold = STALL_FACTOR * med
     total = math.fsum(kept)
     stall = [v for v in kept if v > threshold]
-    ci, method = median_ci(kept, ordered)
     return StepStats(
         rows=len(samples), warmup_excluded=min(warmup, len(samples)), count=len(kept),
         median=med, mean=total / len(kept),
         p5=percentile(ordered, 5), p95=percentile(ordered, 95), p99=percentile(ordered, 99),
         min=ordered[0], max=ordered[-1],
-        median_ci=ci,
         stall_threshold=threshold, stall_steps=len(stall),
         stall_time_share=math.fsum(stall) / total if total else 0.0,
-        total_time=total, predicted_time=med * len(kept), median_ci_method=method,
+        total_time=total, predicted_time=med * len(kept), kept=tuple(kept),
     )

@@ -85,3 +85,16 @@ def test_core_never_imports_rendering_modules():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
+
+
+def test_text_check_with_a_warm_unit_cache_imports_neither_numpy_nor_pint(typical_spec, tmp_path):
+    """A pre-commit hook's check (text output) needs neither: pint's factors come
+    from the cached table, and the median's bootstrap CI is computed only when
+    JSON or a report asks for it."""
+    probe = PROBE.replace(json.dumps(HEAVY), json.dumps(["numpy", "pint"]))
+    env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
+    args = ["check", str(typical_spec), str(EXAMPLES / "example_a_measured.eff")]
+    for attempt in ("cold", "warm"):  # the first run fills the unit cache
+        proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
+        line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
+    assert json.loads(line[len("HEAVY="):]) == []
