@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import difflib
+import functools
 import io
 import math
 import os
@@ -44,51 +45,43 @@ def unescape(token: str) -> str:
     return body.replace('\\"', '"').replace("\\\\", "\\") if "\\" in body else body
 
 
-def expr_depth_ok(tree) -> Span | None:
-    """Iteratively find a node nested deeper than the limit; return its span."""
+_UNIT_TERM = re.compile(r"[A-Za-z%]+(?:\^(-?[0-9]))?")
+
+
+@functools.cache
+def _unit_problem(text: str) -> str:
+    """Why a UNIT token exceeds the unit limits, or "" (memoized: units repeat)."""
+    terms = _UNIT_TERM.findall(text)
+    written = max((abs(int(e)) for e in terms if e), default=1)
+    if len(terms) > LIMITS.max_unit_terms:
+        return f"has {len(terms)} words; the limit is {LIMITS.max_unit_terms}"
+    if written > LIMITS.max_unit_exponent:
+        return f"has the exponent {written}; the limit is {LIMITS.max_unit_exponent}"
+    # The grammar allows only single-digit exponents; this bounds what a chain
+    # like `s^4*s^4` adds up to, so no factor overflows on the way.
+    worst = max((abs(e) for _, e in parse_unit(text)[1]), default=0)
+    if worst > LIMITS.max_unit_exponent:
+        return f"raises a dimension to the power {worst}; the limit is {LIMITS.max_unit_exponent}"
+    return ""
+
+
+def prescan(tree) -> Diagnostic | None:
+    """EFF030 for the first node nested deeper than the limit or the first unit
+    beyond the unit limits.  One iterative walk: the tree may be deep here."""
     stack = [(tree, 0)]
     while stack:
         node, depth = stack.pop()
         if depth > LIMITS.max_expression_depth + 8:  # 8: start/run/block/assign levels
-            return Span.of(node)
-        for child in getattr(node, "children", ()):
+            return Diagnostic("EFF030", "error", Span.of(node),
+                              f"expressions nest more than {LIMITS.max_expression_depth} levels deep",
+                              "simplify the expression")
+        for child in node.children:
             if hasattr(child, "children"):
                 stack.append((child, depth + 1))
-    return None
-
-
-_UNIT_TERM = re.compile(r"[A-Za-z%]+(?:\^(-?[0-9]))?")
-
-
-def unit_limits(tree) -> Diagnostic | None:
-    """EFF030 for the first unit with too many words or too large an exponent.
-
-    The grammar already allows only single-digit exponents; this bounds what a
-    chain like `s^9*s^9*s^9` adds up to, so no factor overflows on the way.
-    Iterative: the tree may be deep when this runs.
-    """
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        for child in getattr(node, "children", ()):
-            if hasattr(child, "children"):
-                stack.append(child)
             elif getattr(child, "type", None) == "UNIT":
-                text = str(child)
-                terms = _UNIT_TERM.findall(text)
-                written = max((abs(int(e)) for e in terms if e), default=1)
-                problem = ""
-                if len(terms) > LIMITS.max_unit_terms:
-                    problem = f"has {len(terms)} words; the limit is {LIMITS.max_unit_terms}"
-                elif written > LIMITS.max_unit_exponent:
-                    problem = f"has the exponent {written}; the limit is {LIMITS.max_unit_exponent}"
-                else:
-                    _, dims = parse_unit(text)
-                    worst = max((abs(e) for _, e in dims), default=0)
-                    if worst > LIMITS.max_unit_exponent:
-                        problem = f"raises a dimension to the power {worst}; the limit is {LIMITS.max_unit_exponent}"
+                problem = _unit_problem(str(child))
                 if problem:
-                    return Diagnostic("EFF030", "error", Span.of(child), f"the unit `{text}` {problem}",
+                    return Diagnostic("EFF030", "error", Span.of(child), f"the unit `{child}` {problem}",
                                       "write the unit the way it is printed, e.g. `TFLOP/s` or `token/s`")
     return None
 
@@ -745,15 +738,9 @@ def _scaling(ctx: _Ctx, tree) -> Scaling:
 def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:
     """Build the checked IR from a parse tree.  ``folder`` anchors `file` paths."""
     ctx = _Ctx(text, folder)
-    deep = expr_depth_ok(tree)
-    if deep is not None:
-        ctx.error("EFF030", deep, f"expressions nest more than {LIMITS.max_expression_depth} levels deep",
-                  "simplify the expression")
-        return None, ctx.diags
-    bad_unit = unit_limits(tree)
-    if bad_unit is not None:
-        ctx.diags.append(bad_unit)
-        return None, ctx.diags
+    too_big = prescan(tree)
+    if too_big is not None:
+        return None, [too_big]
     header, *items = tree.children
     version_tok = header.children[0]
     if str(version_tok) != "1":

@@ -71,6 +71,13 @@ def _check_one(path: str, fmt: str = "text"):
     return path, payload, result.has_errors, None
 
 
+def _warm_up() -> None:
+    """Load what every check needs: modules, the parser tables, the rules, the units."""
+    from . import check_text
+
+    check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
+
+
 def _check_all(paths: list[str], jobs: int, fmt: str) -> list[tuple]:
     """Check every path, in a process pool when there are enough of them; argument order is kept."""
     if jobs <= 1 or len(paths) < 8:
@@ -78,6 +85,7 @@ def _check_all(paths: list[str], jobs: int, fmt: str) -> list[tuple]:
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
+    _warm_up()  # forked workers inherit the loaded pipeline instead of each loading it
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         return list(pool.map(partial(_check_one, fmt=fmt), paths, chunksize=max(1, len(paths) // (jobs * 8))))
 
