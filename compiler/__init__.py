@@ -70,41 +70,19 @@ def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
     return result
 
 
-def _read_spec(path: str, limit: int) -> bytes:
-    """At most ``limit + 1`` bytes of the spec.  Opened non-blocking and checked
-    with fstat, so a FIFO or device named on the command line is refused
-    instead of blocking; a symlink to a regular file is followed (the user named it)."""
-    import stat
-
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "is a directory", path)
-        if not stat.S_ISREG(mode):
-            raise OSError(0, "not a regular file", path)
-        chunks, remaining = [], limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def load(path: str | os.PathLike) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
     Raises OSError when the file cannot be read and UnicodeDecodeError when it
     is not UTF-8 (the CLI turns both into exit status 2).
     """
-    path = os.fspath(path)
+    from .build import read_regular_file
     from .limits import LIMITS
 
-    raw = _read_spec(path, LIMITS.max_spec_bytes)
+    path = os.fspath(path)
+    # The user named this file, so a symlink to it is followed; a FIFO or
+    # device is refused rather than waited on.
+    raw = read_regular_file(path, LIMITS.max_spec_bytes, follow_symlinks=True)
     if len(raw) > LIMITS.max_spec_bytes:
         r = Result(path, None)
         r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),

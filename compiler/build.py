@@ -312,17 +312,23 @@ def _resolve_file(ctx: _Ctx, rel: str, span: Span) -> str | None:
     return path
 
 
-def read_regular_file(path: str, limit: int) -> bytes:
+def read_regular_file(path: str, limit: int, follow_symlinks: bool = False) -> bytes:
     """At most ``limit + 1`` bytes of a regular file.
 
-    Opened non-blocking and without following a final symlink, then checked
-    with fstat, so a file swapped for a FIFO or device after `_resolve_file`
-    looked at it is refused instead of blocking.  Raises OSError.
+    Opened non-blocking (and, unless ``follow_symlinks``, without following a
+    final symlink), then checked with fstat, so a FIFO or device, or a file
+    swapped for one after `_resolve_file` looked at it, is refused instead of
+    blocking.  Raises IsADirectoryError for a folder, OSError otherwise.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    if not follow_symlinks:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
     fd = os.open(path, flags)
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(21, "is a directory", path)
+        if not stat.S_ISREG(mode):
             raise OSError(0, "not a regular file")
         chunks, remaining = [], limit + 1
         while remaining > 0:
