@@ -631,7 +631,7 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
             result.implied = {k: v for k, v in _rate_metrics(result, step, step.basis).items()}
             result.implied.pop(basis_name, None)
     if "valid_tokens_per_second" in claimed and "mfu" in claimed and "aggregate_peak" in result.metrics:
-        (tp_claim, tp), (_, mfu) = claimed["valid_tokens_per_second"], claimed["mfu"]
+        (_, tp), (_, mfu) = claimed["valid_tokens_per_second"], claimed["mfu"]
         agg = result.metrics["aggregate_peak"]
         if tp > 0:
             v = mfu * agg.value / tp

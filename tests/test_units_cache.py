@@ -4,7 +4,6 @@ ignored safely when it is corrupt, stale, foreign or in a folder not ours."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import re
 import subprocess

@@ -104,8 +104,8 @@ class EFF601(Rule):
                     claim.value_span,
                     f"claim `{claim.written}` = {claimed} disagrees with {rebuilt} reconstructed from "
                     f"{basis_text(cr.basis)} ({rel * 100:+.1f} %){tolerance}",
-                    f"correct the claim or the input it disagrees with; if the source counted differently, declare "
-                    f"that (a `convention`, the `peak` it used) so the reconstruction follows it",
+                    "correct the claim or the input it disagrees with; if the source counted differently, declare "
+                    "that (a `convention`, the `peak` it used) so the reconstruction follows it",
                     label=f"reconstructed from {against}: {rebuilt}",
                     notes=tuple(notes),
                 )
