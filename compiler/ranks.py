@@ -459,6 +459,12 @@ def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) 
                          float(np.mean(rank_excess[members])), int(np.max(bursts[members] + comm_bursts[members])))
 
     order = np.argsort(-np.maximum(rank_excess, rank_comm_excess), kind="stable")[:LISTED]
+    # The slowest rank beside the typical one, mean seconds per step: what the
+    # report's per-rank chart draws.
+    median_rank = int(np.argsort(rank_compute + rank_comm, kind="stable")[R // 2])
+    for role, i in (("worst_rank", int(order[0])), ("median_rank", median_rank)):
+        evidence[role] = {"rank": int(ranks[i]), "node": table.node_names[node_of_rank[i]],
+                          "compute": float(rank_compute[i]), "comm": float(rank_comm[i]), "stall": float(rank_stall[i])}
     slowest_ranks = tuple(group(f"{int(ranks[i])} ({table.node_names[node_of_rank[i]]})", np.array([i])) for i in order)
     node_excess = np.bincount(node_of_rank, weights=rank_excess, minlength=N) / np.maximum(np.bincount(node_of_rank, minlength=N), 1)
     slowest_nodes = tuple(group(table.node_names[k], np.flatnonzero(node_of_rank == k))

@@ -206,3 +206,20 @@ def test_check_without_ranks_does_not_import_numpy():
             " global_batch = 2 sequence }\\n}\\n'); print('effspec.ranks' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_straggler_example_names_rank_37_on_node04_and_its_chart_rows():
+    """examples/straggler_ranks.eff: rank 37 computes 12 % slower (1.450 s × 1.12 = 1.624 s)."""
+    from pathlib import Path
+
+    import effspec
+
+    root = Path(__file__).resolve().parents[1]
+    rr = effspec.load(root / "examples" / "straggler_ranks.eff").evaluation.runs["llama7b_64"]
+    d = rr.diagnosis
+    assert (d.family, d.ranks, d.nodes) == ("straggler", (37,), ("node04",))
+    worst, median = d.evidence["worst_rank"], d.evidence["median_rank"]
+    assert worst["rank"] == 37 and worst["compute"] == pytest.approx(1.624, abs=0.01)
+    assert median["compute"] == pytest.approx(1.450, abs=0.01)
+    # The others wait for the straggler: stall ≈ 1.624 − 1.450 + 0.004 s barrier.
+    assert median["stall"] == pytest.approx(0.178, abs=0.01)

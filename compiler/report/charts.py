@@ -179,7 +179,9 @@ def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | 
             for j, v in enumerate(values):
                 color, hatch = STYLES[j]
                 ax.barh(i, v, left=left, height=0.55, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5)
-                if v > 0:
+                # Label a segment only where the label fits (a share of the
+                # longest bar); the legend-free chart relies on direct labels.
+                if v > 0.18 * max(sum(r[1:]) for r in rows):
                     ax.text(left + v / 2, i, f"{names[j]} {quantity(v, 's', 3)}", ha="center", va="center",
                             fontsize=6, color="white" if j == 0 else INK,
                             bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"} if j else None)
@@ -187,7 +189,7 @@ def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | 
         ax.set_yticks(range(len(rows)))
         ax.set_yticklabels([r[0] for r in rows])
         ax.invert_yaxis()
-        ax.set_xlabel("seconds per step")
+        ax.set_xlabel("seconds per step (compute solid, communication hatched, stall light)")
         fig.subplots_adjust(left=0.2, right=0.98, bottom=0.3 if len(rows) < 3 else 0.2, top=0.95)
         return _markup(_svg(fig, salt))
 

@@ -497,23 +497,46 @@ def generic_table(title: str, items) -> Table | None:
     return Table(title, tuple(_clean(c) for c in columns), tuple(tuple(_cell(m.get(c, "")) for c in columns) for m in maps))
 
 
+# The evidence figures a reader needs to follow the diagnosis, in reading
+# order; the full evidence is in the JSON output.
+_DIAGNOSIS_EVIDENCE = (
+    ("compute_share", "compute share of rank time", "ratio"),
+    ("wait_share", "wait share (comm + stall)", "ratio"),
+    ("imbalance_wait_share", "wait for the slowest rank's compute", "ratio"),
+    ("compute_spread", "compute spread across ranks (max − min) / max", "ratio"),
+    ("mfu", "MFU", "ratio"),
+    ("compute_interval_efficiency", "MFU / compute share", "ratio"),
+    ("rows", "rows read", "count"),
+    ("ranks_count", "ranks", "count"),
+    ("nodes_count", "nodes", "count"),
+    ("steps_count", "steps", "count"),
+)
+
+
 def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
     diag = rr.diagnosis
     if diag is None:
         return (), ()
-    data = _as_mapping(diag) or {}
-    rows, tables = [], []
-    for key, value in data.items():
-        if isinstance(value, (list, tuple)) and value and _as_mapping(value[0]) is not None:
-            t = generic_table(key.replace("_", " "), value)
-            if t:
-                tables.append(t)
-        elif isinstance(value, dict) and value and all(_as_mapping(v) is not None for v in value.values()):
-            t = generic_table(key.replace("_", " "), [{"name": k, **_as_mapping(v)} for k, v in value.items()])
-            if t:
-                tables.append(t)
-        else:
-            rows.append(Row(_clean(key).replace("_", " "), _cell(value) or "—"))
+    evidence = getattr(diag, "evidence", {}) or {}
+    # Values sit in a numeric, unwrapped column: the reason is the family's note.
+    rows = [
+        Row("family", _clean(diag.family), _clean(diag.reason)),
+        Row("ranks named", ", ".join(str(r) for r in diag.ranks[:10]) + (", …" if len(diag.ranks) > 10 else "") or "—"),
+        Row("nodes named", ", ".join(_clean(n) for n in diag.nodes[:10]) + (", …" if len(diag.nodes) > 10 else "") or "—"),
+    ]
+    for key, name, kind in _DIAGNOSIS_EVIDENCE:
+        value = evidence.get(key)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            rows.append(Row(name, percent(value) if kind == "ratio" else f"{value:,}"))
+    tables = []
+    for title, groups in (("slowest ranks", getattr(diag, "slowest_ranks", ())),
+                          ("slowest nodes", getattr(diag, "slowest_nodes", ())),
+                          ("pipeline stages", getattr(diag, "stages", ()))):
+        if groups:
+            tables.append(Table(title, ("name", "ranks", "compute s", "comm s", "stall s", "wait share", "compute excess"),
+                                tuple((_clean(g.name), str(g.ranks), sig(g.compute_mean), sig(g.comm_mean),
+                                       sig(g.stall_mean), percent(g.wait_share), f"{g.compute_excess:+.1%}")
+                                      for g in groups)))
     return tuple(rows), tuple(tables)
 
 
