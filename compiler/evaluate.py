@@ -205,8 +205,7 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         where = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
         inputs = (
             Input("timing.step_time", f"{st.rows} samples ({where})", "s", entry.provenance.kind, entry.provenance.citation, entry.span),
-            Input("timing.warmup", st.warmup_excluded, "step", *(_prov(timing.get("warmup")) if timing.get("warmup") else ("default", None, None)),
-                  assumed=timing.get("warmup") is None),
+            _entry_input(timing, "warmup") or Input("timing.warmup", 0, "step", "default", assumed=True),
         )
         value = st.statistic(statistic)
         formula = f"{statistic}(step_time samples after warm-up)"
@@ -233,10 +232,6 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
     if achieved is not None:
         return None, ("model_flops_per_step",) if model is None else ("hardware.count",)
     return None, ("timing.step_time or timing.throughput",)
-
-
-def _prov(entry) -> tuple:
-    return (entry.provenance.kind, entry.provenance.citation, entry.span)
 
 
 def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, ...]]:
