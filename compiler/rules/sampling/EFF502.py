@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from ...diagnostics import Diagnostic
-from ...ir import Samples
 from .. import AuditContext, Rule
+from . import sampled_runs
 
 # Below this many samples after warm-up, percentiles and a bootstrap interval
 # of the median rest on too few points to mean anything.
@@ -69,11 +69,7 @@ class EFF502(Rule):
     nodes = ("run.timing.step_time", "run.timing.warmup")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run in ctx.spec.runs:
-            timing = run.block("timing")
-            entry = timing.get("step_time") if timing is not None else None
-            if entry is None or not isinstance(entry.value, Samples):
-                continue
+        for run, timing, entry in sampled_runs(ctx):
             rows = len(entry.value.values)
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)

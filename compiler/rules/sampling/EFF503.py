@@ -8,6 +8,7 @@ from ...diagnostics import Diagnostic
 from ...fmt import percent, quantity, sig
 from ...stats import STALL_FACTOR
 from .. import AuditContext, Rule
+from . import sampled_runs
 
 # Stall steps holding at least this share of the summed time dominate it.
 STALL_SHARE_LIMIT = 0.10
@@ -78,12 +79,10 @@ class EFF503(Rule):
     nodes = ("run.timing.step_time", "run.timing.statistic")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run in ctx.spec.runs:
-            timing = run.block("timing")
-            entry = timing.get("step_time") if timing is not None else None
+        for run, timing, entry in sampled_runs(ctx):
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)
-            if entry is None or stats is None or stats.count < 2:
+            if stats is None or stats.count < 2:
                 continue
             statistic = timing.get("statistic")
             if statistic is not None and statistic.value == "mean":

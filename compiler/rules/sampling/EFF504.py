@@ -5,8 +5,8 @@ from __future__ import annotations
 from typing import Iterator
 
 from ...diagnostics import Diagnostic
-from ...ir import Samples
 from .. import AuditContext, Rule
+from . import sampled_runs
 
 
 class EFF504(Rule):
@@ -65,10 +65,8 @@ class EFF504(Rule):
     nodes = ("run.timing.step_time", "run.timing.boundary")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run in ctx.spec.runs:
-            timing = run.block("timing")
-            entry = timing.get("step_time") if timing is not None else None
-            if entry is None or not isinstance(entry.value, Samples) or timing.get("boundary") is not None:
+        for run, timing, entry in sampled_runs(ctx):
+            if timing.get("boundary") is not None:
                 continue
             count = len(entry.value.values)
             if count <= 1:
