@@ -48,7 +48,7 @@ test: $(VENV)/.installed-test sysdeps
 	$(PY) -m pytest
 
 rules-pages: $(VENV)/.installed-test
-	$(PY) -m effspec.explain --write spec/rules
+	$(PY) -m effspec.rules.pages --write spec/rules
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run.py

@@ -15,7 +15,8 @@ import time
 
 import numpy as np
 
-from effspec import ranks
+from effspec.ranks import loader
+from effspec.ranks.diagnose import diagnose
 
 
 def generate(path: str, n_ranks: int, n_steps: int, per_node: int = 8) -> None:
@@ -57,10 +58,10 @@ def main() -> None:
         diags: list = []
         c0 = time.process_time()
         t0 = time.perf_counter()
-        table = ranks.load_rank_table(path, os.path.basename(path), None, diags)
+        table = loader.load_rank_table(path, os.path.basename(path), None, diags)
         t1 = time.perf_counter()
         assert table is not None and not diags, diags
-        d = ranks.diagnose(table, mfu=0.45)
+        d = diagnose(table, mfu=0.45)
         t2 = time.perf_counter()
         cpu_times.append(time.process_time() - c0)
         load_times.append(t1 - t0)

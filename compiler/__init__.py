@@ -15,9 +15,9 @@ import gc
 import os
 from dataclasses import dataclass, field
 
-from .diagnostics import Diagnostic, Span, sort_key
+from effspec.diagnostics import Diagnostic, Span, sort_key
+from effspec.version import __version__
 
-__version__ = "0.1.0"
 __all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
 
 
@@ -51,11 +51,11 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None) -> 
 
 
 def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
-    from .audit import audit
-    from .build import build_ir
-    from .config import configure
-    from .evaluate import evaluate
-    from .syntax import parse
+    from effspec.rules.audit import audit
+    from effspec.front.build import build_ir
+    from effspec.front.config import configure
+    from effspec.engine.evaluate import evaluate
+    from effspec.front.syntax import parse
 
     tree, diags = parse(text)
     if tree is not None:
@@ -76,8 +76,8 @@ def load(path: str | os.PathLike) -> Result:
     Raises OSError when the file cannot be read and UnicodeDecodeError when it
     is not UTF-8 (the CLI turns both into exit status 2).
     """
-    from .build import read_regular_file
-    from .limits import LIMITS
+    from effspec.front.files import read_regular_file
+    from effspec.front.limits import LIMITS
 
     path = os.fspath(path)
     # The user named this file, so a symlink to it is followed; a FIFO or

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import effspec
-from effspec.output import result_json
+from effspec.report.text import result_json
 
 RUN = '''eff 1
 run r {{

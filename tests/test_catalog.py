@@ -1,4 +1,4 @@
-"""Tests for effspec.catalog and the peak data it loads."""
+"""Tests for effspec.engine.catalog and the peak data it loads."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from importlib import resources
 
 import pytest
 
-from effspec import catalog
+from effspec.engine import catalog
 
 # Dense BF16 peak per device in TFLOP/s, per the vendor documents cited in peaks.json.
 DENSE_BF16_TFLOPS = {

@@ -35,7 +35,7 @@ def codes_at(result):
 def test_grammar_is_conflict_free_in_strict_mode():
     from lark import Lark
 
-    from effspec.syntax import grammar_text
+    from effspec.front.syntax import grammar_text
 
     Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True, strict=True)
 
@@ -219,7 +219,7 @@ def test_bare_number_accepted_for_counting_units_only():
 
 
 def test_flop_is_its_own_dimension():
-    from effspec.units import parse_unit
+    from effspec.front.units import parse_unit
 
     factor, dims = parse_unit("TFLOP/s")
     assert factor == 1e12 and dict(dims) == {"[flop]": 1, "[time]": -1}
@@ -325,7 +325,7 @@ def test_non_editable_install_ships_package_data(tmp_path):
 
     names = set(zipfile.ZipFile(wheel).namelist())
     for required in ("effspec/grammar/eff.lark", "effspec/data/peaks.json", "effspec/data/peaks.schema.json",
-                     "effspec/cli.py", "effspec/py.typed"):
+                     "effspec/cli/__init__.py", "effspec/front/build.py", "effspec/engine/evaluate.py", "effspec/ranks/diagnose.py", "effspec/py.typed"):
         assert required in names, required
     target = tmp_path / "site"
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True)

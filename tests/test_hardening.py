@@ -17,11 +17,13 @@ import sys
 import pytest
 
 import effspec
-import effspec.build as build_mod
-import effspec.syntax as syntax_mod
+import effspec.front.build as build_mod
+import effspec.front.files as files_mod
+import effspec.front.values as values_mod
+import effspec.front.syntax as syntax_mod
 from effspec import check_text, cli, load
-from effspec.limits import LIMITS
-from effspec.output import result_json, text as text_output
+from effspec.front.limits import LIMITS
+from effspec.report.text import result_json, text as text_output
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
 
@@ -56,8 +58,9 @@ def only(result, code: str):
 def limits(monkeypatch, **changes) -> None:
     """Lower a limit for one test, in every module that reads it."""
     lowered = dataclasses.replace(LIMITS, **changes)
-    for module in (build_mod, syntax_mod):
-        monkeypatch.setattr(module, "LIMITS", lowered)
+    for module in (build_mod, files_mod, values_mod, syntax_mod):
+        if hasattr(module, "LIMITS"):
+            monkeypatch.setattr(module, "LIMITS", lowered)
 
 
 def spec_with_step_time(tmp_path, csv_text: str | bytes, column: str = "t", unit: str = "") -> effspec.Result:

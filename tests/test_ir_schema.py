@@ -4,7 +4,7 @@ Three things are checked:
 
 1. the IR JSON of every example and every fixture spec that compiles is valid
    under the schema (Draft 2020-12, closed objects);
-2. drift: each dataclass of ``effspec.ir`` has a ``$defs`` entry whose
+2. drift: each dataclass of ``effspec.front.ir`` has a ``$defs`` entry whose
    ``properties`` are exactly its fields (plus ``node`` on expression nodes),
    the JSON that ``to_json`` really emits has exactly those keys, and every
    ``$defs`` entry belongs to a dataclass (or to one of the two documented
@@ -26,7 +26,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import effspec
-from effspec import ir, keys
+from effspec.front import ir, keys
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA_PATH = ROOT / "spec" / "eff-ir.schema.json"
@@ -52,7 +52,7 @@ def validator(schema) -> Draft202012Validator:
 
 
 def ir_dataclasses() -> dict[str, type]:
-    """Every dataclass reachable as an attribute of effspec.ir (Span included)."""
+    """Every dataclass reachable as an attribute of effspec.front.ir (Span included)."""
     return {name: obj for name, obj in vars(ir).items()
             if isinstance(obj, type) and dataclasses.is_dataclass(obj)}
 
@@ -191,7 +191,7 @@ def expected_properties(cls: type) -> set[str]:
 def test_dataclass_fields_match_schema(name: str, schema) -> None:
     cls = ir_dataclasses()[name]
     definition = schema["$defs"].get(name)
-    assert definition is not None, f"effspec.ir.{name} has no $defs entry in {SCHEMA_PATH.name}"
+    assert definition is not None, f"effspec.front.ir.{name} has no $defs entry in {SCHEMA_PATH.name}"
     assert definition.get("additionalProperties") is False, f"$defs.{name} must be closed"
     props = set(definition["properties"])
     assert props == expected_properties(cls), (
@@ -210,7 +210,7 @@ def test_emitted_json_matches_schema(name: str, schema, coverage_json) -> None:
 
 def test_every_def_belongs_to_the_code(schema) -> None:
     extra = set(schema["$defs"]) - set(ir_dataclasses()) - NON_DATACLASS_DEFS
-    assert not extra, f"$defs without a dataclass in effspec.ir: {sorted(extra)}"
+    assert not extra, f"$defs without a dataclass in effspec.front.ir: {sorted(extra)}"
 
 
 def test_expr_def_is_the_expr_union(schema) -> None:

@@ -6,7 +6,7 @@
 - every examples/*.eff compiles likewise, and examples A, B and C are
   byte-identical to the sketch's three code blocks;
 - the key tables in spec/language.md are exactly what ``render_key_tables()``
-  makes from effspec.keys (regenerate with
+  makes from effspec.front.keys (regenerate with
   ``python tests/test_language_reference.py --write``);
 - the unit allow-list, provenance kinds, claimable metrics, limits and codes
   that the reference lists are the ones the code has.
@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 
 import effspec
-from effspec import codes, keys
-from effspec.limits import LIMITS
+from effspec import codes
+from effspec.front import keys
+from effspec.front.limits import LIMITS
 
 ROOT = Path(__file__).resolve().parents[1]
 REFERENCE = ROOT / "spec" / "language.md"
@@ -52,10 +53,10 @@ def front_end_errors(text: str, folder: Path) -> list[str]:
 
 
 # ----------------------------------------------------------------------------
-# Key tables, generated from effspec.keys
+# Key tables, generated from effspec.front.keys
 
 # What a key means when it is not written: the evaluator's behaviour, stated
-# once here so the tables can show it (effspec.keys has no default column).
+# once here so the tables can show it (effspec.front.keys has no default column).
 DEFAULTS: dict[tuple[str, str], str] = {
     ("model", "head_dim"): "`d_model / heads`",
     ("model", "kv_heads"): "`heads`",
@@ -117,7 +118,7 @@ def _unit(key: keys.Key) -> str:
 
 
 def render_key_tables() -> str:
-    """The per-block key tables of spec/language.md, from effspec.keys."""
+    """The per-block key tables of spec/language.md, from effspec.front.keys."""
     parts = [TABLES_BEGIN, ""]
     order = ("run",) + keys.RUN_BLOCKS + ("scaling",)
     for block in order:
@@ -214,7 +215,7 @@ def test_reference_example_compiles(line: int, block: str, reference_folder: Pat
 def test_generated_tables_are_current(begin, end, render, reference) -> None:
     start, stop = _region(reference, begin, end)
     assert reference[start:stop] == render(), \
-        "spec/language.md is stale against compiler/keys.py or codes.py: run `python tests/test_language_reference.py --write`"
+        "spec/language.md is stale against compiler/front/keys.py or codes.py: run `python tests/test_language_reference.py --write`"
 
 
 def test_unit_allow_list_matches_grammar(reference) -> None:
@@ -273,7 +274,7 @@ def _json_keys(doc: dict) -> set[str]:
 
 
 def test_json_outline_names_every_key(reference, reference_folder) -> None:
-    from effspec.output import result_json
+    from effspec.report.text import result_json
 
     section = reference[reference.index("## 20. JSON output"):reference.index("## 21. Command line")]
     seen: set[str] = set()

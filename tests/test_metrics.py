@@ -235,8 +235,8 @@ def test_calendar_efficiency_and_goodput():
 
 
 def test_claim_tolerance_is_half_a_unit_plus_one_percent():
-    from effspec.evaluate import tolerance
-    from effspec.ir import Number
+    from effspec.engine.claims import tolerance
+    from effspec.front.ir import Number
     from effspec.diagnostics import Span
 
     span = Span(1, 1, 1, 1)

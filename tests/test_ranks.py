@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 
 import effspec
-from effspec import ranks
-from effspec.output import result_json
+from effspec.ranks import loader, stats
+from effspec.report.text import result_json
 
 R, S, PER_NODE = 64, 60, 8  # 64 ranks on 8 nodes of 8, 60 steps
 COMM_BASE, STALL = 0.05, 0.005
@@ -115,7 +115,7 @@ def test_uniformly_slow_devices_is_single_device(tmp_path):
     assert d["mfu"] == pytest.approx(0.20)
     # compute share ≈ 1.0 / (1.0 + 0.05 + ~0.02 wait + 0.005) ≈ 0.93; 0.20 / 0.93 ≈ 0.215 < 0.5
     assert d["compute_interval_efficiency"] == pytest.approx(0.20 / d["compute_share"])
-    assert d["compute_interval_efficiency"] < ranks.LOW_COMPUTE_EFFICIENCY
+    assert d["compute_interval_efficiency"] < stats.LOW_COMPUTE_EFFICIENCY
 
 
 def test_healthy_run_is_none(tmp_path):
@@ -145,8 +145,8 @@ def test_fast_and_slow_paths_read_the_same_values(tmp_path):
     lines = (tmp_path / "plain.csv").read_text().splitlines()
     lines[1] = lines[1].replace("node00", '"node00"').replace(",0,", ", 0 ,", 1)
     quoted.write_text("\r\n".join(lines) + "\r\n")
-    a = ranks.load_rank_table(str(tmp_path / "plain.csv"), "plain.csv", None, [])
-    b = ranks.load_rank_table(str(quoted), "quoted.csv", None, [])
+    a = loader.load_rank_table(str(tmp_path / "plain.csv"), "plain.csv", None, [])
+    b = loader.load_rank_table(str(quoted), "quoted.csv", None, [])
     for name in ("rank", "step", "compute", "comm", "stall", "node"):
         assert np.array_equal(getattr(a, name), getattr(b, name)), name
     assert a.node_names == b.node_names
@@ -159,7 +159,7 @@ def test_parse_is_exact_for_odd_cells(tmp_path):
     path.write_text("node,rank,step,compute,comm,stall\n"
                     "n0,0,0,1.5e-1,0.1234567890123456789,-0\n"
                     "n0,1,0,  2.25 ,.5,7\n")
-    t = ranks.load_rank_table(str(path), "r.csv", None, [])
+    t = loader.load_rank_table(str(path), "r.csv", None, [])
     assert t.compute.tolist() == [0.15, 2.25]
     assert t.comm.tolist() == [float("0.1234567890123456789"), 0.5]
     assert t.stall.tolist() == [0.0, 7.0]
@@ -203,7 +203,7 @@ def test_check_without_ranks_does_not_import_numpy():
     import sys
 
     code = ("import sys, effspec; effspec.check_text('eff 1\\nrun r {\\n  work { seq_len = 8 token/sequence "
-            " global_batch = 2 sequence }\\n}\\n'); print('effspec.ranks' in sys.modules)")
+            " global_batch = 2 sequence }\\n}\\n'); print('effspec.ranks.diagnose' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
 

@@ -20,7 +20,7 @@ import sys
 import pytest
 
 import effspec
-from effspec.output import result_json
+from effspec.report.text import result_json
 from effspec.report import render
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent

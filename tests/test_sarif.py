@@ -12,7 +12,7 @@ import pytest
 
 import effspec
 from effspec.codes import CODES
-from effspec.sarif import sarif_log
+from effspec.report.sarif import sarif_log
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))

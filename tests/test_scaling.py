@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import effspec
-from effspec.output import result_json
+from effspec.report.text import result_json
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 

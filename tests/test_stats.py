@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import effspec
-from effspec import stats
-from effspec.output import result_json
+from effspec.engine import stats
+from effspec.report.text import result_json
 
 EXAMPLE_C_64 = (0.61, 0.60, 0.62, 0.60, 0.97, 0.60)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from effspec import units
+from effspec.front import units
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -18,30 +18,30 @@ def render(result, fmt: str, paper: str = "a4") -> bytes:
     ``paper`` (``a4`` or ``letter``) sets the PDF page size.
     """
     if fmt == "json":
-        from ..output import result_json
+        from effspec.report.text import result_json
 
         return (json.dumps(result_json(result), indent=2, allow_nan=False) + "\n").encode("utf-8")
     if fmt == "sarif":
-        from ..sarif import sarif_log
+        from effspec.report.sarif import sarif_log
 
         return (json.dumps(sarif_log([result]), indent=2) + "\n").encode("utf-8")
     if fmt == "md":
-        from .markdown import render_markdown
+        from effspec.report.markdown import render_markdown
 
         return render_markdown(result).encode("utf-8")
     if fmt == "tex":
-        from .latex import render_latex
+        from effspec.report.latex import render_latex
 
         return render_latex(result).encode("utf-8")
     if fmt in ("html", "pdf"):
-        from .context import build
+        from effspec.report.context import build
 
         report = build(result, charts=True)
         if fmt == "html":
-            from .html import render_html
+            from effspec.report.html import render_html
 
             return render_html(report).encode("utf-8")
-        from .pdf import render_pdf
+        from effspec.report.pdf import render_pdf
 
         return render_pdf(report, paper)
     raise ValueError(f"unknown report format {fmt!r}; use one of " + ", ".join(FORMATS))

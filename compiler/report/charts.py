@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import io
 
-from ..fmt import percent, quantity, sig
+from effspec.display import percent, quantity, sig
+from effspec.report.mapping import as_mapping
 
 # Gray levels, each with its own hatch, so neighbours differ in print.  Dotted
 # hatches ('.', 'o') are avoided: matplotlib writes them as huge SVG patterns.
@@ -194,23 +195,17 @@ def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | 
         return _markup(_svg(fig, salt))
 
 
-def _mapping(obj):
-    from .context import _as_mapping
-
-    return _as_mapping(obj)
-
-
 def rank_rows(diagnosis) -> list[tuple[str, float, float, float]]:
     """(label, compute, comm, stall) for the worst and median ranks, where the diagnosis evidence gives them.
 
     The diagnosis structure belongs to another module; look for mappings with
     compute/comm/stall under keys or labels naming `worst` and `median`.
     """
-    data = _mapping(diagnosis) or {}
+    data = as_mapping(diagnosis) or {}
     found: list[tuple[str, float, float, float]] = []
 
     def visit(key: str, value) -> None:
-        m = _mapping(value)
+        m = as_mapping(value)
         if m is not None and all(isinstance(m.get(k), (int, float)) for k in ("compute", "comm", "stall")):
             tag = str(m.get("label") or m.get("role") or key)
             if "worst" in tag or "median" in tag:

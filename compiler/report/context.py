@@ -12,14 +12,14 @@ degrade to "not available" rather than failing the render.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass, field
 
-from ..codes import CODES
-from ..diagnostics import sanitize
-from ..flops import PRESET_NOTES
-from ..fmt import metric_value, percent, quantity, sig
+from effspec.codes import CODES
+from effspec.diagnostics import sanitize
+from effspec.display import metric_value, percent, quantity, sig
+from effspec.engine.flops import PRESET_NOTES
+from effspec.report.mapping import as_mapping
 
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
@@ -462,20 +462,6 @@ def _step_stats(rr) -> tuple[Row, ...]:
     return tuple(rows)
 
 
-def _as_mapping(obj) -> dict | None:
-    if obj is None:
-        return None
-    if isinstance(obj, dict):
-        return obj
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
-    to_json = getattr(obj, "to_json", None)
-    if callable(to_json):
-        data = to_json()
-        return data if isinstance(data, dict) else None
-    return None
-
-
 def _cell(value) -> str:
     if isinstance(value, float):
         return sig(value)
@@ -488,7 +474,7 @@ def _cell(value) -> str:
 
 def generic_table(title: str, items) -> Table | None:
     """A table from a list of dataclasses or dicts whose fields this module does not fix."""
-    maps = [m for m in (_as_mapping(i) for i in (items or ())) if m]
+    maps = [m for m in (as_mapping(i) for i in (items or ())) if m]
     if not maps:
         return None
     columns: list[str] = []
@@ -550,7 +536,7 @@ def run_view(rr, charts: bool = False) -> RunView:
         _claims(rr), _breakdown(rr), _calendar(rr), _step_stats(rr), diag_rows, diag_tables,
     )
     if charts:
-        from . import charts as ch
+        from effspec.report import charts as ch
 
         view.charts.update(ch.run_charts(rr))
     return view
@@ -574,7 +560,7 @@ def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
         notes = tuple(f"{run_id}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
         items = inner
     if isinstance(items, dict):
-        items = [{"gemm": k, **(_as_mapping(v) or {"shape": v})} for k, v in items.items()]
+        items = [{"gemm": k, **(as_mapping(v) or {"shape": v})} for k, v in items.items()]
     try:
         return generic_table(title, list(items)), notes
     except TypeError:  # not iterable: a structure this report does not know yet
@@ -624,7 +610,7 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     view = ScalingView(sr.scaling.id, _clean(sr.scaling.kind or "—"), _clean(sr.scaling.baseline or "—"),
                        tuple(rows), tuple(metrics), shapes, note)
     if charts:
-        from . import charts as ch
+        from effspec.report import charts as ch
 
         view.charts.update(ch.scaling_charts(sr, runs))
     return view

@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import re
 
-from ..fmt import sig
-from .context import value_text
+from effspec.display import sig
+from effspec.report.context import value_text
 
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

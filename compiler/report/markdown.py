@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from .context import build
+from effspec.report.context import build
 
 LIMIT = 65_000
 # Only what can open structure mid-line: code, emphasis, links, HTML, table cells.

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Iterable, Iterator
 
-from ..codes import CODES
-from ..diagnostics import Diagnostic, Span
+from effspec.codes import CODES
+from effspec.diagnostics import Diagnostic, Span
 
 FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")

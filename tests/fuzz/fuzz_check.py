@@ -19,7 +19,7 @@ def _setup():
 
     with atheris.instrument_imports():
         import effspec
-        from effspec import output
+        from effspec.report import text as output
     return atheris, effspec, output
 
 

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ...diagnostics import Diagnostic
-from ...fmt import metric_value, percent
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic
+from effspec.display import metric_value, percent
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 def shown(value: float, unit: str) -> str:

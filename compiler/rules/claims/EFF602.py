@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ...build import refs_in
-from ...diagnostics import Diagnostic
-from .. import AuditContext, Rule
-from .EFF601 import shown
+from effspec.front.expr import refs_in
+from effspec.diagnostics import Diagnostic
+from effspec.rules import AuditContext
+from effspec.rules import Rule
+from effspec.rules.claims.EFF601 import shown
 
 
 class EFF602(Rule):
@@ -65,7 +66,9 @@ class EFF602(Rule):
             result = ctx.evaluation.runs.get(run.id)
             if result is None:
                 continue
-            bases = {m.basis for m in result.implied.values()}
+            # In the order the metrics were implied: a set would make `used[0]`,
+            # and so the note, differ between runs (hash seeds).
+            bases = list(dict.fromkeys(m.basis for m in result.implied.values()))
             for cr in result.claims.values():
                 if cr.status != "unrecoverable":
                     continue

@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Iterable
 
-from ... import catalog
-from ...diagnostics import Diagnostic
-from ...fmt import quantity
-from .. import AuditContext, Rule
+from effspec.engine import catalog
+from effspec.diagnostics import Diagnostic
+from effspec.display import quantity
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 # Vendors quote int8 in TOPS; where an int8 figure coincides with a float one
 # (A100: 624 TOPS int8 = 624 TFLOP/s sparse BF16) the float reading is the one

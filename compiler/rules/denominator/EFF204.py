@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ... import catalog
-from ...diagnostics import Diagnostic
-from ...fmt import percent, quantity
-from .. import AuditContext, Rule
-from .EFF201 import dtype_name, peak_readings
+from effspec.engine import catalog
+from effspec.diagnostics import Diagnostic
+from effspec.display import percent, quantity
+from effspec.rules import AuditContext
+from effspec.rules import Rule
+from effspec.rules.denominator.EFF201 import dtype_name
+from effspec.rules.denominator.EFF201 import peak_readings
 
 
 class EFF204(Rule):

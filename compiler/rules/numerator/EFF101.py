@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ...diagnostics import Diagnostic
-from ...fmt import percent, quantity
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic
+from effspec.display import percent, quantity
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 def preset_spread(result) -> tuple[str, ...]:

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ... import flops
-from ...diagnostics import Diagnostic
-from ...fmt import percent, quantity
-from .. import AuditContext, Rule
+from effspec.engine import flops
+from effspec.diagnostics import Diagnostic
+from effspec.display import percent, quantity
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 class EFF102(Rule):

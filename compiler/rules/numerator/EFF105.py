@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ...diagnostics import Diagnostic
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 # Norms, biases and positional tables are not in the shape count; they stay
 # well under 2 % for any model large enough to report an MFU for.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic
-from .. import AuditContext, Rule
-from . import sampled_runs
+from effspec.diagnostics import Diagnostic
+from effspec.rules import AuditContext
+from effspec.rules import Rule
+from effspec.rules.sampling import sampled_runs
 
 
 class EFF501(Rule):

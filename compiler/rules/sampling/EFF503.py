@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic
-from ...fmt import percent, quantity, sig
-from ...stats import STALL_FACTOR
-from .. import AuditContext, Rule
-from . import sampled_runs
+from effspec.diagnostics import Diagnostic
+from effspec.display import percent, quantity, sig
+from effspec.engine.stats import STALL_FACTOR
+from effspec.rules import AuditContext
+from effspec.rules import Rule
+from effspec.rules.sampling import sampled_runs
 
 # Stall steps holding at least this share of the summed time dominate it.
 STALL_SHARE_LIMIT = 0.10

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...ir import Block, Entry, Run, Samples
+from effspec.front.ir import Block, Entry, Run, Samples
 
 
 def sampled_runs(ctx) -> Iterator[tuple[Run, Block, Entry]]:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic
-from ...fmt import sig
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic
+from effspec.display import sig
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 # Relative change in valid tokens per device above which per-device work is not "fixed".
 WORK_TOLERANCE = 0.005

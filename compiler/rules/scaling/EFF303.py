@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic, Span
-from ...fmt import sig
-from ...ir import Run
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic, Span
+from effspec.display import sig
+from effspec.front.ir import Run
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 # The model keys that fix the problem (and the GEMM shapes) of a run.
 MODEL_KEYS = ("kind", "layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "d_ff", "vocab",

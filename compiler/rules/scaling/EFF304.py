@@ -5,9 +5,10 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from ...diagnostics import Diagnostic, Span
-from ...ir import Entry
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic, Span
+from effspec.front.ir import Entry
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 def name_span(source: str, entry: Entry, name: str) -> Span:

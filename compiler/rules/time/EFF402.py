@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic, Span
-from ...fmt import percent, quantity, sig
-from ...ir import Block
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic, Span
+from effspec.display import percent, quantity, sig
+from effspec.front.ir import Block
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 # |sum − 100 %| above one percentage point is a real gap, not rounding of
 # eight shares each written to a whole percent.

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic, Span
-from ...fmt import sig
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic, Span
+from effspec.display import sig
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 class EFF403(Rule):

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ...diagnostics import Diagnostic
-from ...fmt import percent
-from .. import AuditContext, Rule
+from effspec.diagnostics import Diagnostic
+from effspec.display import percent
+from effspec.rules import AuditContext
+from effspec.rules import Rule
 
 
 def written_half_unit(text: str) -> float:

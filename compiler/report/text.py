@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from .diagnostics import render_text
+from effspec.diagnostics import render_text
 
 
 def text(result) -> str:

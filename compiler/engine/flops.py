@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .ir import Block, Run
+from effspec.front.ir import Block, Run
 
 PRESETS: dict[str, dict[str, str]] = {
     "palm": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from .diagnostics import Diagnostic
-from .rules import AuditContext, run_rules
+from effspec.diagnostics import Diagnostic
+from effspec.rules import AuditContext
+from effspec.rules import run_rules
 
 
 def audit(spec, evaluation, source: str) -> list[Diagnostic]:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from . import __version__
-from .codes import CODES
+from effspec.version import __version__
+from effspec.codes import CODES
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
@@ -22,7 +22,7 @@ LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 def _full_description(code: str, title: str) -> str:
     """The first paragraph of the rule's page (its docstring), else the table title."""
     try:
-        from .rules import rule_for
+        from effspec.rules import rule_for
 
         rule = rule_for(code)
     except Exception:  # a broken rule module must not break the log of the others

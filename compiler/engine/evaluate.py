@@ -9,146 +9,25 @@ other (a claimed MFU against the MFU a claimed throughput implies).
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from . import catalog, flops, keys as K
-from .build import evaluate as eval_expr, refs_in
-from .diagnostics import Diagnostic, Span
-from .fmt import metric_value, quantity, sig
-from .ir import Block, Claim, Number, Ref, Run, Spec
-from .stats import StepStats, step_statistics
-from .units import Q, UnitError, dims_of
+from effspec.diagnostics import Diagnostic
+from effspec.display import metric_value, quantity, sig
+from effspec.engine import catalog, flops
+from effspec.engine.claims import check_claims
+from effspec.engine.rates import entry_input, rate_metrics
+from effspec.engine.results import (
+    Evaluation,
+    Input,
+    Metric,
+    Pool,
+    RunResult,
+)
+from effspec.engine.stats import step_statistics
+from effspec.front.ir import FileRef, Run, Spec
 
-
-@dataclass(frozen=True)
-class Input:
-    name: str
-    value: object
-    unit: str
-    provenance: str  # declared | measured | datasheet | paper | ... | catalog | derived | default
-    citation: str | None = None
-    span: Span | None = None
-    assumed: bool = False
-
-    def describe(self) -> str:
-        shown = quantity(self.value, self.unit) if isinstance(self.value, (int, float)) and not isinstance(self.value, bool) else str(self.value)
-        src = self.provenance + (f": {self.citation}" if self.citation else "")
-        return f"{self.name} = {shown} ({src}{', assumed' if self.assumed else ''})"
-
-    def to_json(self) -> dict:
-        return {"name": self.name, "value": self.value, "unit": self.unit, "provenance": self.provenance,
-                "citation": self.citation, "assumed": self.assumed,
-                "line": self.span.line if self.span else None}
-
-
-@dataclass(frozen=True)
-class Metric:
-    name: str
-    value: float
-    unit: str
-    formula: str
-    substituted: str
-    inputs: tuple[Input, ...]
-    assumed: bool = False
-    basis: str = "inputs"  # inputs, or the claim an implied figure rests on
-
-    def as_input(self) -> Input:
-        return Input(self.name, self.value, self.unit, "derived", None, None, self.assumed)
-
-    def to_json(self) -> dict:
-        return {"value": self.value, "unit": self.unit, "formula": self.formula,
-                "substituted": self.substituted, "inputs": [i.describe() for i in self.inputs],
-                "input_details": [i.to_json() for i in self.inputs], "assumed": self.assumed, "basis": self.basis}
-
-
-@dataclass(frozen=True)
-class Pool:
-    """One hardware block: its share of the denominator."""
-
-    block: Block
-    accelerator: str | None
-    count: float
-    unavailable: float
-    dtype: str
-    dtype_assumed: bool
-    sparsity: str
-    peak: float | None
-    peak_input: Input | None
-    catalog_row: catalog.PeakRow | None  # the row for this accelerator, dtype and sparsity
-    measured_peak: float | None
-
-    @property
-    def active(self) -> float:
-        return self.count - self.unavailable
-
-
-@dataclass
-class ClaimResult:
-    claim: Claim
-    claimed: float | None
-    reconstructed: float | None
-    status: str  # consistent | mismatch | unrecoverable
-    unit: str
-    tolerance: float | None = None
-    basis: str = "inputs"
-    missing: tuple[str, ...] = ()
-
-    def to_json(self) -> dict:
-        out = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
-               "unit": self.unit, "basis": self.basis}
-        if self.tolerance is not None:
-            out["tolerance"] = self.tolerance
-        if self.missing:
-            out["missing"] = list(self.missing)
-        return out
-
-
-@dataclass
-class RunResult:
-    run: Run
-    knobs: flops.Knobs
-    knobs_missing: list[str]
-    shape: flops.Shape | None
-    flop_count: flops.FlopCount | None
-    executed_count: flops.FlopCount | None
-    params_from_shape: float | None
-    pools: list[Pool]
-    step_stats: StepStats | None
-    metrics: dict[str, Metric] = field(default_factory=dict)
-    missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    implied: dict[str, Metric] = field(default_factory=dict)
-    conventions: dict[str, dict] = field(default_factory=dict)
-    claims: dict[str, ClaimResult] = field(default_factory=dict)
-    breakdown: object | None = None  # breakdown.Reconciliation
-    calendar: dict | None = None  # the calendar table as a dict (calendar_table.to_json())
-    diagnosis: object | None = None  # ranks.Diagnosis
-    calendar_table: object | None = None  # breakdown.CalendarTable
-    time_to_target: Metric | None = None  # target.reached_at × step_time
-
-    def figure(self, name: str) -> Metric | None:
-        """A metric reconstructed from inputs, else one implied by a claim."""
-        return self.metrics.get(name) or self.implied.get(name)
-
-
-@dataclass
-class Evaluation:
-    spec: Spec
-    runs: dict[str, RunResult]
-    scalings: dict[str, object]  # id -> scaling.ScalingResult
-    diagnostics: list[Diagnostic]
-
-
-# ----------------------------------------------------------------------------
-
-
-def _entry_input(block: Block | None, key: str) -> Input | None:
-    if block is None:
-        return None
-    e = block.get(key)
-    if e is None:
-        return None
-    return Input(f"{block.name}.{key}", e.value, e.unit, e.provenance.kind, e.provenance.citation, e.span)
+if TYPE_CHECKING:
+    from effspec.ranks.stats import Diagnosis
 
 
 def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
@@ -182,7 +61,7 @@ def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
                                    assumed=dtype is None)
         elif peak_entry is not None:
             peak = float(peak_entry.value)
-            peak_input = _entry_input(hw, "peak")
+            peak_input = entry_input(hw, "peak")
         if unavailable > count:
             e = hw.get("unavailable")
             diags.append(Diagnostic("EFF011", "error", e.value_span if e else hw.span,
@@ -205,20 +84,20 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         where = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
         inputs = (
             Input("timing.step_time", f"{st.rows} samples ({where})", "s", entry.provenance.kind, entry.provenance.citation, entry.span),
-            _entry_input(timing, "warmup") or Input("timing.warmup", 0, "step", "default", assumed=True),
+            entry_input(timing, "warmup") or Input("timing.warmup", 0, "step", "default", assumed=True),
         )
         value = st.statistic(statistic)
         formula = f"{statistic}(step_time samples after warm-up)"
         sub = f"{statistic} of {st.count} samples (rows {st.warmup_excluded + 1}–{st.rows}) = {quantity(value, 's')}"
         return Metric("step_time", value, "s", formula, sub, inputs, assumed=timing.get("warmup") is None), ()
     tokens = result.metrics.get("valid_tokens_per_step")
-    throughput = _entry_input(timing, "throughput")
+    throughput = entry_input(timing, "throughput")
     if throughput is not None and tokens is not None:
         value = tokens.value / throughput.value
         return Metric("step_time", value, "s", "valid_tokens_per_step / timing.throughput",
                       f"{quantity(tokens.value, 'token')} / {quantity(throughput.value, 'token/s')} = {quantity(value, 's')}",
                       (tokens.as_input(), throughput), tokens.assumed), ()
-    achieved = _entry_input(timing, "achieved_flops_per_device")
+    achieved = entry_input(timing, "achieved_flops_per_device")
     model = result.metrics.get("model_flops_per_step")
     active = sum(p.active for p in result.pools)
     if achieved is not None and model is not None and active > 0:
@@ -239,7 +118,7 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     if model is None:
         return None, ("model",)
     if model.value("kind") == "custom":
-        inp = _entry_input(model, "flops_per_token")
+        inp = entry_input(model, "flops_per_token")
         if inp is None:
             return None, ("model.flops_per_token",)
         return Metric("flops_per_token", inp.value, "FLOP/token", "model.flops_per_token (declared)",
@@ -251,14 +130,14 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
         return None, ("work.seq_len",)
     k = result.knobs
     shape = result.shape
-    inputs = [i for i in (_entry_input(model, key) for key in
+    inputs = [i for i in (entry_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
                            "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers")) if i is not None]
     if model.get("head_dim") is None:
         inputs.append(Input("model.head_dim", shape.head_dim, "", "default: d_model / heads"))
     if model.get("kv_heads") is None:
         inputs.append(Input("model.kv_heads", shape.kv_heads, "", "default: heads"))
-    seq = _entry_input(run.block("work"), "seq_len")
+    seq = entry_input(run.block("work"), "seq_len")
     if seq is not None and k.attention != "excluded":
         inputs.append(seq)
     assumed = any(v == "assumed" for v in k.origin.values())
@@ -274,15 +153,15 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
 
 def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
     work = run.block("work")
-    declared = _entry_input(work, "valid_tokens")
+    declared = entry_input(work, "valid_tokens")
     if declared is not None:
         return Metric("valid_tokens_per_step", float(declared.value), "token", "work.valid_tokens (declared)",
                       quantity(declared.value, "token"), (declared,)), ()
-    seq, batch = _entry_input(work, "seq_len"), _entry_input(work, "global_batch")
+    seq, batch = entry_input(work, "seq_len"), entry_input(work, "global_batch")
     if seq is None or batch is None:
         return None, tuple(n for n, i in (("work.seq_len", seq), ("work.global_batch", batch)) if i is None) or ("work",)
-    padded = _entry_input(work, "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
-    dropped = _entry_input(work, "dropped_tokens") or Input("work.dropped_tokens", 0.0, "token", "default", assumed=True)
+    padded = entry_input(work, "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
+    dropped = entry_input(work, "dropped_tokens") or Input("work.dropped_tokens", 0.0, "token", "default", assumed=True)
     value = seq.value * batch.value - padded.value - dropped.value
     return Metric(
         "valid_tokens_per_step", value, "token",
@@ -292,58 +171,12 @@ def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
     ), ()
 
 
-def _rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metric]:
-    """Everything that divides by the step time."""
-    out: dict[str, Metric] = {"step_time": step}
-    m = result.metrics
-    tokens, model, executed, agg = (m.get(n) for n in ("valid_tokens_per_step", "model_flops_per_step",
-                                                        "executed_flops_per_step", "aggregate_peak"))
-    active = sum(p.active for p in result.pools)
-    t = step.value
-    if tokens is not None:
-        v = tokens.value / t
-        out["valid_tokens_per_second"] = Metric(
-            "valid_tokens_per_second", v, "token/s", "valid_tokens_per_step / step_time",
-            f"{quantity(tokens.value, 'token')} / {quantity(t, 's')} = {quantity(v, 'token/s')}",
-            (tokens.as_input(), step.as_input()), tokens.assumed or step.assumed, basis)
-    if model is not None and active > 0:
-        v = model.value / (t * active)
-        out["achieved_flops_per_device"] = Metric(
-            "achieved_flops_per_device", v, "FLOP/s", "model_flops_per_step / (step_time × active devices)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {active:g}) = {quantity(v, 'FLOP/s')}",
-            (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
-            model.assumed or step.assumed, basis)
-    if model is not None and agg is not None:
-        v = model.value / (t * agg.value)
-        out["mfu"] = Metric(
-            "mfu", v, "", "model_flops_per_step / (step_time × aggregate_peak)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
-            (model.as_input(), step.as_input(), agg.as_input()), model.assumed or step.assumed or agg.assumed, basis)
-    if executed is not None and agg is not None:
-        v = executed.value / (t * agg.value)
-        out["hfu"] = Metric(
-            "hfu", v, "", "executed_flops_per_step / (step_time × aggregate_peak)",
-            f"{quantity(executed.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
-            (executed.as_input(), step.as_input(), agg.as_input()), executed.assumed or step.assumed or agg.assumed, basis)
-    measured_pools = [p for p in result.pools if p.measured_peak is not None]
-    if model is not None and result.pools and len(measured_pools) == len(result.pools):
-        ref = sum(p.active * p.measured_peak for p in result.pools)
-        v = model.value / (t * ref)
-        inputs = [model.as_input(), step.as_input()] + [
-            _entry_input(p.block, "measured_peak") for p in result.pools]
-        out["mfu_measured_peak"] = Metric(
-            "mfu_measured_peak", v, "", "model_flops_per_step / (step_time × Σ active devices × measured_peak)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(ref, 'FLOP/s')}) = {metric_value(v, '')}",
-            tuple(inputs), model.assumed or step.assumed, basis)
-    return out
-
-
 def _calendar(run: Run, result: RunResult) -> None:
     cal = run.block("calendar")
     if cal is None:
         return
-    wall = _entry_input(cal, "wall_clock")
-    steps = _entry_input(cal, "steps")
+    wall = entry_input(cal, "wall_clock")
+    steps = entry_input(cal, "steps")
     step = result.metrics.get("step_time")
     tokens = result.metrics.get("valid_tokens_per_step")
     if wall is None:
@@ -359,7 +192,7 @@ def _calendar(run: Run, result: RunResult) -> None:
     else:
         result.missing["calendar_efficiency"] = tuple(n for n, x in (("calendar.steps", steps), ("step_time", step)) if x is None)
     if steps is not None and tokens is not None:
-        repeated = _entry_input(cal, "repeated_tokens") or Input("calendar.repeated_tokens", 0.0, "token", "default", assumed=True)
+        repeated = entry_input(cal, "repeated_tokens") or Input("calendar.repeated_tokens", 0.0, "token", "default", assumed=True)
         v = (steps.value * tokens.value - repeated.value) / wall.value
         result.metrics["goodput"] = Metric(
             "goodput", v, "token/s", "(calendar.steps × valid_tokens_per_step − calendar.repeated_tokens) / calendar.wall_clock",
@@ -420,7 +253,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
                                 f"valid tokens per step come to {bad.value:g}: {bad.substituted}",
                                 "padded and dropped tokens cannot exceed seq_len × global_batch; check the counts"))
     fpt, tokens = m.get("flops_per_token"), m.get("valid_tokens_per_step")
-    padded = _entry_input(work, "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
+    padded = entry_input(work, "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
     if fpt is not None and tokens is not None:
         if knobs.padding == "included":
             counted = tokens.value + padded.value
@@ -437,7 +270,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
                 (fpt.as_input(), tokens.as_input()), fpt.assumed)
     else:
         missing["model_flops_per_step"] = missing.get("flops_per_token", ()) + missing.get("valid_tokens_per_step", ())
-    declared_exec = _entry_input(work, "executed_flops")
+    declared_exec = entry_input(work, "executed_flops")
     if declared_exec is not None:
         m["executed_flops_per_step"] = Metric("executed_flops_per_step", declared_exec.value, "FLOP",
                                               "work.executed_flops (hardware counter)",
@@ -445,7 +278,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
     elif tokens is not None and (executed_count is not None or (model is not None and model.value("kind") == "custom" and fpt)):
         per_token = executed_count.total if executed_count is not None else fpt.value
         v = per_token * (tokens.value + padded.value)
-        ran_input = _entry_input(par, "recompute") or Input("parallelism.recompute", "none", "", "default", assumed=True)
+        ran_input = entry_input(par, "recompute") or Input("parallelism.recompute", "none", "", "default", assumed=True)
         m["executed_flops_per_step"] = Metric(
             "executed_flops_per_step", v, "FLOP",
             "executed_flops_per_token(recompute = parallelism.recompute) × (valid_tokens_per_step + work.padded_tokens)",
@@ -461,9 +294,9 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
         v = sum(p.active * p.peak for p in pools)
         inputs = []
         for p in pools:
-            inputs.append(_entry_input(p.block, "count"))
+            inputs.append(entry_input(p.block, "count"))
             if p.unavailable:
-                inputs.append(_entry_input(p.block, "unavailable"))
+                inputs.append(entry_input(p.block, "unavailable"))
             inputs.append(p.peak_input)
         terms = " + ".join(f"({p.count:g} − {p.unavailable:g}) × {quantity(p.peak, 'FLOP/s')}" for p in pools)
         m["aggregate_peak"] = Metric("aggregate_peak", v, "FLOP/s", "Σ pools (hardware.count − hardware.unavailable) × hardware.peak",
@@ -473,7 +306,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
         missing["aggregate_peak"] = ("hardware",) if not result.pools else ("hardware.peak",)
     step, step_missing = _step_time(run, result)
     if step is not None:
-        m.update(_rate_metrics(result, step, "inputs"))
+        m.update(rate_metrics(result, step, "inputs"))
     else:
         for name in ("step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu", "hfu"):
             missing.setdefault(name, step_missing)
@@ -485,169 +318,6 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
             missing[name] = tuple(x for d in deps for x in missing.get(d, (d,)) if d not in m)
     _calendar(run, result)
     return result
-
-
-# ----------------------------------------------------------------------------
-# Claims
-
-
-def _half_unit(expr) -> float | None:
-    """Half a unit in the last written digit of a single literal, in base units."""
-    if not isinstance(expr, Number):
-        return None
-    text = expr.text.replace("_", "").lower()
-    mantissa, _, exponent = text.partition("e")
-    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
-    half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
-    if expr.unit:
-        from .units import parse_unit
-        half *= parse_unit(expr.unit)[0]
-    return half
-
-
-def tolerance(expr, claimed: float) -> float:
-    return (_half_unit(expr) or 0.0) + 0.01 * abs(claimed)
-
-
-_BASIS_ORDER = ("valid_tokens_per_second", "achieved_flops_per_device", "step_time", "mfu")
-
-
-def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float]]) -> tuple[Metric, str] | None:
-    """A step time implied by a claim, for runs whose timing is not declared."""
-    m = result.metrics
-    for name in _BASIS_ORDER:
-        if name not in claimed:
-            continue
-        cr, value = claimed[name]
-        if value <= 0:
-            continue
-        c = cr.claim
-        where = f"claim `{c.written}` (line {c.span.line})"
-        inp = Input(f"claim {c.written}", value, K.CLAIMABLE[name], c.provenance.kind, c.provenance.citation, c.span)
-        if name == "valid_tokens_per_second" and "valid_tokens_per_step" in m:
-            tokens = m["valid_tokens_per_step"]
-            v = tokens.value / value
-            return Metric("step_time", v, "s", "valid_tokens_per_step / claimed valid_tokens_per_second",
-                          f"{quantity(tokens.value, 'token')} / {quantity(value, 'token/s')} = {quantity(v, 's')}",
-                          (tokens.as_input(), inp), tokens.assumed, where), name
-        active = sum(p.active for p in result.pools)
-        if name == "achieved_flops_per_device" and "model_flops_per_step" in m and active > 0:
-            model = m["model_flops_per_step"]
-            v = model.value / (value * active)
-            return Metric("step_time", v, "s", "model_flops_per_step / (claimed achieved_flops_per_device × active devices)",
-                          f"{quantity(model.value, 'FLOP')} / ({quantity(value, 'FLOP/s')} × {active:g}) = {quantity(v, 's')}",
-                          (model.as_input(), inp), model.assumed, where), name
-        if name == "step_time":
-            return Metric("step_time", value, "s", "claimed step_time", quantity(value, "s"), (inp,), False, where), name
-        if name == "mfu" and "model_flops_per_step" in m and "aggregate_peak" in m:
-            model, agg = m["model_flops_per_step"], m["aggregate_peak"]
-            v = model.value / (value * agg.value)
-            return Metric("step_time", v, "s", "model_flops_per_step / (claimed mfu × aggregate_peak)",
-                          f"{quantity(model.value, 'FLOP')} / ({metric_value(value, '')} × {quantity(agg.value, 'FLOP/s')}) = {quantity(v, 's')}",
-                          (model.as_input(), inp, agg.as_input()), model.assumed or agg.assumed, where), name
-    return None
-
-
-def _claimed_value(claim: Claim, result: RunResult, results: dict[str, RunResult]) -> Q:
-    """The claim's own value: literals, the run's other claims, metrics, declared values."""
-    run = result.run
-
-    def resolve(ref: Ref) -> Q:
-        path = ref.path
-        if path[0] == "run":
-            other = results.get(path[1])
-            name = K.CLAIM_ALIASES.get(path[2], path[2]) if len(path) == 3 else None
-            if other is None or name is None or other.figure(name) is None:
-                raise LookupError(ref.dotted)
-            metric = other.figure(name)
-            return Q(metric.value, dims_of(metric.unit))
-        if len(path) == 1:
-            name = K.CLAIM_ALIASES.get(path[0], path[0])
-            # A claim's own figure is what the author meant by the name.
-            for c in run.claims:
-                if c.name == name and c is not claim and not refs_in(c.expr):
-                    return eval_expr(c.expr, resolve)
-            metric = result.figure(name)
-            if metric is None:
-                raise LookupError(ref.dotted)
-            return Q(metric.value, dims_of(metric.unit))
-        block = run.block(path[0])
-        entry = block.get(path[1]) if block else None
-        if entry is None or not isinstance(entry.value, (int, float)) or isinstance(entry.value, bool):
-            raise LookupError(ref.dotted)
-        return Q(float(entry.value), dims_of(entry.unit))
-
-    return eval_expr(claim.expr, resolve)
-
-
-def _reconstructed(name: str, result: RunResult) -> Metric | None:
-    if name.startswith("breakdown."):
-        rec = result.breakdown
-        if rec is None:
-            return None
-        return rec.share_metric(name.split(".", 1)[1]) if hasattr(rec, "share_metric") else None
-    return result.figure(name)
-
-
-def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[Diagnostic]) -> None:
-    run = result.run
-    claimed: dict[str, tuple[ClaimResult, float]] = {}
-    for claim in run.claims:
-        unit = K.CLAIMABLE.get(claim.name, "")
-        try:
-            q = _claimed_value(claim, result, results)
-        except LookupError as exc:
-            result.claims[claim.name] = ClaimResult(claim, None, None, "unrecoverable", unit, missing=(str(exc.args[0]),))
-            continue
-        except UnitError as exc:
-            diags.append(Diagnostic("EFF010", "error", claim.value_span, f"claim `{claim.written}`: {exc}", ""))
-            continue
-        except ZeroDivisionError:
-            diags.append(Diagnostic("EFF011", "error", claim.value_span, f"claim `{claim.written}` divides by zero", ""))
-            continue
-        if q.dims != dims_of(unit):
-            diags.append(Diagnostic(
-                "EFF010", "error", claim.value_span,
-                f"claim `{claim.written}` expects {f'`{unit}`' if unit else 'a ratio or %'}, found {f'`{q.unit}`' if q.dims else 'a plain number'}",
-                f"write e.g. `claim {claim.written} = 52 %`" if unit == "" else f"write the value in `{unit}`",
-                label=f"this is {q.unit or 'dimensionless'}"))
-            continue
-        if not math.isfinite(q.magnitude):
-            diags.append(Diagnostic("EFF011", "error", claim.value_span, f"claim `{claim.written}` is not finite", ""))
-            continue
-        cr = ClaimResult(claim, q.magnitude, None, "unrecoverable", unit, tolerance(claim.expr, q.magnitude))
-        result.claims[claim.name] = cr
-        claimed[claim.name] = (cr, q.magnitude)
-    # Figures the claims imply where the inputs stop short.
-    if "step_time" not in result.metrics:
-        implied = _implied_step(result, claimed)
-        if implied is not None:
-            step, basis_name = implied
-            result.implied = {k: v for k, v in _rate_metrics(result, step, step.basis).items()}
-            result.implied.pop(basis_name, None)
-    if "valid_tokens_per_second" in claimed and "mfu" in claimed and "aggregate_peak" in result.metrics:
-        (_, tp), (_, mfu) = claimed["valid_tokens_per_second"], claimed["mfu"]
-        agg = result.metrics["aggregate_peak"]
-        if tp > 0:
-            v = mfu * agg.value / tp
-            result.implied["flops_per_token_from_claims"] = Metric(
-                "flops_per_token", v, "FLOP/token", "claimed mfu × aggregate_peak / claimed valid_tokens_per_second",
-                f"{metric_value(mfu, '')} × {quantity(agg.value, 'FLOP/s')} / {quantity(tp, 'token/s')} = {quantity(v, 'FLOP/token')}",
-                (Input("claim mfu", mfu, "", "claim"), agg.as_input(), Input("claim throughput", tp, "token/s", "claim")),
-                agg.assumed, "claims `mfu` and `throughput`")
-    for name, cr in result.claims.items():
-        if cr.claimed is None:
-            continue
-        metric = _reconstructed(name, result)
-        if metric is None:
-            missing = tuple(result.missing.get(name, ())) or (("breakdown",) if name.startswith("breakdown.") else ())
-            if name == "valid_tokens_per_second":  # declaring the rate itself would check nothing
-                missing = tuple("timing.step_time" if m == "timing.step_time or timing.throughput" else m for m in missing)
-            cr.missing = missing
-            continue
-        cr.reconstructed = metric.value
-        cr.basis = metric.basis
-        cr.status = "consistent" if abs(metric.value - cr.claimed) <= cr.tolerance else "mismatch"
 
 
 # ----------------------------------------------------------------------------
@@ -677,7 +347,8 @@ def _convention_table(result: RunResult) -> None:
 
 def evaluate(spec: Spec) -> Evaluation:
     """Evaluate every run and scaling of a checked spec."""
-    from . import breakdown as breakdown_mod, scaling as scaling_mod
+    from effspec.engine import breakdown as breakdown_mod
+    from effspec.engine import scaling as scaling_mod
 
     diags: list[Diagnostic] = []
     results: dict[str, RunResult] = {}
@@ -691,8 +362,35 @@ def evaluate(spec: Spec) -> Evaluation:
         result.calendar = result.calendar_table.to_json() if result.calendar_table is not None else None
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
-            from . import ranks  # numpy only for specs that declare per-rank samples
-
-            result.diagnosis = ranks.analyse(result, diags)
+            result.diagnosis = _rank_diagnosis(result, diags)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
+
+
+def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | None:
+    """Load the run's `ranks` samples and diagnose them; problems go to ``diags``."""
+    # Imported here: numpy only for specs that declare per-rank samples.
+    from effspec.ranks.diagnose import diagnose
+    from effspec.ranks.loader import load_rank_table
+    from effspec.ranks.stats import SparseGridError
+
+    block = result.run.block("ranks")
+    entry = block.get("samples") if block is not None else None
+    ref = entry.value if entry is not None else None
+    if entry is None or not isinstance(ref, FileRef):
+        return None
+    table = load_rank_table(ref.path, ref.file, entry.value_span, diags)
+    if table is None:
+        return None
+    mfu = result.metrics.get("mfu")
+    par = result.run.block("parallelism")
+    pp = par.value("pp") if par is not None else None
+    try:
+        return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None)
+    except SparseGridError as exc:
+        diags.append(Diagnostic("EFF030", "error", entry.value_span, f"`{ref.file}`: {exc}",
+                                "one row per rank and step: a per-rank table names most ranks at most steps"))
+    except ValueError as exc:
+        diags.append(Diagnostic("EFF003", "error", entry.value_span, f"`{ref.file}`: {exc}",
+                                "one row per rank and step"))
+    return None

@@ -12,8 +12,8 @@ import os
 import re
 from functools import cache
 
-from .diagnostics import Diagnostic, Span
-from .limits import LIMITS
+from effspec.diagnostics import Diagnostic, Span
+from effspec.front.limits import LIMITS
 
 MAX_SYNTAX_ERRORS = 20
 
@@ -52,7 +52,7 @@ def grammar_text() -> str:
     # A plain read beside the package module: importlib.resources' machinery
     # costs ~25 ms of imports at start-up, and the grammar is a real file in
     # both editable and wheel installs.
-    from . import grammar as grammar_package
+    from effspec import grammar as grammar_package
 
     with open(os.path.join(os.path.dirname(grammar_package.__file__), "eff.lark"), encoding="utf-8") as fh:
         return fh.read()
@@ -115,7 +115,7 @@ _UNITS_HELP = ("units are FLOP (with SI prefixes), token, sequence, sample, step
 
 
 def _is_key(name: str) -> bool:
-    from .keys import BLOCKS
+    from effspec.front.keys import BLOCKS
 
     return name in BLOCKS or any(name in keys for keys in BLOCKS.values())
 

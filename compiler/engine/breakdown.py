@@ -13,11 +13,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .diagnostics import Diagnostic
-from .evaluate import Input, Metric, RunResult
-from .fmt import metric_value, quantity
-from .ir import Entry
-from .keys import BREAKDOWN_CATEGORIES
+from effspec.diagnostics import Diagnostic
+from effspec.display import metric_value, quantity
+from effspec.engine.results import Input, Metric, RunResult
+from effspec.front.ir import Entry
+from effspec.front.keys import BREAKDOWN_CATEGORIES
 
 RECONCILE_TOLERANCE = 0.01  # |sum - 100 %| above this is EFF402
 

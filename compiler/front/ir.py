@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import Union
 
-from .diagnostics import Span
+from effspec.diagnostics import Span
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ import re
 from dataclasses import replace
 from functools import cache
 
-from .diagnostics import SEVERITIES, Diagnostic
+from effspec.diagnostics import SEVERITIES, Diagnostic
 
 _PRAGMA = re.compile(r"#\s*effspec:\s*(ignore|file-ignore|severity)(?:\[([A-Z0-9, ]+)\](?:\s*=\s*(\w+))?)?")
 

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .evaluate import Input, Metric, RunResult
-from .fmt import metric_value, quantity
-from .gemm import LocalShapes, local_shapes
-from .ir import Scaling, Spec
+from effspec.display import metric_value, quantity
+from effspec.engine.gemm import LocalShapes, local_shapes
+from effspec.engine.results import Input, Metric, RunResult
+from effspec.front.ir import Scaling, Spec
 
 SAME_WORK_TOLERANCE = 1e-9  # relative: declared token counts are exact integers
 

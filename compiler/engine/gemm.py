@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .flops import Shape
+from effspec.engine.flops import Shape
 
 
 @dataclass(frozen=True)

@@ -122,7 +122,7 @@ def unit_words() -> tuple[str, ...]:
     """Every alternative of ``UNIT_WORD`` in ``grammar/eff.lark``, in grammar order."""
     # A plain file read: importlib.resources costs ~25 ms of imports (zipfile,
     # tempfile, typing), more than the rest of a warm-cache unit lookup.
-    from . import grammar
+    from effspec import grammar
 
     try:
         with open(os.path.join(os.path.dirname(grammar.__file__ or ""), "eff.lark"), encoding="utf-8") as fh:

@@ -1,0 +1,69 @@
+"""The command line: a thin shell over the pipeline.
+
+Exit status: 0 no errors, 1 errors found (or a report could not be made),
+2 the tool could not run (unreadable input, bad arguments, internal error).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from effspec.cli.check import cmd_check
+from effspec.cli.common import BUG_URL, ToolError
+from effspec.cli.explain import cmd_explain, cmd_list
+from effspec.cli.report import cmd_report
+from effspec.version import __version__
+
+__all__ = ["main", "parser", "ToolError"]
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="effspec", description="Compile and audit .eff training-efficiency specs.")
+    p.add_argument("--version", action="version", version=f"effspec {__version__}")
+    p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    sub = p.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("check", help="check specs and print diagnostics")
+    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders")
+    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for many files (default: CPUs)")
+    c.set_defaults(func=cmd_check)
+    r = sub.add_parser("report", help="render an auditable report; the format follows OUT's suffix")
+    r.add_argument("input", metavar="FILE")
+    r.add_argument("-o", "--output", required=True, metavar="OUT", help=".html .pdf .json .sarif .md .tex")
+    r.add_argument("--paper", choices=("a4", "letter"), default="a4")
+    r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
+                   help="wall-clock bound on PDF rendering (default 120; 0 for none)")
+    r.set_defaults(func=cmd_report)
+    e = sub.add_parser("explain", help="print the page for a diagnostic code")
+    e.add_argument("code", nargs="?", metavar="CODE")
+    e.add_argument("--list", action="store_true", help="list every code")
+    e.set_defaults(func=lambda a: cmd_list(a) if a.list or not a.code else cmd_explain(a))
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    try:
+        args = p.parse_args(argv)
+    except SystemExit as exc:  # argparse exits 2 on bad arguments, 0 on --help
+        return int(exc.code or 0)
+    if getattr(args, "command", None) == "report":
+        args.debug = args.debug
+    try:
+        return args.func(args)
+    except ToolError as exc:
+        print(f"effspec: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:  # the last line of defence: never a raw traceback
+        if args.debug:
+            raise
+        target = getattr(args, "input", None) or ", ".join(getattr(args, "files", []) or [])
+        print(f"effspec: internal error while processing {target}: {type(exc).__name__}: {exc}\n"
+              f"This is a bug in effspec {__version__}. Please report it with the spec that triggers it: {BUG_URL}\n"
+              f"(run with --debug for the traceback)", file=sys.stderr)
+        return 2

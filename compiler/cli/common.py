@@ -1,0 +1,26 @@
+"""What every command shares: the tool-error exception and loading a spec."""
+
+from __future__ import annotations
+
+BUG_URL = "https://github.com/effspec/effspec/issues"
+
+
+class ToolError(Exception):
+    """The tool could not run (exit status 2)."""
+
+
+def load_spec(path: str):
+    from effspec import load
+
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise ToolError(f"{path}: no such file")
+    except IsADirectoryError:
+        raise ToolError(f"{path}: is a directory")
+    except PermissionError:
+        raise ToolError(f"{path}: permission denied")
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"{path}: not UTF-8 text (byte {exc.start})")
+    except OSError as exc:
+        raise ToolError(f"{path}: {exc.strerror or exc}")

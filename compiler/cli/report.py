@@ -1,0 +1,71 @@
+"""`effspec report`: one auditable report; the format follows the output's suffix."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from effspec.cli.common import ToolError, load_spec
+
+REPORT_FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".json": "json", ".sarif": "sarif",
+                  ".md": "md", ".markdown": "md", ".tex": "tex"}
+
+
+def cmd_report(args) -> int:
+    from effspec.atomic import write_atomic
+
+    suffix = os.path.splitext(args.output)[1].lower()
+    fmt = REPORT_FORMATS.get(suffix)
+    if fmt is None:
+        raise ToolError(f"{args.output}: unknown report format `{suffix or '(none)'}`; use one of " + ", ".join(sorted(REPORT_FORMATS)))
+    if os.path.isdir(args.output):
+        raise ToolError(f"{args.output}: is a directory")
+    result = load_spec(args.input)
+    from effspec.report import render
+
+    try:
+        data = _render_bounded(render, result, fmt, args.paper, args.timeout if fmt == "pdf" else None)
+    except TimeoutError:
+        raise ToolError(f"{args.output}: PDF rendering took longer than {args.timeout:g} s and was abandoned; "
+                        f"the old output, if any, is unchanged (raise the bound with --timeout)")
+    except Exception as exc:  # a report that fails midway leaves OUT untouched
+        if args.debug:
+            raise
+        print(f"effspec: could not render {args.output}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+    try:
+        write_atomic(args.output, data)
+    except OSError as exc:
+        raise ToolError(f"{args.output}: cannot write ({exc.strerror or exc})")
+    from effspec.report.text import text
+
+    print(text(result), file=sys.stderr)
+    print(f"wrote {args.output}", file=sys.stderr)
+    return 1 if result.has_errors else 0
+
+
+def _render_bounded(render, result, fmt: str, paper: str, seconds: float | None) -> bytes:
+    """``render(result, fmt, paper=…)`` with a wall-clock bound (PDF layout can
+    take very long on a hostile spec).  No signals: the render runs in a daemon
+    thread, so the bound also holds off the main thread and on every platform;
+    an abandoned render dies with the process.  Raises TimeoutError."""
+    if seconds is None or seconds <= 0:
+        return render(result, fmt, paper=paper)
+    import threading
+
+    box: dict = {}
+
+    def work() -> None:
+        try:
+            box["data"] = render(result, fmt, paper=paper)
+        except BaseException as exc:  # handed to the caller below
+            box["error"] = exc
+
+    worker = threading.Thread(target=work, name="effspec-render", daemon=True)
+    worker.start()
+    worker.join(seconds)
+    if worker.is_alive():
+        raise TimeoutError(seconds)
+    if "error" in box:
+        raise box["error"]
+    return box["data"]

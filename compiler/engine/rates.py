@@ -1,0 +1,66 @@
+"""The figures that follow from a step time: rates, MFU, HFU.
+
+Shared by the evaluation (a measured or declared step) and by claim checking
+(a step implied by a claimed rate), so both derive them one way.
+"""
+
+from __future__ import annotations
+
+from effspec.display import metric_value, quantity
+from effspec.engine.results import Input, Metric, RunResult
+from effspec.front.ir import Block
+
+
+def entry_input(block: Block | None, key: str) -> Input | None:
+    if block is None:
+        return None
+    e = block.get(key)
+    if e is None:
+        return None
+    return Input(f"{block.name}.{key}", e.value, e.unit, e.provenance.kind, e.provenance.citation, e.span)
+
+
+def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metric]:
+    """Everything that divides by the step time."""
+    out: dict[str, Metric] = {"step_time": step}
+    m = result.metrics
+    tokens, model, executed, agg = (m.get(n) for n in ("valid_tokens_per_step", "model_flops_per_step",
+                                                        "executed_flops_per_step", "aggregate_peak"))
+    active = sum(p.active for p in result.pools)
+    t = step.value
+    if tokens is not None:
+        v = tokens.value / t
+        out["valid_tokens_per_second"] = Metric(
+            "valid_tokens_per_second", v, "token/s", "valid_tokens_per_step / step_time",
+            f"{quantity(tokens.value, 'token')} / {quantity(t, 's')} = {quantity(v, 'token/s')}",
+            (tokens.as_input(), step.as_input()), tokens.assumed or step.assumed, basis)
+    if model is not None and active > 0:
+        v = model.value / (t * active)
+        out["achieved_flops_per_device"] = Metric(
+            "achieved_flops_per_device", v, "FLOP/s", "model_flops_per_step / (step_time × active devices)",
+            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {active:g}) = {quantity(v, 'FLOP/s')}",
+            (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
+            model.assumed or step.assumed, basis)
+    if model is not None and agg is not None:
+        v = model.value / (t * agg.value)
+        out["mfu"] = Metric(
+            "mfu", v, "", "model_flops_per_step / (step_time × aggregate_peak)",
+            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
+            (model.as_input(), step.as_input(), agg.as_input()), model.assumed or step.assumed or agg.assumed, basis)
+    if executed is not None and agg is not None:
+        v = executed.value / (t * agg.value)
+        out["hfu"] = Metric(
+            "hfu", v, "", "executed_flops_per_step / (step_time × aggregate_peak)",
+            f"{quantity(executed.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
+            (executed.as_input(), step.as_input(), agg.as_input()), executed.assumed or step.assumed or agg.assumed, basis)
+    measured_pools = [p for p in result.pools if p.measured_peak is not None]
+    if model is not None and result.pools and len(measured_pools) == len(result.pools):
+        ref = sum(p.active * p.measured_peak for p in result.pools)
+        v = model.value / (t * ref)
+        inputs = [model.as_input(), step.as_input()] + [
+            entry_input(p.block, "measured_peak") for p in result.pools]
+        out["mfu_measured_peak"] = Metric(
+            "mfu_measured_peak", v, "", "model_flops_per_step / (step_time × Σ active devices × measured_peak)",
+            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(ref, 'FLOP/s')}) = {metric_value(v, '')}",
+            tuple(inputs), model.assumed or step.assumed, basis)
+    return out

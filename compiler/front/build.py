@@ -1,0 +1,273 @@
+"""Stage 2: syntax tree to typed, unit-checked IR.
+
+Everything a single statement can get wrong is found here: unknown names
+(EFF002), bad values and missing keys (EFF003), wrong dimensions (EFF010),
+out-of-range numbers (EFF011), unresolved references and files (EFF020), and
+exceeded limits (EFF030).  Cross-run and cross-metric checks come later.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from effspec.diagnostics import Diagnostic, Span
+from effspec.front import keys as K
+from effspec.front.context import BuildContext, suggest
+from effspec.front.expr import refs_in, to_expr
+from effspec.front.ir import (
+    Block,
+    Claim,
+    Entry,
+    Run,
+    Scaling,
+    Spec,
+)
+from effspec.front.limits import LIMITS
+from effspec.front.units import (
+    parse_unit,
+)
+from effspec.front.values import _provenance, build_entry
+
+_MODEL_REQUIRED = {
+    "dense_transformer": ("layers", "d_model", "heads", "ffn", "d_ff", "vocab"),
+    "moe_transformer": ("layers", "d_model", "heads", "ffn", "vocab", "experts", "top_k"),
+    "custom": ("flops_per_token",),
+}
+
+
+_UNIT_TERM = re.compile(r"[A-Za-z%]+(?:\^(-?[0-9]))?")
+
+
+@functools.cache
+def _unit_problem(text: str) -> str:
+    """Why a UNIT token exceeds the unit limits, or "" (memoized: units repeat)."""
+    terms = _UNIT_TERM.findall(text)
+    written = max((abs(int(e)) for e in terms if e), default=1)
+    if len(terms) > LIMITS.max_unit_terms:
+        return f"has {len(terms)} words; the limit is {LIMITS.max_unit_terms}"
+    if written > LIMITS.max_unit_exponent:
+        return f"has the exponent {written}; the limit is {LIMITS.max_unit_exponent}"
+    # The grammar allows only single-digit exponents; this bounds what a chain
+    # like `s^4*s^4` adds up to, so no factor overflows on the way.
+    worst = max((abs(e) for _, e in parse_unit(text)[1]), default=0)
+    if worst > LIMITS.max_unit_exponent:
+        return f"raises a dimension to the power {worst}; the limit is {LIMITS.max_unit_exponent}"
+    return ""
+
+
+def prescan(tree) -> Diagnostic | None:
+    """EFF030 for the first node nested deeper than the limit or the first unit
+    beyond the unit limits.  One iterative walk: the tree may be deep here."""
+    stack = [(tree, 0)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > LIMITS.max_expression_depth + 8:  # 8: start/run/block/assign levels
+            return Diagnostic("EFF030", "error", Span.of(node),
+                              f"expressions nest more than {LIMITS.max_expression_depth} levels deep",
+                              "simplify the expression")
+        for child in node.children:
+            if hasattr(child, "children"):
+                stack.append((child, depth + 1))
+            elif getattr(child, "type", None) == "UNIT":
+                problem = _unit_problem(str(child))
+                if problem:
+                    return Diagnostic("EFF030", "error", Span.of(child), f"the unit `{child}` {problem}",
+                                      "write the unit the way it is printed, e.g. `TFLOP/s` or `token/s`")
+    return None
+
+
+def _statements(ctx: BuildContext, block_name: str, stmts) -> tuple[list[Entry], list[Block], list, set[str]]:
+    """Entries of a block, nested blocks (run level only), claim trees, and
+    the key names written (valid or not)."""
+    table = K.BLOCKS[block_name]
+    entries: list[Entry] = []
+    blocks: list[Block] = []
+    claims = []
+    seen: dict[str, Span] = {}
+    for stmt in stmts:
+        kind = stmt.data
+        if kind == "claim":
+            if block_name != "run":
+                ctx.error("EFF002", Span.of(stmt), f"a `claim` belongs in a run, not in `{block_name}`",
+                          "move the claim to the run's body")
+            else:
+                claims.append(stmt)
+            continue
+        name_tok = stmt.children[0]
+        name = str(name_tok)
+        span = Span.of(name_tok)
+        if kind == "block":
+            if block_name == "run" and name in K.RUN_BLOCKS:
+                if name in seen and name not in K.REPEATABLE_BLOCKS:
+                    ctx.error("EFF003", span, f"block `{name}` appears twice in this run",
+                              "merge them; only `hardware` may repeat (a heterogeneous pool)")
+                    continue
+                seen[name] = span
+                sub_entries, _, _, written = _statements(ctx, name, stmt.children[1:])
+                blocks.append(Block(name, tuple(sub_entries), Span.of(stmt)))
+                _check_required(ctx, name, sub_entries, written, Span.of(name_tok))
+                continue
+            if name in table:
+                ctx.error("EFF002", span, f"`{name}` is a key, not a block", f"write `{name} = <value>`")
+                continue
+            where = "a run" if block_name == "run" else f"`{block_name}`"
+            hint = suggest(name, K.RUN_BLOCKS) if block_name == "run" else ""
+            ctx.error("EFF002", span, f"unknown block `{name}` in {where}",
+                      hint or ("blocks nest one level: " + ", ".join(f"`{b}`" for b in K.RUN_BLOCKS) + " sit directly in a run"))
+            continue
+        # assignment
+        key = table.get(name)
+        if key is None:
+            if block_name == "run" and name in K.RUN_BLOCKS:
+                ctx.error("EFF002", span, f"`{name}` is a block, not a key", f"write `{name} {{ … }}`")
+                continue
+            owner = next((b for b, t in K.BLOCKS.items() if name in t and b != block_name), None)
+            hint = suggest(name, table)
+            if not hint and owner:
+                hint = f"`{name}` belongs in `{owner}`" + (" { … }" if owner != "scaling" else "")
+            where = f"`{block_name}`" if block_name not in ("run", "scaling") else f"a {block_name}"
+            ctx.error("EFF002", span, f"unknown key `{name}` in {where}",
+                      hint or "valid keys: " + ", ".join(f"`{k}`" for k in table))
+            continue
+        if name in seen:
+            ctx.error("EFF003", span, f"`{name}` is set twice", f"the first is on line {seen[name].line}; keep one")
+            continue
+        seen[name] = span
+        entry = build_entry(ctx, key, stmt)
+        if entry is not None:
+            entries.append(entry)
+    return entries, blocks, claims, set(seen)
+
+
+def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written: set[str], span: Span) -> None:
+    """EFF003 for required keys that were not written at all (a key that was
+    written but failed its own check has its diagnostic already)."""
+    required = list(K.REQUIRED.get(name, ()))
+    if name == "model":
+        kind = next((e.value for e in entries if e.key == "kind"), None)
+        if "kind" not in written:
+            required.insert(0, "kind")
+        required += _MODEL_REQUIRED.get(kind, ())
+    missing = [k for k in required if k not in written]
+    if name == "model" and kind == "moe_transformer" and not written & {"d_ff", "d_ff_expert"}:
+        missing.append("d_ff_expert")  # (or d_ff): an expert's FFN size sets its FLOPs
+    if missing:
+        ctx.error("EFF003", span, f"`{name}` is missing " + ", ".join(f"`{k}`" for k in missing),
+                  "add " + ("it" if len(missing) == 1 else "them") + f" to the `{name}` block")
+
+
+def _claim(ctx: BuildContext, tree) -> Claim | None:
+    dotted, value_tree, *prov = tree.children
+    path = [str(t) for t in dotted.children]
+    written = ".".join(path)
+    name_span = Span.of(dotted)
+    if len(path) == 1:
+        name = K.CLAIM_ALIASES.get(path[0], path[0])
+        if name not in K.CLAIMABLE:
+            hint = suggest(path[0], list(K.CLAIMABLE) + list(K.CLAIM_ALIASES))
+            ctx.error("EFF002", name_span, f"`{written}` is not a metric that can be claimed",
+                      hint or "claimable: " + ", ".join(f"`{m}`" for m in K.CLAIMABLE) + ", and `breakdown.<category>`")
+            return None
+    elif len(path) == 2 and path[0] == "breakdown":
+        if path[1] not in K.BREAKDOWN_CATEGORIES:
+            hint = suggest(path[1], K.BREAKDOWN_CATEGORIES)
+            ctx.error("EFF002", name_span, f"`{path[1]}` is not a breakdown category",
+                      hint or "categories: " + ", ".join(f"`{c}`" for c in K.BREAKDOWN_CATEGORIES))
+            return None
+        name = written
+    else:
+        ctx.error("EFF002", name_span, f"`{written}` is not a metric that can be claimed",
+                  "claim a metric of this run (`mfu`, `throughput`, …) or `breakdown.<category>`")
+        return None
+    kind = getattr(value_tree, "data", None)
+    if kind not in ("quantity", "add", "sub", "mul", "div", "neg", "ref"):
+        ctx.error("EFF003", Span.of(value_tree), f"claim `{written}` takes a number or an expression", "")
+        return None
+    expr = to_expr(value_tree)
+    for ref in refs_in(expr):
+        head = K.CLAIM_ALIASES.get(ref.path[0], ref.path[0])
+        ok = (len(ref.path) == 1 and head in K.CLAIMABLE) or (
+            len(ref.path) == 2 and ref.path[0] in K.BLOCKS and ref.path[0] != "run") or (
+            len(ref.path) >= 3 and ref.path[0] == "run")
+        if not ok:
+            hint = suggest(ref.path[0], list(K.CLAIMABLE) + list(K.CLAIM_ALIASES))
+            ctx.error("EFF020", ref.span, f"`{ref.dotted}` is not a metric or declared value",
+                      hint or "refer to a metric (`mfu`), a declared key (`work.seq_len`) or another run (`run.base_8.step_time`)")
+            return None
+    return Claim(name, written, expr, ctx.source(Span.of(value_tree)), _provenance(ctx, prov[0] if prov else None),
+                 Span.of(tree), name_span, Span.of(value_tree))
+
+
+def _run(ctx: BuildContext, tree) -> Run:
+    _, name_tok, *stmts = tree.children
+    entries, blocks, claim_trees, _ = _statements(ctx, "run", stmts)
+    claims = [c for c in (_claim(ctx, t) for t in claim_trees) if c is not None]
+    if len(claims) > LIMITS.max_claims:
+        ctx.error("EFF030", Span.of(name_tok), f"run has {len(claims)} claims; the limit is {LIMITS.max_claims}", "")
+        claims = claims[: LIMITS.max_claims]
+    seen_claims: dict[str, Claim] = {}
+    for c in claims:
+        if c.name in seen_claims:
+            ctx.error("EFF003", c.name_span, f"`{c.written}` is claimed twice",
+                      f"the first claim is on line {seen_claims[c.name].span.line}; declare one claim per metric")
+        seen_claims.setdefault(c.name, c)
+    claims = list(seen_claims.values())
+    values = {e.key: e.value for e in entries}
+    return Run(str(name_tok), values.get("title"), values.get("source"), tuple(blocks), tuple(claims),
+               Span.of(tree), Span.of(name_tok))
+
+
+def _scaling(ctx: BuildContext, tree) -> Scaling:
+    name_tok, *stmts = tree.children
+    entries, _, _, written = _statements(ctx, "scaling", stmts)
+    _check_required(ctx, "scaling", entries, written, Span.of(name_tok))
+    values = {e.key: e.value for e in entries}
+    return Scaling(str(name_tok), values.get("kind"), values.get("baseline"), tuple(values.get("runs", ())),
+                   tuple(entries), Span.of(tree), Span.of(name_tok))
+
+
+def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:
+    """Build the checked IR from a parse tree.  ``folder`` anchors `file` paths."""
+    ctx = BuildContext(text, folder)
+    too_big = prescan(tree)
+    if too_big is not None:
+        return None, [too_big]
+    header, *items = tree.children
+    version_tok = header.children[0]
+    if str(version_tok) != "1":
+        ctx.error("EFF003", Span.of(version_tok), f"unsupported language version `eff {version_tok}`",
+                  "this effspec reads `eff 1`")
+        return None, ctx.diags
+    if len(items) > LIMITS.max_runs:
+        ctx.error("EFF030", Span.of(items[LIMITS.max_runs]), f"the file declares {len(items):,} runs and scalings; the limit is {LIMITS.max_runs:,}", "split the file")
+        return None, ctx.diags
+    runs: list[Run] = []
+    scalings: list[Scaling] = []
+    ids: dict[str, Span] = {}
+    for item in items:
+        built = _run(ctx, item) if item.data == "run" else _scaling(ctx, item)
+        if built.id in ids:
+            ctx.error("EFF003", built.name_span, f"`{built.id}` is declared twice",
+                      f"the first is on line {ids[built.id].line}; ids must be unique in a file")
+            continue
+        ids[built.id] = built.name_span
+        (runs if isinstance(built, Run) else scalings).append(built)
+    run_ids = [r.id for r in runs]
+    for s in scalings:
+        for key in ("baseline", "runs"):
+            entry = s.get(key)
+            if entry is None:
+                continue
+            for rid in (entry.value,) if key == "baseline" else entry.value:
+                if rid not in run_ids:
+                    hint = suggest(rid, run_ids)
+                    ctx.error("EFF020", entry.value_span, f"no run `{rid}` in this file",
+                              hint or ("runs here: " + ", ".join(f"`{r}`" for r in run_ids) if run_ids else "declare the run first"))
+    for r in runs:
+        for c in r.claims:
+            for ref in refs_in(c.expr):
+                if ref.path[0] == "run" and ref.path[1] not in run_ids:
+                    hint = suggest(ref.path[1], run_ids)
+                    ctx.error("EFF020", ref.span, f"no run `{ref.path[1]}` in this file", hint)
+    return Spec(file, 1, tuple(runs), tuple(scalings)), ctx.diags

@@ -1,0 +1,45 @@
+"""What the build stage carries while it turns one syntax tree into IR."""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from effspec.diagnostics import Diagnostic, Span
+
+
+def suggest(word: str, choices) -> str:
+    """`did you mean` text for the closest valid name, or ''."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"did you mean `{close[0]}`?" if close else ""
+
+
+def unescape(token: str) -> str:
+    body = token[1:-1]
+    return body.replace('\\"', '"').replace("\\\\", "\\") if "\\" in body else body
+
+
+@dataclass
+class BuildContext:
+    text: str
+    folder: str | None  # the spec's folder, for `file` references; None for text input
+    diags: list[Diagnostic] = field(default_factory=list)
+
+    def error(self, code, span, message, help_="", label=""):
+        self.diags.append(Diagnostic(code, "error", span, message, help_, label))
+
+    lines: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        # Split once: `source` runs per entry and per list item, and splitting
+        # the whole text each time made a 5 MiB spec quadratic (minutes).
+        self.lines = self.text.split("\n")
+
+    def source(self, span: Span) -> str:
+        """The source text under a span (single or multi-line)."""
+        lines = self.lines
+        if span.line == span.end_line:
+            return lines[span.line - 1][span.column - 1 : span.end_column - 1]
+        parts = [lines[span.line - 1][span.column - 1 :]] + lines[span.line : span.end_line - 1]
+        parts.append(lines[span.end_line - 1][: span.end_column - 1])
+        return " ".join(p.strip() for p in parts)

@@ -1,0 +1,72 @@
+"""Per-rank timing split (`ranks { samples = file "…" }`) and the diagnosis of
+an MFU collapse into its cause family.
+
+The CSV has a header row naming at least the columns ``rank``, ``node``,
+``step``, ``compute``, ``comm`` and ``stall`` (any order; other columns are
+ignored), then one row per rank and step; times are seconds.
+
+Definitions, for rank r at step t (C compute, M comm, S stall seconds):
+
+- ``total = C + M + S``; a rank's **wait share** is ``(M + S) / total``: the
+  part of its step it was not computing.
+- **compute excess** ``X[r, t] = C[r, t] / median_r C[·, t] − 1``: how much
+  slower than the typical rank of the same step a rank computed.
+- **imbalance wait** ``(max_r C[·, t] − C[r, t]) / total[r, t]``: the share of
+  a rank's step spent waiting for the slowest computing rank.
+- **compute spread** ``(max − min) / max`` of the per-rank mean compute.
+
+The diagnosis, in this order (constants below):
+
+1. ``straggler``: a few ranks compute or communicate slower than the rest,
+   consistently (mean excess ≥ ``STRAGGLER_EXCESS`` and ≥ ``OUTLIER_Z`` robust
+   standard deviations above the typical rank) or in bursts (compute or comm
+   at least ``BURST_EXCESS`` above the step's median in ≥ ``BURST_SHARE`` of
+   the steps, while almost no other rank does).  The flagged ranks must be
+   few: at most an eighth of the ranks and of the nodes; a larger slow group
+   is imbalance, not a straggler.
+2. ``imbalance``: the compute spread is at least ``IMBALANCE_SPREAD`` with no
+   single outlier, and the wait is dominated by waiting for the slowest ranks
+   (imbalance wait ≥ ``IMBALANCE_WAIT_DOMINANCE`` of the wait share, and
+   ≥ ``IMBALANCE_WAIT_MIN`` of the step).  Where ``parallelism.pp`` divides
+   the ranks, per-stage means are shown (stage = rank // (ranks / pp), the
+   Megatron order with pipeline outermost).
+3. ``single_device``: every rank is uniformly busy computing (compute share
+   ≥ ``COMPUTE_BOUND_SHARE``, spread below ``IMBALANCE_SPREAD``), yet MFU is
+   low: **MFU < 35 %** (``LOW_MFU``) **or** the compute-interval efficiency
+   seen by the ranks, MFU / compute share, **< 50 %** (``LOW_COMPUTE_EFFICIENCY``).
+   A run without an MFU cannot be told apart from a healthy one by timing
+   alone: the evidence says so and the family is ``none``.
+4. ``none``: none of the above.
+
+The statistics live in ``stats``, each family in its own module, the
+loader in ``loader``.  16,384 ranks × 100 steps (1.6 M rows) load and diagnose
+in a few seconds (see ``benchmarks/ranks_bench.py``).
+"""
+
+
+from __future__ import annotations
+
+from effspec.ranks import imbalance, single_device, straggler
+from effspec.ranks.stats import (
+    COMPUTE_BOUND_SHARE,
+    IMBALANCE_SPREAD,
+    Diagnosis,
+    RankStats,
+)
+from effspec.ranks.table import RankTable
+
+FAMILIES = (straggler, imbalance, single_device)  # tried in this order; the first that fits wins
+
+
+def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) -> Diagnosis:
+    """The cause family of ``table``'s timing (see the module docstring for the rules)."""
+    s = RankStats.of(table, mfu, pp)
+    for family in FAMILIES:
+        found = family.find(s)
+        if found is not None:
+            return found
+    if s.spread < IMBALANCE_SPREAD and s.compute_share < COMPUTE_BOUND_SHARE:
+        return s.diagnosis("none", [], [], f"ranks are even, but only {s.compute_share:.0%} of the step is compute "
+                           "on every rank: uniform communication or stalls are none of the three families (see the breakdown)")
+    return s.diagnosis("none", [], [], f"no straggler, no imbalance (compute spread {s.spread:.1%}), "
+                       + (f"MFU {mfu:.1%}" if mfu is not None else "no MFU"))

@@ -1,0 +1,238 @@
+"""Reading a per-rank CSV strictly, vectorized.
+
+Plain CSV (no quotes) takes the fast path; anything else (quoted cells, stray
+whitespace, exponents) is still read exactly, cell by cell.  A bad cell is
+EFF003 (EFF011 for a negative or non-finite time) naming the file row and
+column.  numpy is imported lazily, so a spec without `ranks` never imports it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from effspec.diagnostics import Diagnostic, Span
+from effspec.front.limits import LIMITS
+from effspec.ranks.table import COLUMNS, MAX_NODE_NAME, TIME_COLUMNS, RankTable
+
+
+class _Bad(Exception):
+    """A coded problem with the CSV, raised inside the loader."""
+
+    def __init__(self, code: str, message: str, help: str = ""):
+        super().__init__(message)
+        self.code, self.message, self.help = code, message, help
+
+
+def load_rank_table(path: str, rel: str, span: Span | None, diags: list[Diagnostic]) -> RankTable | None:
+    """Read the per-rank CSV strictly; a problem becomes one diagnostic at ``span``."""
+    try:
+        return _load(path, rel)
+    except _Bad as bad:
+        diags.append(Diagnostic(bad.code, "error", span, bad.message, bad.help))
+        return None
+
+
+def _load(path: str, rel: str) -> RankTable:
+    import numpy as np
+    from effspec.front.files import read_regular_file
+
+    try:  # non-blocking, no final symlink, regular files only: a FIFO swapped in is refused
+        raw = read_regular_file(path, LIMITS.max_csv_bytes)
+    except OSError as exc:
+        raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}")
+    if len(raw) > LIMITS.max_csv_bytes:
+        raise _Bad("EFF030", f"`{rel}` is larger than {LIMITS.max_csv_bytes:,} bytes")
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise _Bad("EFF003", f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8")
+    if raw.startswith(b"\xef\xbb\xbf"):
+        raw = raw[3:]
+    if b"\x00" in raw:
+        raise _Bad("EFF003", f"`{rel}` contains NUL bytes: not a CSV file")
+    if b"\r" in raw:
+        raw = raw.replace(b"\r\n", b"\n")
+    end = raw.find(b"\n")
+    header_text = (raw if end < 0 else raw[:end]).decode("utf-8")
+    try:
+        header = [h.strip() for h in next(csv.reader([header_text]))] if header_text.strip() else []
+    except csv.Error as exc:
+        raise _Bad("EFF003", f"`{rel}` row 1: malformed header ({exc})")
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise _Bad("EFF020", f"`{rel}` has no column{'s' if len(missing) > 1 else ''} "
+                   + ", ".join(f"`{c}`" for c in missing),
+                   "the header must name rank, node, step, compute, comm, stall; found: "
+                   + (", ".join(f"`{h}`" for h in header) or "an empty first row"))
+    if len(header) > LIMITS.max_csv_columns:
+        raise _Bad("EFF030", f"`{rel}` has {len(header)} columns; the limit is {LIMITS.max_csv_columns}")
+    body = b"" if end < 0 else raw[end + 1:]
+    if body and not body.endswith(b"\n"):
+        body += b"\n"
+    index = {c: header.index(c) for c in COLUMNS}
+    plain = b'"' not in body and b"\r" not in body and not body.startswith(b"\n") and b"\n\n" not in body
+    cells = _split_fast(np, body, len(header), rel) if plain else None
+    if cells is None:
+        cells = _split_slow(np, body, len(header), rel)
+    starts, ends, buf = cells
+    rows = len(starts)
+    if rows == 0:
+        raise _Bad("EFF003", f"`{rel}` has a header but no rows", "one row per rank and step")
+    if rows > LIMITS.max_csv_rows:
+        raise _Bad("EFF030", f"`{rel}` has more than {LIMITS.max_csv_rows:,} rows")
+    values = {}
+    for name in ("rank", "step", *TIME_COLUMNS):
+        j = index[name]
+        values[name] = _parse_numbers(np, buf, starts[:, j], ends[:, j], rel, name)
+    for name in ("rank", "step"):
+        v = values[name]
+        bad = np.flatnonzero((v != np.floor(v)) | (v < 0) | (v > 2**53))
+        if bad.size:
+            r = int(bad[0])
+            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{name}`: `{_cell(buf, starts[r, index[name]], ends[r, index[name]])}` "
+                       "is not a whole number ≥ 0", f"`{name}` is an integer index")
+    for name in TIME_COLUMNS:
+        v = values[name]
+        bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
+        if bad.size:
+            r = int(bad[0])
+            raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{_cell(buf, starts[r, index[name]], ends[r, index[name]])}` "
+                       "is not a finite time ≥ 0 s", "times are seconds, never negative")
+    rank = values["rank"].astype(np.int64)
+    step = values["step"].astype(np.int64)
+    node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel)
+    return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"])
+
+
+def _cell(buf, start, end) -> str:
+    return bytes(buf[int(start):int(end)]).decode("utf-8", "replace")[:40]
+
+
+def _split_fast(np, body: bytes, ncols: int, rel: str):
+    """Cell boundaries of a quote-free CSV, found with array operations."""
+    buf = np.frombuffer(body, dtype=np.uint8)
+    seps = np.flatnonzero((buf == 44) | (buf == 10))
+    newline_at = np.flatnonzero(buf[seps] == 10)  # which separators end a line
+    rows = len(newline_at)
+    if rows == 0:
+        return np.zeros((0, ncols), np.int64), np.zeros((0, ncols), np.int64), buf
+    per_line = np.diff(newline_at, prepend=-1)  # cells per line
+    wrong = np.flatnonzero(per_line != ncols)
+    if wrong.size:
+        r = int(wrong[0])
+        raise _Bad("EFF003", f"`{rel}` row {r + 2}: {int(per_line[r])} cells, the header names {ncols}",
+                   "every row needs one cell per header column")
+    seps = seps.reshape(rows, ncols)
+    starts = np.empty_like(seps)
+    starts.flat[0] = 0
+    starts.flat[1:] = seps.flat[:-1] + 1
+    return starts, seps, buf
+
+
+def _split_slow(np, body: bytes, ncols: int, rel: str):
+    """The csv module's reading (quotes, blank lines), re-encoded as one buffer with boundaries."""
+    out = bytearray()
+    starts, ends = [], []
+    reader = csv.reader(io.StringIO(body.decode("utf-8")))
+    row_number = 1
+    try:
+        for row in reader:
+            row_number = reader.line_num + 1
+            if not row or all(not c.strip() for c in row) and len(row) == 1:
+                continue
+            if len(row) != ncols:
+                raise _Bad("EFF003", f"`{rel}` row {row_number}: {len(row)} cells, the header names {ncols}",
+                           "every row needs one cell per header column")
+            for cell in row:
+                b = cell.strip().encode("utf-8")
+                starts.append(len(out))
+                out += b
+                ends.append(len(out))
+                out += b","
+    except csv.Error as exc:
+        raise _Bad("EFF003", f"`{rel}` row {row_number}: malformed CSV ({exc})")
+    buf = np.frombuffer(bytes(out) or b"\n", dtype=np.uint8)
+    n = len(starts) // ncols
+    return (np.asarray(starts, np.int64).reshape(n, ncols), np.asarray(ends, np.int64).reshape(n, ncols), buf)
+
+
+_POW10 = tuple(10.0 ** k for k in range(23))
+
+
+def _parse_numbers(np, buf, starts, ends, rel: str, column: str):
+    """Decimal cells to float64, exactly as ``float()`` reads them.
+
+    Plain decimals of up to 15 digits take the vectorized path: the digits
+    form an integer below 2**53 and one division by an exact power of ten
+    rounds once, so the result is the correctly rounded value.  Any other cell
+    (exponent, spaces, more digits) is read by ``float()`` one by one.
+    """
+    n = len(starts)
+    starts = np.ascontiguousarray(starts)
+    length = ends - starts
+    width = min(int(length.max()) if n else 0, 24)
+    padded = buf if len(buf) > int(starts.max(initial=0)) + width else np.concatenate((buf, np.zeros(width + 1, np.uint8)))
+    mantissa = np.zeros(n, np.float64)  # exact: at most 15 digits stay below 2**53
+    digits = np.zeros(n, np.int8)
+    frac = np.zeros(n, np.int8)
+    dots = np.zeros(n, np.int8)
+    odd = length == 0
+    negative = np.zeros(n, bool)
+    for j in range(width):
+        inside = length > j
+        ch = padded[starts + j]
+        d = ch - np.uint8(48)  # wraps below '0', so one comparison tests for a digit
+        is_digit = (d < 10) & inside
+        is_dot = (ch == 46) & inside
+        if j == 0:
+            negative = inside & (ch == 45)
+            odd |= inside & ~(is_digit | is_dot | negative)
+        else:
+            odd |= inside & ~(is_digit | is_dot)
+        mantissa = np.where(is_digit, mantissa * 10.0 + d, mantissa)
+        digits += is_digit
+        frac += is_digit & (dots > 0)
+        dots += is_dot
+    odd |= (length > 24) | (digits == 0) | (digits > 15) | (dots > 1)
+    pow10 = np.asarray(_POW10)
+    value = mantissa / pow10[np.minimum(frac, 22)]
+    value = np.where(negative, -value, value)
+    for r in np.flatnonzero(odd).tolist():
+        text = _cell(buf, starts[r], ends[r]) if length[r] <= 40 else bytes(buf[starts[r]:ends[r]]).decode("utf-8", "replace")
+        try:
+            value[r] = float(text.strip())
+        except ValueError:
+            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{column}`: `{text[:40]}` is not a number",
+                       "every row needs a number in this column")
+    return value
+
+
+def _nodes(np, buf, starts, ends, rank, rel: str):
+    """Node index per row, and the node names; each rank must stay on one node."""
+    length = ends - starts
+    empty = np.flatnonzero(length == 0)
+    if empty.size:
+        raise _Bad("EFF003", f"`{rel}` row {int(empty[0]) + 2}, column `node`: empty", "name the node of every row")
+    width = int(length.max())
+    if width > MAX_NODE_NAME:
+        r = int(np.argmax(length))
+        raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `node`: longer than {MAX_NODE_NAME} bytes")
+    ranks, first, rank_index = np.unique(rank, return_index=True, return_inverse=True)
+    ref = first[rank_index]  # the first row of the same rank
+    differs = length != length[ref]
+    last = len(buf) - 1
+    for j in range(width):
+        inside = j < length
+        differs |= inside & (buf[np.minimum(starts + j, last)] != buf[np.minimum(starts[ref] + j, last)])
+    if differs.any():
+        r = int(np.flatnonzero(differs)[0])
+        raise _Bad("EFF003", f"`{rel}` row {r + 2}: rank {int(rank[r])} is on node `{_cell(buf, starts[r], ends[r])}`, "
+                   f"but on `{_cell(buf, starts[ref[r]], ends[ref[r]])}` in row {int(ref[r]) + 2}",
+                   "a rank stays on one node for the whole file")
+    names_per_rank = [bytes(buf[s:e]).decode("utf-8") for s, e in zip(starts[first].tolist(), ends[first].tolist())]
+    node_names = tuple(sorted(set(names_per_rank)))
+    lookup = {name: i for i, name in enumerate(node_names)}
+    node_of_rank = np.asarray([lookup[n] for n in names_per_rank], np.int64)
+    return node_of_rank[rank_index], node_names

@@ -1,0 +1,241 @@
+"""The shared per-rank statistics every cause family reads, and the result types.
+
+The table becomes rank × step matrices once (``RankStats.of``); each family
+module (straggler, imbalance, single_device) then only decides.  A grid far
+larger than the table's rows (distinct ranks and steps on every row) is
+refused before a matrix is allocated: its memory would be ranks × steps.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from effspec.ranks.table import RankTable
+
+STRAGGLER_EXCESS = 0.10  # a rank computing 10 % slower than the typical rank, on average
+OUTLIER_Z = 6.0  # ... and that far outside the ranks' robust spread
+ROBUST_SCALE_FLOOR = 0.01  # the robust spread is never taken below 1 % (identical ranks)
+BURST_EXCESS = 0.5  # a burst: one step 50 % slower than the step's median rank
+BURST_SHARE = 0.05  # bursts in at least 5 % of the steps (and at least 3 steps)
+BURST_MIN_STEPS = 3
+BURST_OTHERS_FACTOR = 3.0  # ... and 3x the bursts of the 90th-percentile rank
+STRAGGLER_MAX_FRACTION = 1 / 8  # of ranks and of nodes: more is a slow group, not a straggler
+IMBALANCE_SPREAD = 0.10
+IMBALANCE_WAIT_DOMINANCE = 0.5
+IMBALANCE_WAIT_MIN = 0.05
+COMPUTE_BOUND_SHARE = 0.6
+LOW_MFU = 0.35
+LOW_COMPUTE_EFFICIENCY = 0.5
+LISTED = 10  # slowest ranks and nodes shown in the evidence
+
+MAX_GRID_FACTOR = 4  # rank × step cells per row at most (a grid at least a quarter filled) ...
+MAX_GRID_SLACK = 65_536  # ... beyond this many cells, so that small sparse tables still load
+
+
+class SparseGridError(ValueError):
+    """The rank × step grid is far larger than the table (EFF030)."""
+
+
+@dataclass(frozen=True)
+class GroupStat:
+    """Means over the steps of one rank, one node or one pipeline stage."""
+
+    name: str
+    ranks: int
+    compute_mean: float
+    comm_mean: float
+    stall_mean: float
+    wait_share: float
+    compute_excess: float  # mean compute over the typical rank's, minus 1
+    burst_steps: int = 0
+
+    def to_json(self) -> dict:
+        return {"name": self.name, "ranks": self.ranks, "compute_mean": self.compute_mean,
+                "comm_mean": self.comm_mean, "stall_mean": self.stall_mean, "wait_share": self.wait_share,
+                "compute_excess": self.compute_excess, "burst_steps": self.burst_steps}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """The cause family of a run's per-rank timing, with the evidence behind it."""
+
+    family: str  # straggler | imbalance | single_device | none
+    ranks: tuple[int, ...]
+    nodes: tuple[str, ...]
+    reason: str
+    evidence: dict = field(default_factory=dict)
+    slowest_ranks: tuple[GroupStat, ...] = ()
+    slowest_nodes: tuple[GroupStat, ...] = ()
+    stages: tuple[GroupStat, ...] = ()
+
+    def to_json(self) -> dict:
+        """The contract's `diagnosis` object: family, ranks, nodes, then the evidence."""
+        return {"family": self.family, "ranks": list(self.ranks), "nodes": list(self.nodes),
+                "reason": self.reason, **self.evidence,
+                "slowest_ranks": [g.to_json() for g in self.slowest_ranks],
+                "slowest_nodes": [g.to_json() for g in self.slowest_nodes],
+                "stages": [g.to_json() for g in self.stages]}
+
+
+def _robust_outliers(np: Any, values: Any, minimum: float) -> tuple[Any, float, float]:
+    """Values at least ``minimum`` and OUTLIER_Z robust deviations above the median."""
+    center = float(np.median(values))
+    scale = max(1.4826 * float(np.median(np.abs(values - center))), ROBUST_SCALE_FLOOR)
+    return (values - center >= minimum) & (values - center >= OUTLIER_Z * scale), center, scale
+
+
+@dataclass
+class RankStats:
+    """Per-rank means and per-step excesses of one table (numpy arrays)."""
+
+    table: RankTable
+    mfu: float | None
+    ranks: Any  # the distinct rank ids, sorted
+    node_of_rank: Any
+    steps: int
+    rank_compute: Any
+    rank_comm: Any
+    rank_stall: Any
+    rank_wait: Any
+    rank_excess: Any  # mean compute excess over the step's median rank
+    rank_comm_excess: Any
+    bursts: Any  # steps with compute ≥ BURST_EXCESS above the step's median rank
+    comm_bursts: Any
+    any_comm: bool  # some step has a positive median communication time
+    compute_share: float
+    spread: float
+    wait_share: float
+    imbalance_wait_share: float
+    evidence: dict[str, Any]
+    slowest_ranks: tuple[GroupStat, ...] = ()
+    slowest_nodes: tuple[GroupStat, ...] = ()
+    stages: tuple[GroupStat, ...] = ()
+
+    @property
+    def rank_count(self) -> int:
+        return len(self.ranks)
+
+    @property
+    def node_count(self) -> int:
+        return len(self.table.node_names)
+
+    def node_name(self, rank_index: int) -> str:
+        return self.table.node_names[int(self.node_of_rank[rank_index])]
+
+    def diagnosis(self, family: str, rank_ids: Any, node_ids: Any, reason: str, **extra: Any) -> Diagnosis:
+        return Diagnosis(family, tuple(int(self.ranks[i]) for i in rank_ids),
+                         tuple(self.table.node_names[k] for k in node_ids),
+                         reason, {**self.evidence, **extra}, self.slowest_ranks, self.slowest_nodes, self.stages)
+
+    def group(self, name: str, members: Any) -> GroupStat:
+        import numpy as np
+
+        return GroupStat(name, int(len(members)), float(np.mean(self.rank_compute[members])),
+                         float(np.mean(self.rank_comm[members])), float(np.mean(self.rank_stall[members])),
+                         float(np.mean(self.rank_wait[members])), float(np.mean(self.rank_excess[members])),
+                         int(np.max(self.bursts[members] + self.comm_bursts[members])))
+
+    @classmethod
+    def of(cls, table: RankTable, mfu: float | None, pp: int | None) -> RankStats:
+        """The statistics of ``table``; ValueError on a repeated (rank, step),
+        SparseGridError on a grid far larger than the rows."""
+        import numpy as np
+
+        ranks, rank_index = np.unique(table.rank, return_inverse=True)
+        steps, step_index = np.unique(table.step, return_inverse=True)
+        R, S = len(ranks), len(steps)
+        if R * S > MAX_GRID_FACTOR * table.rows + MAX_GRID_SLACK:
+            raise SparseGridError(
+                f"{R:,} ranks × {S:,} steps is a grid of {R * S:,} cells for {table.rows:,} rows; "
+                f"the limit is {MAX_GRID_FACTOR} cells per row")
+        cell = rank_index * S + step_index
+        counts = np.bincount(cell, minlength=R * S)
+        if counts.max() > 1:
+            dup = int(np.flatnonzero(counts > 1)[0])
+            rows = np.flatnonzero(cell == dup)[:2] + 2
+            raise ValueError(f"rank {int(ranks[dup // S])} step {int(steps[dup % S])} appears twice "
+                             f"(rows {rows[0]} and {rows[1]})")
+        complete = bool(counts.min() == 1)
+
+        def matrix(values: Any) -> Any:
+            out = np.full(R * S, np.nan)
+            out[cell] = values
+            return out.reshape(R, S)
+
+        C, M, T = matrix(table.compute), matrix(table.comm), matrix(table.stall)
+        mean = np.mean if complete else np.nanmean
+        median = np.median if complete else np.nanmedian
+        big = np.max if complete else np.nanmax
+        total = C + M + T
+        with np.errstate(invalid="ignore", divide="ignore"):
+            X = C / median(C, axis=0) - 1.0
+            step_median_comm = median(M, axis=0)
+            Y = np.where(step_median_comm > 0, M / step_median_comm - 1.0, 0.0)
+            wait = np.where(total > 0, (M + T) / total, 0.0)
+            imbalance_wait = np.where(total > 0, (big(C, axis=0) - C) / total, 0.0)
+        node_of_rank = np.zeros(R, np.int64)
+        node_of_rank[rank_index] = table.node
+        rank_compute = mean(C, axis=1)
+        compute_total, all_total = np.nansum(C), np.nansum(total)
+        stats = cls(
+            table=table, mfu=mfu, ranks=ranks, node_of_rank=node_of_rank, steps=S,
+            rank_compute=rank_compute, rank_comm=mean(M, axis=1), rank_stall=mean(T, axis=1),
+            rank_wait=mean(wait, axis=1), rank_excess=mean(X, axis=1), rank_comm_excess=mean(Y, axis=1),
+            bursts=np.sum(np.nan_to_num(X) >= BURST_EXCESS, axis=1),
+            comm_bursts=np.sum(np.nan_to_num(Y) >= BURST_EXCESS, axis=1),
+            any_comm=bool(np.any(step_median_comm > 0)),
+            compute_share=float(compute_total / all_total) if all_total > 0 else 0.0,
+            spread=float((rank_compute.max() - rank_compute.min()) / rank_compute.max()) if rank_compute.max() > 0 else 0.0,
+            wait_share=float(np.nanmean(wait)), imbalance_wait_share=float(np.nanmean(imbalance_wait)),
+            evidence={})
+        stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
+        stats._fill_groups(np, pp)
+        return stats
+
+    def _fill_evidence(self, np: Any, C: Any, M: Any, T: Any, step_span: Any, complete: bool) -> None:
+        mfu, R = self.mfu, self.rank_count
+        center, scale = _robust_outliers(np, self.rank_excess, STRAGGLER_EXCESS)[1:]
+        self.evidence.update({
+            "rows": self.table.rows, "ranks_count": R, "nodes_count": self.node_count, "steps_count": self.steps,
+            "complete": complete,
+            "compute_mean": float(np.nanmean(C)), "comm_mean": float(np.nanmean(M)), "stall_mean": float(np.nanmean(T)),
+            "compute_share": self.compute_share, "wait_share": self.wait_share,
+            "imbalance_wait_share": self.imbalance_wait_share, "compute_spread": self.spread,
+            "rank_compute_cv": float(np.std(self.rank_compute) / np.mean(self.rank_compute))
+            if np.mean(self.rank_compute) > 0 else 0.0,
+            "typical_compute_excess": center, "robust_scale": scale,
+            "slowest_rank_step_median": float(np.median(step_span)),
+            "mfu": mfu,
+            "compute_interval_efficiency": (mfu / self.compute_share) if mfu is not None and self.compute_share > 0 else None,
+            "thresholds": {"straggler_excess": STRAGGLER_EXCESS, "outlier_z": OUTLIER_Z, "burst_excess": BURST_EXCESS,
+                           "burst_steps": self.burst_floor, "imbalance_spread": IMBALANCE_SPREAD,
+                           "imbalance_wait_dominance": IMBALANCE_WAIT_DOMINANCE,
+                           "compute_bound_share": COMPUTE_BOUND_SHARE,
+                           "low_mfu": LOW_MFU, "low_compute_efficiency": LOW_COMPUTE_EFFICIENCY},
+        })
+
+    @property
+    def burst_floor(self) -> int:
+        return max(BURST_MIN_STEPS, math.ceil(BURST_SHARE * self.steps))
+
+    def _fill_groups(self, np: Any, pp: int | None) -> None:
+        R, N = self.rank_count, self.node_count
+        order = np.argsort(-np.maximum(self.rank_excess, self.rank_comm_excess), kind="stable")[:LISTED]
+        # The slowest rank beside the typical one, mean seconds per step: what
+        # the report's per-rank chart draws.
+        median_rank = int(np.argsort(self.rank_compute + self.rank_comm, kind="stable")[R // 2])
+        for role, i in (("worst_rank", int(order[0])), ("median_rank", median_rank)):
+            self.evidence[role] = {"rank": int(self.ranks[i]), "node": self.node_name(i),
+                                   "compute": float(self.rank_compute[i]), "comm": float(self.rank_comm[i]),
+                                   "stall": float(self.rank_stall[i])}
+        self.slowest_ranks = tuple(self.group(f"{int(self.ranks[i])} ({self.node_name(i)})", np.array([i]))
+                                   for i in order)
+        node_excess = (np.bincount(self.node_of_rank, weights=self.rank_excess, minlength=N)
+                       / np.maximum(np.bincount(self.node_of_rank, minlength=N), 1))
+        self.slowest_nodes = tuple(self.group(self.table.node_names[k], np.flatnonzero(self.node_of_rank == k))
+                                   for k in np.argsort(-node_excess, kind="stable")[:LISTED])
+        if pp and pp > 1 and R % pp == 0 and np.array_equal(self.ranks, np.arange(R)):
+            per = R // pp
+            self.stages = tuple(self.group(f"stage {k}", np.arange(k * per, (k + 1) * per)) for k in range(pp))
