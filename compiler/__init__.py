@@ -51,11 +51,11 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None) -> 
 
 
 def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
-    from effspec.rules.audit import audit
+    from effspec.engine.evaluate import evaluate
     from effspec.front.build import build_ir
     from effspec.front.config import configure
-    from effspec.engine.evaluate import evaluate
     from effspec.front.syntax import parse
+    from effspec.rules.audit import audit
 
     tree, diags = parse(text)
     if tree is not None:

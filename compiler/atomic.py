@@ -6,6 +6,7 @@ temporary file is removed and the old output stays as it was.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 
@@ -28,8 +29,6 @@ def write_atomic(path: str, data: bytes | str) -> None:
             os.chmod(tmp, 0o666 & ~umask)
         os.replace(tmp, path)
     except BaseException:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp)
-        except OSError:
-            pass
         raise

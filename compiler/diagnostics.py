@@ -19,7 +19,7 @@ class Span:
     end_column: int
 
     @staticmethod
-    def of(item: object) -> "Span":
+    def of(item: object) -> Span:
         """The span of a lark Token or Tree (with propagate_positions)."""
         meta = getattr(item, "meta", item)
         line = getattr(meta, "line", None)
@@ -27,7 +27,7 @@ class Span:
             return Span(1, 1, 1, 1)
         return Span(line, meta.column, meta.end_line, meta.end_column)
 
-    def to(self, other: "Span") -> "Span":
+    def to(self, other: Span) -> Span:
         return Span(self.line, self.column, other.end_line, other.end_column)
 
 
@@ -42,7 +42,7 @@ class Diagnostic:
     file: str = ""
     notes: tuple[str, ...] = field(default=())
 
-    def with_severity(self, severity: str) -> "Diagnostic":
+    def with_severity(self, severity: str) -> Diagnostic:
         return replace(self, severity=severity)
 
     def to_json(self) -> dict:

@@ -26,13 +26,15 @@ import re
 import pytest
 
 hypothesis = pytest.importorskip("hypothesis")
-from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st
 from hypothesis.extra.lark import from_lark  # noqa: E402
 
 from effspec import check_text  # noqa: E402
 from effspec.front import keys as K  # noqa: E402
-from effspec.report.text import result_json, text as text_output  # noqa: E402
 from effspec.front.syntax import grammar_text  # noqa: E402
+from effspec.report.text import result_json  # noqa: E402
+from effspec.report.text import text as text_output
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
 SEEDS = [open(os.path.join(EXAMPLES, f), encoding="utf-8").read()

@@ -19,11 +19,12 @@ import pytest
 import effspec
 import effspec.front.build as build_mod
 import effspec.front.files as files_mod
-import effspec.front.values as values_mod
 import effspec.front.syntax as syntax_mod
+import effspec.front.values as values_mod
 from effspec import check_text, cli, load
 from effspec.front.limits import LIMITS
-from effspec.report.text import result_json, text as text_output
+from effspec.report.text import result_json
+from effspec.report.text import text as text_output
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
 

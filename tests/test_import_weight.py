@@ -24,15 +24,15 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen import generate_spec  # noqa: E402
 
 # Runs the CLI as `effspec check` does, then reports the heavy modules loaded.
-PROBE = """
+PROBE = f"""
 import json, sys
 from effspec.cli import main
 status = main(sys.argv[1:])
 sys.stdout.flush()
-heavy = sorted({m.split('.')[0] for m in sys.modules} & set(json.loads(%r)))
+heavy = sorted({{m.split('.')[0] for m in sys.modules}} & set(json.loads({json.dumps(HEAVY)!r})))
 sys.stderr.write('\\nHEAVY=' + json.dumps(heavy) + '\\n')
 sys.exit(status)
-""" % json.dumps(HEAVY)
+"""
 
 
 def _heavy_after(args: list[str], cache_home: Path) -> list[str]:
@@ -94,7 +94,7 @@ def test_text_check_with_a_warm_unit_cache_imports_neither_numpy_nor_pint(typica
     probe = PROBE.replace(json.dumps(HEAVY), json.dumps(["numpy", "pint"]))
     env = dict(os.environ, XDG_CACHE_HOME=str(tmp_path))
     args = ["check", str(typical_spec), str(EXAMPLES / "example_a_measured.eff")]
-    for attempt in ("cold", "warm"):  # the first run fills the unit cache
+    for _attempt in ("cold", "warm"):  # the first run fills the unit cache
         proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
         line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
     assert json.loads(line[len("HEAVY="):]) == []

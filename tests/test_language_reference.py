@@ -249,7 +249,7 @@ def test_limits_listed(reference) -> None:
 
 
 def test_every_code_listed(reference) -> None:
-    for code, (title, severity) in codes.CODES.items():
+    for code, (_title, severity) in codes.CODES.items():
         assert re.search(rf"^\| {code} \| {severity} \|", reference, re.M), f"{code} missing from the code table"
 
 
@@ -332,7 +332,7 @@ def _sketch() -> str:
 def test_sketch_examples_are_byte_identical() -> None:
     blocks = eff_blocks(_sketch())
     assert len(blocks) == len(SKETCH_EXAMPLES)
-    for (line, block), name in zip(blocks, SKETCH_EXAMPLES):
+    for (line, block), name in zip(blocks, SKETCH_EXAMPLES, strict=False):
         assert (EXAMPLES / name).read_bytes() == block.encode("utf-8"), f"{name} differs from the sketch block at line {line}"
 
 

@@ -20,8 +20,8 @@ import sys
 import pytest
 
 import effspec
-from effspec.report.text import result_json
 from effspec.report import render
+from effspec.report.text import result_json
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))

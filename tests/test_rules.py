@@ -24,8 +24,8 @@ import pytest
 import effspec
 from effspec import check_text
 from effspec.codes import CODES
-from effspec.rules.pages import FRONT_END, page, write_pages
 from effspec.rules import PAGE_SECTIONS, all_rules, rule_for
+from effspec.rules.pages import FRONT_END, page, write_pages
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "rules"

@@ -63,7 +63,7 @@ def test_results_carry_the_spans_of_the_diagnostics():
     rules = run["tool"]["driver"]["rules"]
     sarif_results = run["results"]
     assert len(sarif_results) == len(result.diagnostics) > 0
-    for diag, res in zip(result.diagnostics, sarif_results):
+    for diag, res in zip(result.diagnostics, sarif_results, strict=False):
         assert res["ruleId"] == diag.code
         assert rules[res["ruleIndex"]]["id"] == diag.code
         assert res["level"] == {"error": "error", "warning": "warning", "info": "note"}[diag.severity]

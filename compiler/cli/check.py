@@ -67,7 +67,7 @@ def cmd_check(args) -> int:
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
-    for path, payload, has_errors, error in _check_all(paths, jobs, args.format):
+    for _path, payload, has_errors, error in _check_all(paths, jobs, args.format):
         if error is not None:
             print(f"effspec: {error}", file=sys.stderr)
             status = 2

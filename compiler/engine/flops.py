@@ -44,7 +44,7 @@ class Knobs:
     optimizer: str
     origin: dict = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
 
-    def with_preset(self, preset: str) -> "Knobs":
+    def with_preset(self, preset: str) -> Knobs:
         """The same multiply-add, backward, padding and MoE counting, under another preset."""
         knobs = dict(PRESETS[preset])
         return Knobs(preset, self.multiply_add, knobs["attention"], knobs["logits"], knobs["embeddings"],

@@ -89,8 +89,8 @@ def local_shapes(shape: Shape | None, parallelism, seq_len: float | None) -> tup
     T = mb * _split(float(seq_len), cp, "seq_len", notes)
     d, H, Q, G = float(shape.d_model), shape.heads, float(shape.head_dim), shape.kv_heads
     h_local = _split(H, tp, "heads", notes)
-    g_local = G / tp if G >= tp else 1.0  # fewer KV heads than tp: each rank keeps (a copy of) one
-    if G < tp:
+    g_local = G / tp if tp <= G else 1.0  # fewer KV heads than tp: each rank keeps (a copy of) one
+    if tp > G:
         notes.append(f"kv_heads ({G}) < tp ({tp}): each rank holds one replicated KV head")
     elif G % tp:
         notes.append(f"kv_heads ({G}) is not divisible by tp ({tp}): ranks hold uneven shares")

@@ -248,7 +248,7 @@ def series(result: ScalingResult) -> None:
     first = valid[0]
     result.series_baseline = first.run_id
     result.cumulative = [_step(first, m, result.scaling.kind) for m in valid[1:]]
-    result.incremental = [_step(a, b, result.scaling.kind) for a, b in zip(valid, valid[1:])]
+    result.incremental = [_step(a, b, result.scaling.kind) for a, b in zip(valid, valid[1:], strict=False)]
 
 
 def evaluate_scaling(scaling: Scaling, spec: Spec, results: dict[str, RunResult]) -> ScalingResult:

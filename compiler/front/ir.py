@@ -46,14 +46,14 @@ class Ref:
 @dataclass(frozen=True)
 class BinOp:
     op: str  # + - * /
-    left: "Expr"
-    right: "Expr"
+    left: Expr
+    right: Expr
     span: Span
 
 
 @dataclass(frozen=True)
 class Neg:
-    operand: "Expr"
+    operand: Expr
     span: Span
 
 

@@ -14,6 +14,7 @@ and dimension still comes from pint.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -246,10 +247,8 @@ def write_table(path: str, key: dict, table: dict[str, tuple[float, Dims]]) -> b
         return True
     except (OSError, ValueError):
         if tmp:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(tmp)
-            except OSError:
-                pass
         return False
 
 
@@ -348,31 +347,31 @@ class Q:
     def unit(self) -> str:
         return format_dims(self.dims)
 
-    def _combine(self, other: "Q", sign: int) -> Dims:
+    def _combine(self, other: Q, sign: int) -> Dims:
         d = dict(self.dims)
         for k, v in other.dims:
             d[k] = d.get(k, 0) + sign * v
         return _dims(d)
 
-    def __add__(self, other: "Q") -> "Q":
+    def __add__(self, other: Q) -> Q:
         if self.dims != other.dims:
             raise UnitError(f"cannot add `{self.unit or 'dimensionless'}` and `{other.unit or 'dimensionless'}`")
         return Q(self.magnitude + other.magnitude, self.dims)
 
-    def __sub__(self, other: "Q") -> "Q":
+    def __sub__(self, other: Q) -> Q:
         if self.dims != other.dims:
             raise UnitError(f"cannot subtract `{other.unit or 'dimensionless'}` from `{self.unit or 'dimensionless'}`")
         return Q(self.magnitude - other.magnitude, self.dims)
 
-    def __mul__(self, other: "Q") -> "Q":
+    def __mul__(self, other: Q) -> Q:
         return Q(self.magnitude * other.magnitude, self._combine(other, 1))
 
-    def __truediv__(self, other: "Q") -> "Q":
+    def __truediv__(self, other: Q) -> Q:
         if other.magnitude == 0:
             raise ZeroDivisionError("division by zero")
         return Q(self.magnitude / other.magnitude, self._combine(other, -1))
 
-    def __neg__(self) -> "Q":
+    def __neg__(self) -> Q:
         return Q(-self.magnitude, self.dims)
 
     def finite(self) -> bool:

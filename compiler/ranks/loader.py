@@ -35,6 +35,7 @@ def load_rank_table(path: str, rel: str, span: Span | None, diags: list[Diagnost
 
 def _load(path: str, rel: str) -> RankTable:
     import numpy as np
+
     from effspec.front.files import read_regular_file
 
     try:  # non-blocking, no final symlink, regular files only: a FIFO swapped in is refused
@@ -231,7 +232,7 @@ def _nodes(np, buf, starts, ends, rank, rel: str):
         raise _Bad("EFF003", f"`{rel}` row {r + 2}: rank {int(rank[r])} is on node `{_cell(buf, starts[r], ends[r])}`, "
                    f"but on `{_cell(buf, starts[ref[r]], ends[ref[r]])}` in row {int(ref[r]) + 2}",
                    "a rank stays on one node for the whole file")
-    names_per_rank = [bytes(buf[s:e]).decode("utf-8") for s, e in zip(starts[first].tolist(), ends[first].tolist())]
+    names_per_rank = [bytes(buf[s:e]).decode("utf-8") for s, e in zip(starts[first].tolist(), ends[first].tolist(), strict=False)]
     node_names = tuple(sorted(set(names_per_rank)))
     lookup = {name: i for i, name in enumerate(node_names)}
     node_of_rank = np.asarray([lookup[n] for n in names_per_rank], np.int64)

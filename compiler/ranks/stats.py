@@ -146,7 +146,7 @@ class RankStats:
         ranks, rank_index = np.unique(table.rank, return_inverse=True)
         steps, step_index = np.unique(table.step, return_inverse=True)
         R, S = len(ranks), len(steps)
-        if R * S > MAX_GRID_FACTOR * table.rows + MAX_GRID_SLACK:
+        if MAX_GRID_FACTOR * table.rows + MAX_GRID_SLACK < R * S:
             raise SparseGridError(
                 f"{R:,} ranks × {S:,} steps is a grid of {R * S:,} cells for {table.rows:,} rows; "
                 f"the limit is {MAX_GRID_FACTOR} cells per row")

@@ -151,7 +151,7 @@ def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) 
         ax.plot(xs, [100] * len(xs), color=INK, lw=0.8, ls="--")
         ax.annotate("ideal", (xs[-1], 100), xytext=(4, 2), textcoords="offset points", fontsize=6.5)
         ax.plot(xs, ys, color=INK, lw=1.2, marker="o", markerfacecolor="white", markersize=4)
-        for (run, dev, eff), y in zip(points, ys):
+        for (run, dev, _eff), y in zip(points, ys, strict=False):
             ax.annotate(f"{run}\n{sig(y, 4)} %", (dev, y), xytext=(0, -8), textcoords="offset points",
                         ha="center", va="top", fontsize=6.5)
         ax.set_xscale("log", base=2)
@@ -175,7 +175,7 @@ def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | 
     with matplotlib.rc_context(RC):
         fig, ax = _figure(6.4, 0.6 + 0.45 * len(rows))
         names = ("compute", "communication", "stall")
-        for i, (name, *values) in enumerate(rows):
+        for i, (_name, *values) in enumerate(rows):
             left = 0.0
             for j, v in enumerate(values):
                 color, hatch = STYLES[j]

@@ -42,8 +42,9 @@ def environment():
 
 def render_html(report, extra_css: str = "") -> str:
     """The report page.  ``extra_css`` is ours only (fonts, page size), never spec text."""
-    from effspec.version import __version__
     from markupsafe import Markup
+
+    from effspec.version import __version__
 
     css = read_asset("report.css").decode("utf-8") + extra_css
     # The stylesheet is a bundled file, not spec input; inside <style> entities

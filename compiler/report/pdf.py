@@ -29,8 +29,9 @@ class FetchRefused(Exception):
 
 
 def _fetcher_class():
-    from effspec.report.html import read_asset
     from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
+
+    from effspec.report.html import read_asset
 
     class BundledOnlyFetcher(URLFetcher):
         """Deny by default: only ``effspec-asset:<path>`` inside the package is served.
@@ -79,9 +80,10 @@ def render_pdf(report, paper: str = "a4") -> bytes:
         raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
     # fontTools stamps subset fonts with the current time unless this is set.
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
-    from effspec.report.html import render_html
     from weasyprint import HTML
     from weasyprint.text.fonts import FontConfiguration
+
+    from effspec.report.html import render_html
 
     html = render_html(report, print_css(paper))
     font_config = FontConfiguration()

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import os
 
-from effspec.version import __version__
 from effspec.codes import CODES
+from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Iterable, Iterator
 
 from effspec.codes import CODES
 from effspec.diagnostics import Diagnostic, Span

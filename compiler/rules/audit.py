@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from effspec.diagnostics import Diagnostic
-from effspec.rules import AuditContext
-from effspec.rules import run_rules
+from effspec.rules import AuditContext, run_rules
 
 
 def audit(spec, evaluation, source: str) -> list[Diagnostic]:

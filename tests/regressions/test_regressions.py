@@ -16,7 +16,8 @@ import re
 import pytest
 
 from effspec import load
-from effspec.report.text import result_json, text as text_output
+from effspec.report.text import result_json
+from effspec.report.text import text as text_output
 
 HERE = os.path.dirname(__file__)
 CASES = sorted(f for f in os.listdir(HERE) if f.endswith(".eff"))

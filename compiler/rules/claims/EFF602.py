@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from effspec.front.expr import refs_in
 from effspec.diagnostics import Diagnostic
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.front.expr import refs_in
+from effspec.rules import AuditContext, Rule
 from effspec.rules.claims.EFF601 import shown
 
 

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 
 class EFF603(Rule):

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 _LINE = re.compile(r"\(line (\d+)\)")
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
-from effspec.engine import catalog
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.engine import catalog
+from effspec.rules import AuditContext, Rule
 
 # Vendors quote int8 in TOPS; where an int8 figure coincides with a float one
 # (A100: 624 TOPS int8 = 624 TFLOP/s sparse BF16) the float reading is the one

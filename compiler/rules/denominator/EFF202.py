@@ -2,18 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
-from effspec.rules.denominator.EFF201 import catalog_help
-from effspec.rules.denominator.EFF201 import dtype_name
-from effspec.rules.denominator.EFF201 import mfu_note
-from effspec.rules.denominator.EFF201 import peak_readings
-from effspec.rules.denominator.EFF201 import row_name
-from effspec.rules.denominator.EFF201 import worth_naming
+from effspec.rules import AuditContext, Rule
+from effspec.rules.denominator.EFF201 import catalog_help, dtype_name, mfu_note, peak_readings, row_name, worth_naming
 
 
 class EFF202(Rule):

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
-from effspec.engine import catalog
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
-from effspec.rules.denominator.EFF201 import dtype_name
-from effspec.rules.denominator.EFF201 import peak_readings
+from effspec.engine import catalog
+from effspec.rules import AuditContext, Rule
+from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
 
 
 class EFF204(Rule):
@@ -112,7 +110,7 @@ class EFF204(Rule):
                 )
 
     def _peaks(self, ctx: AuditContext) -> Iterable[Diagnostic]:
-        for run, reading in peak_readings(ctx):
+        for _run, reading in peak_readings(ctx):
             pool, own = reading.pool, reading.own
             if reading.looks_aggregate:
                 ratio = pool.peak / own.flops

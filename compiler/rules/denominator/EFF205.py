@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 DEGREES = ("tp", "cp", "pp", "dp")
 

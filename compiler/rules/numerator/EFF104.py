@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Iterable
+from collections.abc import Iterable
 
-from effspec.engine import flops
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.engine import flops
+from effspec.rules import AuditContext, Rule
 
 
 class EFF104(Rule):

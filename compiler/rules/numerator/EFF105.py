@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 # Norms, biases and positional tables are not in the shape count; they stay
 # well under 2 % for any model large enough to report an MFU for.

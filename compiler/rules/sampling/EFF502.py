@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 from effspec.rules.sampling import sampled_runs
 
 # Below this many samples after warm-up, percentiles and a bootstrap interval
@@ -70,7 +69,7 @@ class EFF502(Rule):
     nodes = ("run.timing.step_time", "run.timing.warmup")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, timing, entry in sampled_runs(ctx):
+        for run, _timing, entry in sampled_runs(ctx):
             rows = len(entry.value.values)
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)

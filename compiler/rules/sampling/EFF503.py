@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity, sig
 from effspec.engine.stats import STALL_FACTOR
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 from effspec.rules.sampling import sampled_runs
 
 # Stall steps holding at least this share of the summed time dominate it.

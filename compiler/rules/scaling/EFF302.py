@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import sig
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 # Relative change in valid tokens per device above which per-device work is not "fixed".
 WORK_TOLERANCE = 0.005

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.display import sig
 from effspec.front.ir import Run
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 # The model keys that fix the problem (and the GEMM shapes) of a run.
 MODEL_KEYS = ("kind", "layers", "d_model", "heads", "kv_heads", "head_dim", "ffn", "d_ff", "vocab",

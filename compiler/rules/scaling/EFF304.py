@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.front.ir import Entry
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 
 def name_span(source: str, entry: Entry, name: str) -> Span:

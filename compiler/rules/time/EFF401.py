@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent
 from effspec.front.ir import BinOp, Expr, Number, Ref
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 # A claimed share within this many percentage points of 1 − MFU is read as the complement.
 COMPLEMENT_TOLERANCE = 0.01

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.display import percent, quantity, sig
 from effspec.front.ir import Block
-from effspec.rules import AuditContext
-from effspec.rules import Rule
+from effspec.rules import AuditContext, Rule
 
 # |sum − 100 %| above one percentage point is a real gap, not rounding of
 # eight shares each written to a whole percent.
