@@ -72,7 +72,8 @@ def main() -> None:
     print(f"diagnose  best {min(diag_times):.2f} s  (runs: {', '.join(f'{x:.2f}' for x in diag_times)})")
     # CPU time is shown too: on a shared 2-core machine the wall clock includes waiting for a core.
     print(f"cpu       best {min(cpu_times):.2f} s (load + diagnose, this process)")
-    print(f"total     best {min(a + b for a, b in zip(load_times, diag_times, strict=False)):.2f} s  -> {d.family} {list(d.ranks)} {list(d.nodes)}")
+    best = min(a + b for a, b in zip(load_times, diag_times, strict=False))
+    print(f"total     best {best:.2f} s  -> {d.family} {list(d.ranks)} {list(d.nodes)}")
 
 
 if __name__ == "__main__":

@@ -317,7 +317,8 @@ def table(rows: list[list[str]], notes: list[str], quick: bool) -> str:
 
     cpu = platform.processor() or platform.machine()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    head = [f"Measured {time.strftime('%Y-%m-%d %H:%M')} with `{'python benchmarks/run.py --quick' if quick else 'python benchmarks/run.py'}`: "
+    command = "python benchmarks/run.py --quick" if quick else "python benchmarks/run.py"
+    head = [f"Measured {time.strftime('%Y-%m-%d %H:%M')} with `{command}`: "
             f"effspec {effspec.__version__}, Python {platform.python_version()}, {os.cpu_count()} cores ({cpu}), "
             f"load average {load:.1f} at the end. Times are medians of interleaved runs; memory is peak RSS.",
             "",

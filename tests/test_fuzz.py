@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 
 import pytest
@@ -37,7 +38,7 @@ from effspec.report.text import result_json  # noqa: E402
 from effspec.report.text import text as text_output
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
-SEEDS = [open(os.path.join(EXAMPLES, f), encoding="utf-8").read()
+SEEDS = [pathlib.Path(EXAMPLES, f).read_text(encoding="utf-8")
          for f in sorted(os.listdir(EXAMPLES)) if f.endswith(".eff")]
 
 def fuzz(max_examples: int) -> settings:

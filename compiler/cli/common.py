@@ -15,12 +15,12 @@ def load_spec(path: str):
     try:
         return load(path)
     except FileNotFoundError:
-        raise ToolError(f"{path}: no such file")
+        raise ToolError(f"{path}: no such file") from None
     except IsADirectoryError:
-        raise ToolError(f"{path}: is a directory")
+        raise ToolError(f"{path}: is a directory") from None
     except PermissionError:
-        raise ToolError(f"{path}: permission denied")
+        raise ToolError(f"{path}: permission denied") from None
     except UnicodeDecodeError as exc:
-        raise ToolError(f"{path}: not UTF-8 text (byte {exc.start})")
+        raise ToolError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
-        raise ToolError(f"{path}: {exc.strerror or exc}")
+        raise ToolError(f"{path}: {exc.strerror or exc}") from None

@@ -27,7 +27,7 @@ def cmd_report(args) -> int:
         data = _render_bounded(render, result, fmt, args.paper, args.timeout if fmt == "pdf" else None)
     except TimeoutError:
         raise ToolError(f"{args.output}: PDF rendering took longer than {args.timeout:g} s and was abandoned; "
-                        f"the old output, if any, is unchanged (raise the bound with --timeout)")
+                        f"the old output, if any, is unchanged (raise the bound with --timeout)") from None
     except Exception as exc:  # a report that fails midway leaves OUT untouched
         if args.debug:
             raise
@@ -36,7 +36,7 @@ def cmd_report(args) -> int:
     try:
         write_atomic(args.output, data)
     except OSError as exc:
-        raise ToolError(f"{args.output}: cannot write ({exc.strerror or exc})")
+        raise ToolError(f"{args.output}: cannot write ({exc.strerror or exc})") from None
     from effspec.report.text import text
 
     print(text(result), file=sys.stderr)

@@ -69,7 +69,8 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
             model, agg = m["model_flops_per_step"], m["aggregate_peak"]
             v = model.value / (value * agg.value)
             return Metric("step_time", v, "s", "model_flops_per_step / (claimed mfu × aggregate_peak)",
-                          f"{quantity(model.value, 'FLOP')} / ({metric_value(value, '')} × {quantity(agg.value, 'FLOP/s')}) = {quantity(v, 's')}",
+                          f"{quantity(model.value, 'FLOP')} / ({metric_value(value, '')} × {quantity(agg.value, 'FLOP/s')})"
+                          f" = {quantity(v, 's')}",
                           (model.as_input(), inp, agg.as_input()), model.assumed or agg.assumed, where), name
     return None
 
@@ -134,7 +135,8 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
         if q.dims != dims_of(unit):
             diags.append(Diagnostic(
                 "EFF010", "error", claim.value_span,
-                f"claim `{claim.written}` expects {f'`{unit}`' if unit else 'a ratio or %'}, found {f'`{q.unit}`' if q.dims else 'a plain number'}",
+                f"claim `{claim.written}` expects {f'`{unit}`' if unit else 'a ratio or %'}, "
+                f"found {f'`{q.unit}`' if q.dims else 'a plain number'}",
                 f"write e.g. `claim {claim.written} = 52 %`" if unit == "" else f"write the value in `{unit}`",
                 label=f"this is {q.unit or 'dimensionless'}"))
             continue

@@ -23,7 +23,7 @@ from effspec.engine.results import (
     Pool,
     RunResult,
 )
-from effspec.engine.stats import step_statistics
+from effspec.engine.stats import StepStats, step_statistics
 from effspec.front.ir import FileRef, Run, Spec
 
 if TYPE_CHECKING:
@@ -166,7 +166,8 @@ def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
     return Metric(
         "valid_tokens_per_step", value, "token",
         "work.seq_len × work.global_batch − work.padded_tokens − work.dropped_tokens",
-        f"{quantity(seq.value, 'token/sequence')} × {quantity(batch.value, 'sequence')} − {quantity(padded.value, 'token')} − {quantity(dropped.value, 'token')} = {quantity(value, 'token')}",
+        f"{quantity(seq.value, 'token/sequence')} × {quantity(batch.value, 'sequence')} − {quantity(padded.value, 'token')}"
+        f" − {quantity(dropped.value, 'token')} = {quantity(value, 'token')}",
         (seq, batch, padded, dropped), assumed=False,
     ), ()
 
@@ -196,81 +197,94 @@ def _calendar(run: Run, result: RunResult) -> None:
         v = (steps.value * tokens.value - repeated.value) / wall.value
         result.metrics["goodput"] = Metric(
             "goodput", v, "token/s", "(calendar.steps × valid_tokens_per_step − calendar.repeated_tokens) / calendar.wall_clock",
-            f"({quantity(steps.value, 'step')} × {quantity(tokens.value, 'token')} − {quantity(repeated.value, 'token')}) / {quantity(wall.value, 's')} = {quantity(v, 'token/s')}",
+            f"({quantity(steps.value, 'step')} × {quantity(tokens.value, 'token')} − {quantity(repeated.value, 'token')})"
+            f" / {quantity(wall.value, 's')} = {quantity(v, 'token/s')}",
             (steps, tokens.as_input(), repeated, wall), tokens.assumed)
     else:
         result.missing["goodput"] = tuple(n for n, x in (("calendar.steps", steps), ("valid_tokens_per_step", tokens)) if x is None)
 
 
-def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
-    knobs, knobs_missing = flops.knobs_for(run)
+def _check_convention(run: Run, knobs_missing: tuple[str, ...], diags: list[Diagnostic]) -> None:
+    """A custom convention (written, or implied by leaving out the preset) must write every knob."""
     convention = run.block("convention")
-    if knobs_missing and convention is not None:
-        written_preset = convention.get("preset") is not None
-        diags.append(Diagnostic(
-            "EFF003", "error", convention.get("preset").value_span if written_preset else convention.span,
-            ("`preset = custom` must write every knob out" if written_preset else
-             "a `convention` without a `preset` is custom and must write every knob out")
-            + ": missing " + ", ".join(f"`{k}`" for k in knobs_missing),
-            "name the preset the source used (`preset = palm`, `megatron`, `kaplan`, `chinchilla`) and override single knobs, "
-            "or write " + ", ".join(f"`{k}`" for k in knobs_missing) + " too"))
-    model = run.block("model")
-    work = run.block("work")
-    shape = flops.shape_of(model)
-    seq_len = work.value("seq_len") if work is not None else None
-    par = run.block("parallelism")
-    ran = par.value("recompute") if par is not None else None
-    flop_count = flops.count(shape, knobs, seq_len) if shape else None
-    executed_count = flops.count(shape, knobs, seq_len, recompute=ran or "none") if shape else None
+    if not knobs_missing or convention is None:
+        return
+    preset = convention.get("preset")
+    diags.append(Diagnostic(
+        "EFF003", "error", preset.value_span if preset is not None else convention.span,
+        ("`preset = custom` must write every knob out" if preset is not None else
+         "a `convention` without a `preset` is custom and must write every knob out")
+        + ": missing " + ", ".join(f"`{k}`" for k in knobs_missing),
+        "name the preset the source used (`preset = palm`, `megatron`, `kaplan`, `chinchilla`) and override single knobs, "
+        "or write " + ", ".join(f"`{k}`" for k in knobs_missing) + " too"))
+
+
+def _step_stats(run: Run, diags: list[Diagnostic]) -> StepStats | None:
+    """Statistics of the step-time samples after warm-up, if the run gives samples."""
     timing = run.block("timing")
-    stats = None
-    if timing is not None and timing.get("step_time") is not None:
-        warmup = int(timing.value("warmup", 0))
-        stats = step_statistics(timing.value("step_time").values, warmup)
-        if stats is None:
-            e = timing.get("warmup")
-            diags.append(Diagnostic("EFF011", "error", e.value_span if e else timing.span,
-                                    f"warm-up excludes all {len(timing.value('step_time').values)} samples",
-                                    "lower `warmup` or provide more samples"))
-    result = RunResult(run, knobs, knobs_missing, shape, flop_count, executed_count,
-                       flops.params_from_shape(shape) if shape else None, _pools(run, diags), stats)
-    m, missing = result.metrics, result.missing
+    if timing is None or timing.get("step_time") is None:
+        return None
+    warmup = int(timing.value("warmup", 0))
+    stats = step_statistics(timing.value("step_time").values, warmup)
+    if stats is None:
+        e = timing.get("warmup")
+        diags.append(Diagnostic("EFF011", "error", e.value_span if e else timing.span,
+                                f"warm-up excludes all {len(timing.value('step_time').values)} samples",
+                                "lower `warmup` or provide more samples"))
+    return stats
 
-    def put(metric_and_missing, name):
-        metric, miss = metric_and_missing
-        if metric is not None:
-            m[name] = metric
-        else:
-            missing[name] = miss
 
-    put(_flops_metric(run, result), "flops_per_token")
-    put(_tokens_metric(run), "valid_tokens_per_step")
-    if "valid_tokens_per_step" in m and m["valid_tokens_per_step"].value <= 0:
-        bad = m.pop("valid_tokens_per_step")
-        missing["valid_tokens_per_step"] = ("a positive valid token count",)
-        culprit = (work.get("padded_tokens") or work.get("dropped_tokens") or work.get("valid_tokens")) if work is not None else None
-        diags.append(Diagnostic("EFF011", "error", culprit.span if culprit else run.name_span,
-                                f"valid tokens per step come to {bad.value:g}: {bad.substituted}",
-                                "padded and dropped tokens cannot exceed seq_len × global_batch; check the counts"))
-    fpt, tokens = m.get("flops_per_token"), m.get("valid_tokens_per_step")
-    padded = entry_input(work, "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
-    if fpt is not None and tokens is not None:
-        if knobs.padding == "included":
-            counted = tokens.value + padded.value
-            m["model_flops_per_step"] = Metric(
-                "model_flops_per_step", fpt.value * counted, "FLOP",
-                "flops_per_token × (valid_tokens_per_step + work.padded_tokens)   [padding = included]",
-                f"{quantity(fpt.value, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')}) = {quantity(fpt.value * counted, 'FLOP')}",
-                (fpt.as_input(), tokens.as_input(), padded), fpt.assumed)
-        else:
-            v = fpt.value * tokens.value
-            m["model_flops_per_step"] = Metric(
-                "model_flops_per_step", v, "FLOP", "flops_per_token × valid_tokens_per_step",
-                f"{quantity(fpt.value, 'FLOP/token')} × {quantity(tokens.value, 'token')} = {quantity(v, 'FLOP')}",
-                (fpt.as_input(), tokens.as_input()), fpt.assumed)
+def _put(result: RunResult, name: str, metric_and_missing: tuple[Metric | None, tuple[str, ...]]) -> None:
+    metric, miss = metric_and_missing
+    if metric is not None:
+        result.metrics[name] = metric
     else:
+        result.missing[name] = miss
+
+
+def _reject_nonpositive_tokens(run: Run, result: RunResult, diags: list[Diagnostic]) -> None:
+    """Valid tokens per step that come to zero or less are an input error, not a figure."""
+    m, work = result.metrics, run.block("work")
+    if "valid_tokens_per_step" not in m or m["valid_tokens_per_step"].value > 0:
+        return
+    bad = m.pop("valid_tokens_per_step")
+    result.missing["valid_tokens_per_step"] = ("a positive valid token count",)
+    culprit = (work.get("padded_tokens") or work.get("dropped_tokens") or work.get("valid_tokens")) if work is not None else None
+    diags.append(Diagnostic("EFF011", "error", culprit.span if culprit else run.name_span,
+                            f"valid tokens per step come to {bad.value:g}: {bad.substituted}",
+                            "padded and dropped tokens cannot exceed seq_len × global_batch; check the counts"))
+
+
+def _padded_input(run: Run) -> Input:
+    return entry_input(run.block("work"), "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
+
+
+def _model_flops_per_step(run: Run, result: RunResult) -> None:
+    m, missing = result.metrics, result.missing
+    fpt, tokens, padded = m.get("flops_per_token"), m.get("valid_tokens_per_step"), _padded_input(run)
+    if fpt is None or tokens is None:
         missing["model_flops_per_step"] = missing.get("flops_per_token", ()) + missing.get("valid_tokens_per_step", ())
-    declared_exec = entry_input(work, "executed_flops")
+    elif result.knobs.padding == "included":
+        counted = tokens.value + padded.value
+        m["model_flops_per_step"] = Metric(
+            "model_flops_per_step", fpt.value * counted, "FLOP",
+            "flops_per_token × (valid_tokens_per_step + work.padded_tokens)   [padding = included]",
+            f"{quantity(fpt.value, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')})"
+            f" = {quantity(fpt.value * counted, 'FLOP')}",
+            (fpt.as_input(), tokens.as_input(), padded), fpt.assumed)
+    else:
+        v = fpt.value * tokens.value
+        m["model_flops_per_step"] = Metric(
+            "model_flops_per_step", v, "FLOP", "flops_per_token × valid_tokens_per_step",
+            f"{quantity(fpt.value, 'FLOP/token')} × {quantity(tokens.value, 'token')} = {quantity(v, 'FLOP')}",
+            (fpt.as_input(), tokens.as_input()), fpt.assumed)
+
+
+def _executed_flops_per_step(run: Run, result: RunResult) -> None:
+    m, missing = result.metrics, result.missing
+    fpt, tokens, padded = m.get("flops_per_token"), m.get("valid_tokens_per_step"), _padded_input(run)
+    model, par, executed_count = run.block("model"), run.block("parallelism"), result.executed_count
+    declared_exec = entry_input(run.block("work"), "executed_flops")
     if declared_exec is not None:
         m["executed_flops_per_step"] = Metric("executed_flops_per_step", declared_exec.value, "FLOP",
                                               "work.executed_flops (hardware counter)",
@@ -282,11 +296,16 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
         m["executed_flops_per_step"] = Metric(
             "executed_flops_per_step", v, "FLOP",
             "executed_flops_per_token(recompute = parallelism.recompute) × (valid_tokens_per_step + work.padded_tokens)",
-            f"{quantity(per_token, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')}) = {quantity(v, 'FLOP')}",
+            f"{quantity(per_token, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')})"
+            f" = {quantity(v, 'FLOP')}",
             (Input("executed_flops_per_token", per_token, "FLOP/token", "derived"), ran_input, tokens.as_input(), padded),
             ran_input.assumed or (fpt.assumed if fpt else False))
     else:
         missing["executed_flops_per_step"] = missing.get("flops_per_token", ()) + missing.get("valid_tokens_per_step", ())
+
+
+def _aggregate_peak(result: RunResult) -> None:
+    m, missing = result.metrics, result.missing
     pools = [p for p in result.pools if p.peak is not None]
     if result.pools and len(pools) == len(result.pools) and sum(p.active for p in pools) <= 0:
         missing["aggregate_peak"] = ("hardware: every device is unavailable",)
@@ -304,6 +323,11 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
                                      any(p.peak_input.assumed for p in pools))
     else:
         missing["aggregate_peak"] = ("hardware",) if not result.pools else ("hardware.peak",)
+
+
+def _rates(run: Run, result: RunResult) -> None:
+    """Everything that divides by the step time, and what each is missing otherwise."""
+    m, missing = result.metrics, result.missing
     step, step_missing = _step_time(run, result)
     if step is not None:
         m.update(rate_metrics(result, step, "inputs"))
@@ -316,6 +340,28 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
                        ("hfu", ("executed_flops_per_step", "aggregate_peak"))):
         if name not in m and name not in missing:
             missing[name] = tuple(x for d in deps for x in missing.get(d, (d,)) if d not in m)
+
+
+def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
+    """Every figure of one run that its declarations reach, each with its derivation."""
+    knobs, knobs_missing = flops.knobs_for(run)
+    _check_convention(run, knobs_missing, diags)
+    work, par = run.block("work"), run.block("parallelism")
+    shape = flops.shape_of(run.block("model"))
+    seq_len = work.value("seq_len") if work is not None else None
+    ran = par.value("recompute") if par is not None else None
+    flop_count = flops.count(shape, knobs, seq_len) if shape else None
+    executed_count = flops.count(shape, knobs, seq_len, recompute=ran or "none") if shape else None
+    stats = _step_stats(run, diags)
+    result = RunResult(run, knobs, knobs_missing, shape, flop_count, executed_count,
+                       flops.params_from_shape(shape) if shape else None, _pools(run, diags), stats)
+    _put(result, "flops_per_token", _flops_metric(run, result))
+    _put(result, "valid_tokens_per_step", _tokens_metric(run))
+    _reject_nonpositive_tokens(run, result, diags)
+    _model_flops_per_step(run, result)
+    _executed_flops_per_step(run, result)
+    _aggregate_peak(result)
+    _rates(run, result)
     _calendar(run, result)
     return result
 

@@ -26,7 +26,8 @@ class Input:
     assumed: bool = False
 
     def describe(self) -> str:
-        shown = quantity(self.value, self.unit) if isinstance(self.value, (int, float)) and not isinstance(self.value, bool) else str(self.value)
+        numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
+        shown = quantity(self.value, self.unit) if numeric else str(self.value)
         src = self.provenance + (f": {self.citation}" if self.citation else "")
         return f"{self.name} = {shown} ({src}{', assumed' if self.assumed else ''})"
 

@@ -240,7 +240,8 @@ def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | Non
                   "this effspec reads `eff 1`")
         return None, ctx.diags
     if len(items) > LIMITS.max_runs:
-        ctx.error("EFF030", Span.of(items[LIMITS.max_runs]), f"the file declares {len(items):,} runs and scalings; the limit is {LIMITS.max_runs:,}", "split the file")
+        ctx.error("EFF030", Span.of(items[LIMITS.max_runs]),
+                  f"the file declares {len(items):,} runs and scalings; the limit is {LIMITS.max_runs:,}", "split the file")
         return None, ctx.diags
     runs: list[Run] = []
     scalings: list[Scaling] = []

@@ -47,7 +47,8 @@ def project_settings(folder: str | None) -> tuple[frozenset[str], tuple[tuple[st
                 ignore = tool.get("ignore", [])
                 severity = tool.get("severity", {})
                 ignore = frozenset(c for c in ignore if isinstance(c, str)) if isinstance(ignore, list) else frozenset()
-                pairs = tuple(sorted((k, v) for k, v in severity.items() if isinstance(v, str) and v in SEVERITIES)) if isinstance(severity, dict) else ()
+                pairs = (tuple(sorted((k, v) for k, v in severity.items() if isinstance(v, str) and v in SEVERITIES))
+                         if isinstance(severity, dict) else ())
                 return ignore, pairs
         parent = os.path.dirname(here)
         if parent == here:

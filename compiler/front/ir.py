@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
-from typing import Union
 
 from effspec.diagnostics import Span
 
@@ -57,7 +56,7 @@ class Neg:
     span: Span
 
 
-Expr = Union[Number, Ref, BinOp, Neg]
+Expr = Number | Ref | BinOp | Neg
 
 
 @dataclass(frozen=True)
@@ -77,7 +76,7 @@ class FileRef:
     column: str | None = None
 
 
-Value = Union[float, int, str, bool, tuple, Samples, FileRef]
+Value = float | int | str | bool | tuple | Samples | FileRef
 
 
 @dataclass(frozen=True)

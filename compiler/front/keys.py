@@ -111,12 +111,14 @@ BLOCKS: dict[str, dict[str, Key]] = {
     "timing": {k.name: k for k in (
         Key("step_time", "samples", unit="s", doc="seconds per step: one value, a list, or a CSV column", positive=True, maximum=1e7),
         q("throughput", "token/s", "valid tokens per second, where a source gives a rate", positive=True, maximum=1e15),
-        q("achieved_flops_per_device", "FLOP/s", "model FLOP/s per device as a paper states it, under the declared convention", positive=True, maximum=1e20),
+        q("achieved_flops_per_device", "FLOP/s", "model FLOP/s per device as a paper states it, under the declared convention",
+          positive=True, maximum=1e20),
         q("warmup", "step", "leading samples excluded as warm-up", maximum=1e9),
         Key("boundary", "string", doc="where a step starts and ends, and how it was synchronized"),
         e("statistic", ("median", "mean"), "how samples become one step time"),
     )},
-    "breakdown": {name: Key(name, "quantity", unit="", alt_units=("s",), doc=f"time in {name.replace('_', ' ')}") for name in BREAKDOWN_CATEGORIES},
+    "breakdown": {name: Key(name, "quantity", unit="", alt_units=("s",), doc=f"time in {name.replace('_', ' ')}")
+                  for name in BREAKDOWN_CATEGORIES},
     "ranks": {
         "samples": Key("samples", "file", doc="CSV: rank, node, step, compute, comm, stall (seconds)"),
     },

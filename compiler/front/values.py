@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from effspec.diagnostics import Span
 from effspec.front import keys as K
@@ -118,150 +119,205 @@ def _constant(ctx: BuildContext, expr: Expr) -> Q | None:
     return q
 
 
-def _samples(ctx: BuildContext, key: K.Key, tree, span: Span, written: str) -> Samples | None:
+_EXPRESSION_KINDS = ("quantity", "add", "sub", "mul", "div", "neg", "ref")
+
+
+def _file_samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
+    """`file "x.csv" column "t" [unit]`: a column of a CSV beside the spec."""
+    name_tok, *rest = tree.children
+    column_tok = rest[0] if rest else None
+    unit_tok = rest[1] if len(rest) > 1 else None
+    rel = unescape(str(name_tok))
+    if column_tok is None:
+        ctx.error("EFF003", span, f"`{key.name} = file \"{rel}\"` needs a column",
+                  f'write `file "{rel}" column "<name>"`')
+        return None
+    factor = 1.0
+    if unit_tok is not None:
+        f, dims = parse_unit(str(unit_tok))
+        if dims != dims_of("s"):
+            ctx.error("EFF010", Span.of(unit_tok), f"`{key.name}` expects a time unit, found `{unit_tok}`", "write `s` or `ms`")
+            return None
+        factor = f
+    path = _resolve_file(ctx, rel, Span.of(name_tok))
+    if path is None:
+        return None
+    values = load_column(ctx, path, rel, unescape(str(column_tok)), span, factor)
+    return None if values is None else Samples(values, "file", rel, unescape(str(column_tok)))
+
+
+def _list_items(ctx: BuildContext, key: K.Key, tree, span: Span) -> tuple[list, str] | None:
+    """The items of a written list and the unit written after it, within the limits."""
+    items, list_unit = list(tree.children), ""
+    if items and getattr(items[-1], "type", None) == "UNIT":
+        list_unit = str(items[-1])
+        items = items[:-1]
+    items = [c for c in items if c is not None]
+    if len(items) > LIMITS.max_list_length:
+        ctx.error("EFF030", span, f"the list has {len(items):,} items; the limit is {LIMITS.max_list_length:,}",
+                  "put long sample series in a CSV file")
+        return None
+    if not items:
+        ctx.error("EFF003", span, f"`{key.name}` is an empty list", "give at least one sample")
+        return None
+    return items, list_unit
+
+
+def _sample_value(ctx: BuildContext, key: K.Key, item, list_unit: str) -> float | None:
+    if getattr(item, "data", None) not in _EXPRESSION_KINDS:
+        ctx.error("EFF003", Span.of(item), f"`{key.name}` takes numbers with a time unit", "")
+        return None
+    q = _constant(ctx, to_expr(item))
+    if q is None:
+        return None
+    if list_unit:
+        if q.dims:
+            ctx.error("EFF003", Span.of(item), "a unit after the list applies to every item: write bare numbers inside",
+                      f"write `[…] {list_unit}`")
+            return None
+        factor, dims = parse_unit(list_unit)
+        q = Q(q.magnitude * factor, dims)
+    return _quantity(ctx, key, q, Span.of(item), ctx.source(Span.of(item)))
+
+
+def _samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
     kind = getattr(tree, "data", None)
     if kind == "file":
-        name_tok, *rest = tree.children
-        column_tok = rest[0] if rest else None
-        unit_tok = rest[1] if len(rest) > 1 else None
-        rel = unescape(str(name_tok))
-        if column_tok is None:
-            ctx.error("EFF003", span, f"`{key.name} = file \"{rel}\"` needs a column",
-                      f'write `file "{rel}" column "<name>"`')
-            return None
-        factor = 1.0
-        if unit_tok is not None:
-            f, dims = parse_unit(str(unit_tok))
-            if dims != dims_of("s"):
-                ctx.error("EFF010", Span.of(unit_tok), f"`{key.name}` expects a time unit, found `{unit_tok}`", "write `s` or `ms`")
-                return None
-            factor = f
-        path = _resolve_file(ctx, rel, Span.of(name_tok))
-        if path is None:
-            return None
-        values = load_column(ctx, path, rel, unescape(str(column_tok)), span, factor)
-        return None if values is None else Samples(values, "file", rel, unescape(str(column_tok)))
-    items = tree.children if kind == "list" else [tree]
-    list_unit = ""
+        return _file_samples(ctx, key, tree, span)
+    items, list_unit = [tree], ""
     if kind == "list":
-        if items and getattr(items[-1], "type", None) == "UNIT":
-            list_unit = str(items[-1])
-            items = items[:-1]
-        items = [c for c in items if c is not None]
-        if len(items) > LIMITS.max_list_length:
-            ctx.error("EFF030", span, f"the list has {len(items):,} items; the limit is {LIMITS.max_list_length:,}",
-                      "put long sample series in a CSV file")
+        listed = _list_items(ctx, key, tree, span)
+        if listed is None:
             return None
-        if not items:
-            ctx.error("EFF003", span, f"`{key.name}` is an empty list", "give at least one sample")
-            return None
+        items, list_unit = listed
     values = []
     for item in items:
-        if getattr(item, "data", None) not in ("quantity", "add", "sub", "mul", "div", "neg", "ref"):
-            ctx.error("EFF003", Span.of(item), f"`{key.name}` takes numbers with a time unit", "")
-            return None
-        q = _constant(ctx, to_expr(item))
-        if q is None:
-            return None
-        if list_unit:
-            if q.dims:
-                ctx.error("EFF003", Span.of(item), "a unit after the list applies to every item: write bare numbers inside",
-                          f"write `[…] {list_unit}`")
-                return None
-            factor, dims = parse_unit(list_unit)
-            q = Q(q.magnitude * factor, dims)
-        v = _quantity(ctx, key, q, Span.of(item), ctx.source(Span.of(item)))
+        v = _sample_value(ctx, key, item, list_unit)
         if v is None:
             return None
         values.append(v)
     return Samples(tuple(values), "inline")
 
 
-def build_entry(ctx: BuildContext, key: K.Key, assign) -> Entry | None:
-    name_tok, value_tree, *prov = assign.children
-    provenance = _provenance(ctx, prov[0] if prov else None)
-    span = Span.of(name_tok)
-    value_span = Span.of(value_tree)
-    written = ctx.source(value_span)
-    kind = getattr(value_tree, "data", None)
-    is_name = kind == "ref" and len(value_tree.children[0].children) == 1
-    name_value = str(value_tree.children[0].children[0]) if is_name else None
+@dataclass(frozen=True)
+class _Written:
+    """A statement's value as written: its syntax kind, span and text, and the bare name if it is one."""
 
-    def make(value, unit=""):
-        return Entry(key.name, key.kind, value, unit, written, provenance, span, value_span)
+    tree: object
+    kind: str | None
+    span: Span
+    text: str
+    name: str | None
 
-    if key.kind == "string":
-        if kind != "string":
-            ctx.error("EFF003", value_span, f"`{key.name}` takes a \"string\"", f'write `{key.name} = "…"`')
-            return None
-        return make(unescape(str(value_tree.children[0])))
-    if key.kind == "enum":
-        if name_value not in key.choices:
-            shown = name_value or written
-            hint = suggest(shown, key.choices)
-            ctx.error("EFF003", value_span, f"`{shown}` is not a valid `{key.name}`",
-                      (hint + " " if hint else "") + "valid values: " + ", ".join(f"`{c}`" for c in key.choices))
-            return None
-        return make(name_value)
-    if key.kind == "bool":
-        if name_value not in ("true", "false"):
-            ctx.error("EFF003", value_span, f"`{key.name}` is `true` or `false`", "")
-            return None
-        return make(name_value == "true")
-    if key.kind in ("run", "runs"):
-        items = value_tree.children if kind == "list" else [value_tree]
-        names = []
-        for item in items:
-            if item is None or getattr(item, "type", None) == "UNIT":
-                continue
-            if getattr(item, "data", None) != "ref" or len(item.children[0].children) != 1:
-                ctx.error("EFF003", Span.of(item), f"`{key.name}` names runs by their id", "")
-                return None
-            names.append(str(item.children[0].children[0]))
-        if key.kind == "run":
-            if kind == "list" or len(names) != 1:
-                ctx.error("EFF003", value_span, "`baseline` names one run", "")
-                return None
-            return make(names[0])
-        if kind != "list":
-            ctx.error("EFF003", value_span, "`runs` is a list: `runs = [a, b]`", f"write `runs = [{written}]`")
-            return None
-        return make(tuple(names))
-    if key.kind == "file":
-        if kind != "file":
-            ctx.error("EFF003", value_span, f"`{key.name}` takes `file \"…\"`", "")
-            return None
-        rel = unescape(str(value_tree.children[0]))
-        path = _resolve_file(ctx, rel, Span.of(value_tree.children[0]))
-        return None if path is None else make(FileRef(rel, path, None))
-    if key.kind == "samples":
-        samples = _samples(ctx, key, value_tree, value_span, written)
-        return None if samples is None else make(samples, "s")
-    if key.kind == "peak" and name_value == "catalog":
-        return make("catalog", "FLOP/s")
-    # quantity, integer, peak
-    if kind not in ("quantity", "add", "sub", "mul", "div", "neg", "ref"):
-        ctx.error("EFF003", value_span, f"`{key.name}` takes a number" + (f" in `{key.unit}`" if key.unit else ""), "")
-        return None
-    if is_name:
+
+_NO_VALUE = object()  # a builder's "error reported" (None is never a built value here)
+
+
+def _string_value(ctx: BuildContext, key: K.Key, w: _Written):
+    if w.kind != "string":
+        ctx.error("EFF003", w.span, f"`{key.name}` takes a \"string\"", f'write `{key.name} = "…"`')
+        return _NO_VALUE
+    return unescape(str(w.tree.children[0])), ""
+
+
+def _enum_value(ctx: BuildContext, key: K.Key, w: _Written):
+    if w.name not in key.choices:
+        shown = w.name or w.text
+        hint = suggest(shown, key.choices)
+        ctx.error("EFF003", w.span, f"`{shown}` is not a valid `{key.name}`",
+                  (hint + " " if hint else "") + "valid values: " + ", ".join(f"`{c}`" for c in key.choices))
+        return _NO_VALUE
+    return w.name, ""
+
+
+def _bool_value(ctx: BuildContext, key: K.Key, w: _Written):
+    if w.name not in ("true", "false"):
+        ctx.error("EFF003", w.span, f"`{key.name}` is `true` or `false`", "")
+        return _NO_VALUE
+    return w.name == "true", ""
+
+
+def _run_names(ctx: BuildContext, key: K.Key, w: _Written):
+    items = w.tree.children if w.kind == "list" else [w.tree]
+    names = []
+    for item in items:
+        if item is None or getattr(item, "type", None) == "UNIT":
+            continue
+        if getattr(item, "data", None) != "ref" or len(item.children[0].children) != 1:
+            ctx.error("EFF003", Span.of(item), f"`{key.name}` names runs by their id", "")
+            return _NO_VALUE
+        names.append(str(item.children[0].children[0]))
+    if key.kind == "run":
+        if w.kind == "list" or len(names) != 1:
+            ctx.error("EFF003", w.span, "`baseline` names one run", "")
+            return _NO_VALUE
+        return names[0], ""
+    if w.kind != "list":
+        ctx.error("EFF003", w.span, "`runs` is a list: `runs = [a, b]`", f"write `runs = [{w.text}]`")
+        return _NO_VALUE
+    return tuple(names), ""
+
+
+def _file_value(ctx: BuildContext, key: K.Key, w: _Written):
+    if w.kind != "file":
+        ctx.error("EFF003", w.span, f"`{key.name}` takes `file \"…\"`", "")
+        return _NO_VALUE
+    rel = unescape(str(w.tree.children[0]))
+    path = _resolve_file(ctx, rel, Span.of(w.tree.children[0]))
+    return _NO_VALUE if path is None else (FileRef(rel, path, None), "")
+
+
+def _samples_value(ctx: BuildContext, key: K.Key, w: _Written):
+    samples = _samples(ctx, key, w.tree, w.span)
+    return _NO_VALUE if samples is None else (samples, "s")
+
+
+def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written):
+    """quantity, integer and peak keys: a constant expression with its unit checked."""
+    if key.kind == "peak" and w.name == "catalog":
+        return "catalog", "FLOP/s"
+    if w.kind not in _EXPRESSION_KINDS:
+        ctx.error("EFF003", w.span, f"`{key.name}` takes a number" + (f" in `{key.unit}`" if key.unit else ""), "")
+        return _NO_VALUE
+    if w.name is not None:
         hint = f"did you mean `{key.name} = catalog`?" if key.kind == "peak" else ""
-        ctx.error("EFF003", value_span, f"`{key.name}` takes a number, found the name `{name_value}`", hint)
-        return None
-    q = _constant(ctx, to_expr(value_tree))
+        ctx.error("EFF003", w.span, f"`{key.name}` takes a number, found the name `{w.name}`", hint)
+        return _NO_VALUE
+    q = _constant(ctx, to_expr(w.tree))
     if q is None:
-        return None
+        return _NO_VALUE
     if key.kind == "integer":
         if q.dims:
-            ctx.error("EFF010", value_span, f"`{key.name}` is a plain count, found `{q.unit}`", "write a whole number with no unit")
-            return None
-        if not _check_range(ctx, key, q.magnitude, value_span, written):
-            return None
+            ctx.error("EFF010", w.span, f"`{key.name}` is a plain count, found `{q.unit}`", "write a whole number with no unit")
+            return _NO_VALUE
+        if not _check_range(ctx, key, q.magnitude, w.span, w.text):
+            return _NO_VALUE
         if q.magnitude != int(q.magnitude):
-            ctx.error("EFF003", value_span, f"`{key.name}` must be a whole number, found `{written}`", "")
-            return None
-        return make(int(q.magnitude))
-    value = _quantity(ctx, key, q, value_span, written)
+            ctx.error("EFF003", w.span, f"`{key.name}` must be a whole number, found `{w.text}`", "")
+            return _NO_VALUE
+        return int(q.magnitude), ""
+    value = _quantity(ctx, key, q, w.span, w.text)
     if value is None:
-        return None
+        return _NO_VALUE
     unit = key.unit if q.dims == dims_of(key.unit) or not q.dims and is_counting(dims_of(key.unit)) else format_dims(q.dims)
-    return make(value, unit)
+    return value, unit
+
+
+# One builder per key kind; any other kind (quantity, integer, peak) is numeric.
+_BUILDERS = {"string": _string_value, "enum": _enum_value, "bool": _bool_value, "run": _run_names, "runs": _run_names,
+             "file": _file_value, "samples": _samples_value}
+
+
+def build_entry(ctx: BuildContext, key: K.Key, assign) -> Entry | None:
+    """One `key = value [from …]` statement as an Entry, or None with the error reported."""
+    name_tok, value_tree, *prov = assign.children
+    provenance = _provenance(ctx, prov[0] if prov else None)
+    value_span = Span.of(value_tree)
+    kind = getattr(value_tree, "data", None)
+    is_name = kind == "ref" and len(value_tree.children[0].children) == 1
+    w = _Written(value_tree, kind, value_span, ctx.source(value_span), str(value_tree.children[0].children[0]) if is_name else None)
+    built = _BUILDERS.get(key.kind, _numeric_value)(ctx, key, w)
+    if built is _NO_VALUE:
+        return None
+    value, unit = built
+    return Entry(key.name, key.kind, value, unit, w.text, provenance, Span.of(name_tok), value_span)

@@ -33,34 +33,36 @@ def load_rank_table(path: str, rel: str, span: Span | None, diags: list[Diagnost
         return None
 
 
-def _load(path: str, rel: str) -> RankTable:
-    import numpy as np
-
+def _read(path: str, rel: str) -> bytes:
+    """The file's bytes: UTF-8, no NUL, BOM dropped, line ends as LF."""
     from effspec.front.files import read_regular_file
 
     try:  # non-blocking, no final symlink, regular files only: a FIFO swapped in is refused
         raw = read_regular_file(path, LIMITS.max_csv_bytes)
     except OSError as exc:
-        raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}")
+        raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}") from None
     if len(raw) > LIMITS.max_csv_bytes:
         raise _Bad("EFF030", f"`{rel}` is larger than {LIMITS.max_csv_bytes:,} bytes")
     try:
         raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
-        raise _Bad("EFF003", f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8")
+        raise _Bad("EFF003", f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8") from None
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if b"\x00" in raw:
         raise _Bad("EFF003", f"`{rel}` contains NUL bytes: not a CSV file")
-    if b"\r" in raw:
-        raw = raw.replace(b"\r\n", b"\n")
+    return raw.replace(b"\r\n", b"\n") if b"\r" in raw else raw
+
+
+def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
+    """The header's names, checked for the required columns, and the body after it."""
     end = raw.find(b"\n")
     header_text = (raw if end < 0 else raw[:end]).decode("utf-8")
     try:
         header = [h.strip() for h in next(csv.reader([header_text]))] if header_text.strip() else []
     except csv.Error as exc:
-        raise _Bad("EFF003", f"`{rel}` row 1: malformed header ({exc})")
+        raise _Bad("EFF003", f"`{rel}` row 1: malformed header ({exc})") from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise _Bad("EFF020", f"`{rel}` has no column{'s' if len(missing) > 1 else ''} "
@@ -72,6 +74,31 @@ def _load(path: str, rel: str) -> RankTable:
     body = b"" if end < 0 else raw[end + 1:]
     if body and not body.endswith(b"\n"):
         body += b"\n"
+    return header, body
+
+
+def _check_ranges(np, values: dict, cell_text, rel: str) -> None:
+    """rank and step are whole numbers ≥ 0; times are finite and ≥ 0."""
+    for name in ("rank", "step"):
+        v = values[name]
+        bad = np.flatnonzero((v != np.floor(v)) | (v < 0) | (v > 2**53))
+        if bad.size:
+            r = int(bad[0])
+            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
+                       "is not a whole number ≥ 0", f"`{name}` is an integer index")
+    for name in TIME_COLUMNS:
+        v = values[name]
+        bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
+        if bad.size:
+            r = int(bad[0])
+            raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
+                       "is not a finite time ≥ 0 s", "times are seconds, never negative")
+
+
+def _load(path: str, rel: str) -> RankTable:
+    import numpy as np
+
+    header, body = _header(_read(path, rel), rel)
     index = {c: header.index(c) for c in COLUMNS}
     plain = b'"' not in body and b"\r" not in body and not body.startswith(b"\n") and b"\n\n" not in body
     cells = _split_fast(np, body, len(header), rel) if plain else None
@@ -87,20 +114,7 @@ def _load(path: str, rel: str) -> RankTable:
     for name in ("rank", "step", *TIME_COLUMNS):
         j = index[name]
         values[name] = _parse_numbers(np, buf, starts[:, j], ends[:, j], rel, name)
-    for name in ("rank", "step"):
-        v = values[name]
-        bad = np.flatnonzero((v != np.floor(v)) | (v < 0) | (v > 2**53))
-        if bad.size:
-            r = int(bad[0])
-            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{name}`: `{_cell(buf, starts[r, index[name]], ends[r, index[name]])}` "
-                       "is not a whole number ≥ 0", f"`{name}` is an integer index")
-    for name in TIME_COLUMNS:
-        v = values[name]
-        bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
-        if bad.size:
-            r = int(bad[0])
-            raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{_cell(buf, starts[r, index[name]], ends[r, index[name]])}` "
-                       "is not a finite time ≥ 0 s", "times are seconds, never negative")
+    _check_ranges(np, values, lambda r, name: _cell(buf, starts[r, index[name]], ends[r, index[name]]), rel)
     rank = values["rank"].astype(np.int64)
     step = values["step"].astype(np.int64)
     node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel)
@@ -153,7 +167,7 @@ def _split_slow(np, body: bytes, ncols: int, rel: str):
                 ends.append(len(out))
                 out += b","
     except csv.Error as exc:
-        raise _Bad("EFF003", f"`{rel}` row {row_number}: malformed CSV ({exc})")
+        raise _Bad("EFF003", f"`{rel}` row {row_number}: malformed CSV ({exc})") from None
     buf = np.frombuffer(bytes(out) or b"\n", dtype=np.uint8)
     n = len(starts) // ncols
     return (np.asarray(starts, np.int64).reshape(n, ncols), np.asarray(ends, np.int64).reshape(n, ncols), buf)
@@ -206,7 +220,7 @@ def _parse_numbers(np, buf, starts, ends, rel: str, column: str):
             value[r] = float(text.strip())
         except ValueError:
             raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{column}`: `{text[:40]}` is not a number",
-                       "every row needs a number in this column")
+                       "every row needs a number in this column") from None
     return value
 
 

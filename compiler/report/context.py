@@ -324,7 +324,8 @@ def _headline(rr) -> tuple[HeadlineView, ...]:
             if name in ("goodput", "calendar_efficiency") and name not in rr.missing:
                 continue  # no calendar declared: nothing to say
             missing = rr.missing.get(name, ())
-            rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), "—", "not recoverable" + (": needs " + ", ".join(map(_clean, missing)) if missing else "")))
+            needs = ": needs " + ", ".join(map(_clean, missing)) if missing else ""
+            rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), "—", "not recoverable" + needs))
             continue
         note = "implied by " + _clean(metric.basis) if name not in rr.metrics else ""
         if metric.assumed:
@@ -451,7 +452,8 @@ def _step_stats(rr) -> tuple[Row, ...]:
     s = lambda v: quantity(v, "s")  # noqa: E731 - a local shorthand
     rows = [
         Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, {st.count} kept"),
-        Row("median", s(st.median), "95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI below 5 samples"),
+        Row("median", s(st.median),
+            "95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI below 5 samples"),
         Row("mean", s(st.mean), ""),
         Row("min / max", f"{s(st.min)} / {s(st.max)}", ""),
         Row("p5 / p95 / p99", f"{s(st.p5)} / {s(st.p95)} / {s(st.p99)}", ""),

@@ -103,7 +103,8 @@ class EFF503(Rule):
                         "median")
             yield self.diag(
                 span,
-                f"the median step time of run `{run.id}` hides stalls: {tail}; the median predicts {quantity(stats.predicted_time, 's')} for the {stats.count} steps "
+                f"the median step time of run `{run.id}` hides stalls: {tail}; "
+                f"the median predicts {quantity(stats.predicted_time, 's')} for the {stats.count} steps "
                 f"({stats.count} × {quantity(stats.median, 's')}), the actual sum is "
                 f"{quantity(stats.total_time, 's')} ({'+' if excess >= 0 else ''}{sig(excess * 100, 3)} %)",
                 "write `statistic = mean` (it tracks completion time), or report the median and the mean side by "
