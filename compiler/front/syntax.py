@@ -52,10 +52,17 @@ def grammar_text() -> str:
     # A plain read beside the package module: importlib.resources' machinery
     # costs ~25 ms of imports at start-up, and the grammar is a real file in
     # both editable and wheel installs.
-    from effspec import grammar as grammar_package
+    # (the package data lives outside compiler/, mapped in by package-dir:
+    # imported by its full name, not from the root package)
+    import effspec.grammar as grammar_package
 
-    with open(os.path.join(os.path.dirname(grammar_package.__file__), "eff.lark"), encoding="utf-8") as fh:
-        return fh.read()
+    try:
+        with open(os.path.join(os.path.dirname(grammar_package.__file__ or ""), "eff.lark"), encoding="utf-8") as fh:
+            return fh.read()
+    except OSError:  # installed as a zip: go through importlib.resources
+        from importlib import resources
+
+        return (resources.files("effspec.grammar") / "eff.lark").read_text(encoding="utf-8")
 
 
 @cache

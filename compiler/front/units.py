@@ -123,15 +123,9 @@ def unit_words() -> tuple[str, ...]:
     """Every alternative of ``UNIT_WORD`` in ``grammar/eff.lark``, in grammar order."""
     # A plain file read: importlib.resources costs ~25 ms of imports (zipfile,
     # tempfile, typing), more than the rest of a warm-cache unit lookup.
-    from effspec import grammar
+    from effspec.front.syntax import grammar_text
 
-    try:
-        with open(os.path.join(os.path.dirname(grammar.__file__ or ""), "eff.lark"), encoding="utf-8") as fh:
-            text = fh.read()
-    except OSError:  # installed as a zip: go through importlib.resources
-        from importlib import resources
-
-        text = (resources.files("effspec.grammar") / "eff.lark").read_text(encoding="utf-8")
+    text = grammar_text()
     rule = re.search(r"^UNIT_WORD:(.*?)(?=^\S)", text, flags=re.M | re.S)
     return tuple(re.findall(r'"([^"]+)"', rule.group(1))) if rule else ()
 
