@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.codes import CODES
 from effspec.diagnostics import sanitize
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import PRESET_NOTES
 from effspec.report.mapping import as_mapping
+from effspec.rules import code_table
 
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
@@ -629,11 +629,11 @@ def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
 
 def finding_view(d, lines: list[str]) -> FindingView:
     s = d.span
-    return FindingView(d.code, d.severity, CODES.get(d.code, ("", ""))[0], s.line if s else None,
+    return FindingView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], s.line if s else None,
                        s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
                        tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
                        # Only codes from our own table get a link: never a URL built from other text.
-                       RULE_URL.format(code=d.code) if d.code in CODES else "")
+                       RULE_URL.format(code=d.code) if d.code in code_table() else "")
 
 
 def report_title(result) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 
-from effspec.codes import CODES
+from effspec.rules import code_table
 from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -39,7 +39,7 @@ def _full_description(code: str, title: str) -> str:
 def rule_descriptors() -> list[dict]:
     """Every code in the table, in code order (so ruleIndex is stable across logs)."""
     out = []
-    for code, (title, severity) in CODES.items():
+    for code, (title, severity) in code_table().items():
         out.append({
             "id": code,
             "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),

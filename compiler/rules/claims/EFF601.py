@@ -78,6 +78,8 @@ class EFF601(Rule):
     """
 
     code = "EFF601"
+    title = "claim disagrees with the reconstruction"
+    severity = "error"
     name = "claim-mismatch"
     nodes = ("run.claim",)
 

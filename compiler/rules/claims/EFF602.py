@@ -57,6 +57,8 @@ class EFF602(Rule):
     """
 
     code = "EFF602"
+    title = "claim not recoverable from the declared inputs"
+    severity = "warning"
     name = "claim-unrecoverable"
     nodes = ("run.claim",)
 

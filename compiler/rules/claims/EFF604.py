@@ -63,6 +63,8 @@ class EFF604(Rule):
     """
 
     code = "EFF604"
+    title = "impossible figure"
+    severity = "error"
     name = "impossible-utilization"
     nodes = ("run.claim.mfu", "run.claim.hfu", "run.hardware.peak", "run.work.executed_flops")
 

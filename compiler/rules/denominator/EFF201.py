@@ -184,6 +184,8 @@ class EFF201(Rule):
     """
 
     code = "EFF201"
+    title = "peak for another datatype or instruction path"
+    severity = "error"
     name = "peak-of-another-dtype"
     nodes = ("run.hardware.peak", "run.hardware.dtype")
 

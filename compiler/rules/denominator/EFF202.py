@@ -57,6 +57,8 @@ class EFF202(Rule):
     """
 
     code = "EFF202"
+    title = "sparse (2:4) peak used for dense work"
+    severity = "error"
     name = "sparse-peak-for-dense-work"
     nodes = ("run.hardware.peak", "run.hardware.sparsity")
 

@@ -60,6 +60,8 @@ class EFF203(Rule):
     """
 
     code = "EFF203"
+    title = "declared peak disagrees with the catalog"
+    severity = "warning"
     name = "peak-disagrees-with-catalog"
     nodes = ("run.hardware.peak",)
 

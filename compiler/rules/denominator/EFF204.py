@@ -75,6 +75,8 @@ class EFF204(Rule):
     """
 
     code = "EFF204"
+    title = "denominator ignores unavailable devices, power caps or mixed pools"
+    severity = "warning"
     name = "denominator-misses-hardware-state"
     nodes = ("run.hardware.power_cap", "run.hardware.peak", "run.hardware.unavailable", "run.hardware", "run.claim.mfu")
 

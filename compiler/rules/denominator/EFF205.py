@@ -61,6 +61,8 @@ class EFF205(Rule):
     """
 
     code = "EFF205"
+    title = "parallel layout does not multiply to the device count"
+    severity = "warning"
     name = "layout-does-not-match-devices"
     nodes = ("run.parallelism", "run.hardware.count")
 

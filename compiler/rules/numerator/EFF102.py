@@ -64,6 +64,8 @@ class EFF102(Rule):
     """
 
     code = "EFF102"
+    title = "recomputation counted in the MFU numerator"
+    severity = "warning"
     name = "recompute-in-mfu-numerator"
     nodes = ("run.convention.recompute", "run.convention.preset")
 

@@ -65,6 +65,8 @@ class EFF103(Rule):
     """
 
     code = "EFF103"
+    title = "padded or dropped tokens counted as useful work"
+    severity = "warning"
     name = "padding-counted-as-work"
     nodes = ("run.convention.padding", "run.work.valid_tokens")
 

@@ -64,6 +64,8 @@ class EFF104(Rule):
     """
 
     code = "EFF104"
+    title = "MoE FLOPs counted over all experts"
+    severity = "error"
     name = "moe-all-experts-counted"
     nodes = ("run.convention.moe", "run.model.experts", "run.model.top_k")
 

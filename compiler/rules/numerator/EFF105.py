@@ -78,6 +78,8 @@ class EFF105(Rule):
     """
 
     code = "EFF105"
+    title = "declared parameter count disagrees with the shape"
+    severity = "warning"
     name = "params-disagree-with-shape"
     nodes = ("run.model.params",)
 

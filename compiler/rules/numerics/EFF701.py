@@ -91,6 +91,8 @@ class EFF701(Rule):
     """
 
     code = "EFF701"
+    title = "numerics changed between compared runs without a time-to-target"
+    severity = "warning"
     name = "numerics-changed-without-target"
     nodes = ("scaling", "run.hardware.dtype", "run.convention.multiply_add", "run.target")
 

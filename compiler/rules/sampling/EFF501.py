@@ -59,6 +59,8 @@ class EFF501(Rule):
     """
 
     code = "EFF501"
+    title = "warm-up exclusion undeclared"
+    severity = "warning"
     name = "warmup-undeclared"
     nodes = ("run.timing.step_time", "run.timing.warmup")
 

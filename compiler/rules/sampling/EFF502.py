@@ -65,6 +65,8 @@ class EFF502(Rule):
     """
 
     code = "EFF502"
+    title = "too few step samples to report a spread"
+    severity = "warning"
     name = "too-few-step-samples"
     nodes = ("run.timing.step_time", "run.timing.warmup")
 

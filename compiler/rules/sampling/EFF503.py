@@ -75,6 +75,8 @@ class EFF503(Rule):
     """
 
     code = "EFF503"
+    title = "the statistic hides stalls"
+    severity = "warning"
     name = "median-hides-stalls"
     nodes = ("run.timing.step_time", "run.timing.statistic")
 

@@ -61,6 +61,8 @@ class EFF504(Rule):
     """
 
     code = "EFF504"
+    title = "synchronization boundary undeclared"
+    severity = "warning"
     name = "step-boundary-undeclared"
     nodes = ("run.timing.step_time", "run.timing.boundary")
 

@@ -98,6 +98,8 @@ class EFF301(Rule):
     """
 
     code = "EFF301"
+    title = "strong scaling with changed global work"
+    severity = "error"
     name = "strong-scaling-changed-global-work"
     nodes = ("scaling.kind", "scaling.runs", "run.work", "run.hardware.count")
 

@@ -96,6 +96,8 @@ class EFF302(Rule):
     """
 
     code = "EFF302"
+    title = "weak scaling with changed per-device work"
+    severity = "error"
     name = "weak-scaling-changed-per-device-work"
     nodes = ("scaling.kind", "scaling.runs", "run.work", "run.hardware.count")
 

@@ -138,6 +138,8 @@ class EFF303(Rule):
     """
 
     code = "EFF303"
+    title = "the compared problem changed"
+    severity = "warning"
     name = "compared-problem-changed"
     nodes = ("scaling.baseline", "scaling.runs", "run.model", "run.work.seq_len", "run.hardware.dtype")
 

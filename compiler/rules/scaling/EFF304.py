@@ -105,6 +105,8 @@ class EFF304(Rule):
     """
 
     code = "EFF304"
+    title = "local shapes unknown in a scaling comparison"
+    severity = "warning"
     name = "scaling-local-shapes-unknown"
     nodes = ("scaling.baseline", "scaling.runs", "run.parallelism")
 

@@ -90,6 +90,8 @@ class EFF401(Rule):
     """
 
     code = "EFF401"
+    title = "complement fallacy: 100 % - MFU attributed to a time category"
+    severity = "error"
     name = "complement-fallacy"
     nodes = ("run.claim.breakdown",)
 
