@@ -77,6 +77,31 @@ def sanitize(text: str) -> str:
     return _UNSAFE.sub("", text)
 
 
+def _escaped(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """A path (or a message that carries one) as one safe terminal line: every
+    character that is not printable -- C0 and C1 controls with tab and newline,
+    DEL, bidi and other invisible format characters, line and paragraph
+    separators, spaces other than U+0020, lone surrogates (undecodable bytes of a
+    file name), private-use and unassigned code points -- is written visibly as
+    ``\\x1b``, ``\\u202e`` or ``\\U000e0041``.  Where anything is escaped,
+    backslashes are doubled, so the line reads back unambiguously; a path with
+    nothing to escape (a Windows path too) is returned as it is.
+
+    Unlike :func:`sanitize`, nothing is dropped: a name shown must be the name
+    on disk, and a caret line's alignment is not at stake."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and c != "\\" else _escaped(c) for c in text)
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
@@ -86,10 +111,10 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     out = [f"{diag.severity}[{diag.code}]: {sanitize(diag.message)}"]
     pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:
-        out.append(f"{pad}--> {sanitize(filename)}")
+        out.append(f"{pad}--> {printable(filename)}")
     else:
         s = diag.span
-        out.append(f"{pad}--> {sanitize(filename)}:{s.line}:{s.column}")
+        out.append(f"{pad}--> {printable(filename)}:{s.line}:{s.column}")
         # split("\n"), not splitlines(): the parser counts only \n, and
         # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
         # U+2029, showing the wrong source line under the caret.

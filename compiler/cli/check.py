@@ -7,6 +7,7 @@ import os
 import sys
 
 from effspec.cli.common import ToolError, load_spec
+from effspec.diagnostics import printable
 
 
 def _expand(paths: list[str]) -> list[str]:
@@ -69,7 +70,7 @@ def cmd_check(args) -> int:
     payloads = []
     for _path, payload, has_errors, error in _check_all(paths, jobs, args.format):
         if error is not None:
-            print(f"effspec: {error}", file=sys.stderr)
+            print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2
             continue
         payloads.append(payload)

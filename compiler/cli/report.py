@@ -6,6 +6,7 @@ import os
 import sys
 
 from effspec.cli.common import ToolError, load_spec
+from effspec.diagnostics import printable
 
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".json": "json", ".sarif": "sarif",
                   ".md": "md", ".markdown": "md", ".tex": "tex"}
@@ -31,7 +32,7 @@ def cmd_report(args) -> int:
     except Exception as exc:  # a report that fails midway leaves OUT untouched
         if args.debug:
             raise
-        print(f"effspec: could not render {args.output}: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"effspec: could not render {printable(args.output)}: {type(exc).__name__}: {printable(str(exc))}", file=sys.stderr)
         return 1
     try:
         write_atomic(args.output, data)
@@ -40,7 +41,7 @@ def cmd_report(args) -> int:
     from effspec.report.text import text
 
     print(text(result), file=sys.stderr)
-    print(f"wrote {args.output}", file=sys.stderr)
+    print(f"wrote {printable(args.output)}", file=sys.stderr)
     return 1 if result.has_errors else 0
 
 
