@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import sanitize
+from effspec.diagnostics import printable, sanitize
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import PRESET_NOTES
 from effspec.report.mapping import as_mapping
@@ -643,8 +643,8 @@ def report_title(result) -> str:
     if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
         return _clean(spec.runs[0].title)
     if spec is not None and spec.runs:
-        return f"{_clean(name)}: {len(spec.runs)} runs"
-    return _clean(name)
+        return f"{printable(name)}: {len(spec.runs)} runs"
+    return printable(name)
 
 
 def build(result, charts: bool = False) -> Report:
@@ -657,5 +657,5 @@ def build(result, charts: bool = False) -> Report:
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
     source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
-    return Report(report_title(result), _clean(os.path.basename(result.file)), runs, scalings, findings, counts,
+    return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
                   source, ev is not None)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from effspec.diagnostics import printable
 from effspec.display import sig
 from effspec.report.context import value_text
 
@@ -47,7 +48,7 @@ def tex_value(value: float, unit: str, name: str = "") -> str:
 def render_latex(result) -> str:
     ev = result.evaluation
     out = [
-        "% effspec: figures from the audited spec " + tex_escape(result.file).replace("\n", " "),
+        "% effspec: figures from the audited spec " + tex_escape(printable(result.file)),
         "% Macro names: \\eff + run id + metric, camel-cased, letters only. Ids are split at",
         "% underscores and letter/digit boundaries, words capitalised, each digit spelled out",
         "% (llm3b_64 + mfu -> \\effLlmThreeBSixFourMfu). Scalings: \\eff + scaling id + run id",
