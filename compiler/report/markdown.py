@@ -46,7 +46,9 @@ def code(text: object, cell: bool = False) -> str:
     ``cell`` a `|` is escaped (GFM splits cells before it parses code)."""
     body = " ".join(sanitize(str(text)).split())
     longest = max((len(run) for run in re.findall(r"`+", body)), default=0)
-    if not body or body.startswith("`") or body.endswith("`"):  # a space each side, which the span strips
+    if not body:  # a span of spaces alone is shown as it is
+        body = " "
+    elif body.startswith("`") or body.endswith("`"):  # a space each side, which the span strips
         body = f" {body} "
     if cell:
         body = body.replace("|", "\\|")
