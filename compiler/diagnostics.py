@@ -106,9 +106,16 @@ def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+def _line(text: str) -> str:
+    """A message, label, note or help on one terminal line: what :func:`sanitize`
+    drops is dropped, and what is left unprintable (a newline from a CSV header
+    the message quotes) is escaped, so no spec text can start a line of its own."""
+    return printable(sanitize(text))
+
+
 def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     """rustc-style: header, location, the source line, a caret, help."""
-    out = [f"{diag.severity}[{diag.code}]: {sanitize(diag.message)}"]
+    out = [f"{diag.severity}[{diag.code}]: {_line(diag.message)}"]
     pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:
         out.append(f"{pad}--> {printable(filename)}")
@@ -126,10 +133,10 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
             width = max(1, _width(sanitize(text[s.column - 1 : end - 1])))
             out.append(f"{pad} |")
             out.append(f"{s.line} | {sanitize(text)}")
-            label = f" {sanitize(diag.label)}" if diag.label else ""
+            label = f" {_line(diag.label)}" if diag.label else ""
             out.append(f"{pad} | {' ' * lead}{'^' * width}{label}")
     for note in diag.notes:
-        out.append(f"{pad} = note: {sanitize(note)}")
+        out.append(f"{pad} = note: {_line(note)}")
     if diag.help:
-        out.append(f"{pad} = help: {sanitize(diag.help)}")
+        out.append(f"{pad} = help: {_line(diag.help)}")
     return "\n".join(out)

@@ -194,6 +194,18 @@ def test_a_missing_file_beside_a_hostile_one(hostile_tree):
     assert f"{FOLDER_SHOWN}/{NAMES[name]}: " in assert_terminal_safe(proc.stdout)
 
 
+def test_a_csv_header_quoted_in_a_finding_cannot_start_a_line(tmp_path):
+    """A quoted CSV header may hold a newline; the help that lists the columns
+    echoes it, so it could print a fake summary line of its own."""
+    (tmp_path / "s.csv").write_text('step_time,"x\nall.eff: no findings\x1b[2J"\n0.1,1\n', encoding="utf-8")
+    (tmp_path / "a.eff").write_text(SPEC_FINDING.replace(H, "nope").replace("steps.csv", "s.csv"), encoding="utf-8")
+    proc = cli("check", "a.eff", cwd=tmp_path)
+    assert proc.returncode == 1
+    lines = assert_terminal_safe(proc.stdout).split("\n")
+    assert "  = help: columns: `step_time`, `x\\x0aall.eff: no findings[2J`" in lines
+    assert not any(line.startswith("all.eff") for line in lines)
+
+
 def test_a_folder_without_specs_is_named_escaped(tmp_path):
     (tmp_path / "empty\x1b[2J\u202e").mkdir()
     proc = cli("check", "empty\x1b[2J\u202e", cwd=tmp_path)
