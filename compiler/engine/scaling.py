@@ -150,7 +150,7 @@ def _scaling_run(result: RunResult) -> ScalingRun:
     shape = result.shape
     target = result.run.block("target")
     target_value = target.number("value") if target is not None else None
-    ttt = getattr(result, "time_to_target", None) or time_to_target(result)
+    ttt = result.time_to_target or time_to_target(result)
     return ScalingRun(result.run.id, devices, valid_tokens_per_step=tokens.value if tokens else None,
                       tokens_per_device=tokens.value / devices if tokens and devices else None,
                       step_time=step.value if step else None,
