@@ -102,7 +102,7 @@ class ClaimResult:
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
-               "unit": self.unit, "basis": self.basis}
+                                  "unit": self.unit, "basis": self.basis}
         if self.tolerance is not None:
             out["tolerance"] = self.tolerance
         if self.missing:
