@@ -1,13 +1,13 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   - .venv, the package, and every example rendered to out/ (HTML and PDF)
-#   make test   - .venv with the test extras, system tools the tests use, the whole suite
+#   make test   - .venv with the test extras, system tools the tests use, lint, the whole suite
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test sysdeps clean rules-pages bench
+.PHONY: demo test lint sysdeps clean rules-pages bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,27 @@ demo: $(VENV)/.installed
 	  echo "out/$$name.html  out/$$name.pdf"; \
 	done
 
-test: $(VENV)/.installed-test sysdeps
+# mypy checks the package under its import name, effspec, but the sources live
+# in compiler/ (setuptools package-dir).  No mypy setting maps a folder to
+# another package name (mypy_path, explicit_package_bases and files all name
+# modules after their folders), and mypy cannot follow the editable install,
+# which is an import hook rather than a path.  So a folder of its own under
+# .venv/ holds one relative symlink, effspec -> compiler, and pyproject's
+# [tool.mypy] mypy_path points there.
+MYPY_PATH := $(VENV)/mypy
+
+$(MYPY_PATH)/effspec: | $(PY)
+	@mkdir -p $(MYPY_PATH)
+	@ln -sfn ../../compiler $@
+
+# ruff (lint rules), import-linter (the stage contracts in pyproject) and mypy
+# (strict for front and engine, basic elsewhere: [tool.mypy] in pyproject).
+lint: $(VENV)/.installed-test $(MYPY_PATH)/effspec
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/lint-imports
+	$(VENV)/bin/mypy
+
+test: lint sysdeps
 	$(PY) -m pytest
 
 rules-pages: $(VENV)/.installed-test

@@ -13,11 +13,11 @@ from effspec.engine.results import ClaimResult, Input, Metric, RunResult
 from effspec.front import keys as K
 from effspec.front.expr import evaluate as eval_expr
 from effspec.front.expr import refs_in
-from effspec.front.ir import Claim, Number, Ref
+from effspec.front.ir import Claim, Expr, Number, Ref
 from effspec.front.units import Q, UnitError, dims_of
 
 
-def _half_unit(expr) -> float | None:
+def _half_unit(expr: Expr) -> float | None:
     """Half a unit in the last written digit of a single literal, in base units."""
     if not isinstance(expr, Number):
         return None
@@ -31,7 +31,7 @@ def _half_unit(expr) -> float | None:
     return half
 
 
-def tolerance(expr, claimed: float) -> float:
+def tolerance(expr: Expr, claimed: float) -> float:
     return (_half_unit(expr) or 0.0) + 0.01 * abs(claimed)
 
 
@@ -84,9 +84,9 @@ def _claimed_value(claim: Claim, result: RunResult, results: dict[str, RunResult
         if path[0] == "run":
             other = results.get(path[1])
             name = K.CLAIM_ALIASES.get(path[2], path[2]) if len(path) == 3 else None
-            if other is None or name is None or other.figure(name) is None:
+            metric = other.figure(name) if other is not None and name is not None else None
+            if metric is None:
                 raise LookupError(ref.dotted)
-            metric = other.figure(name)
             return Q(metric.value, dims_of(metric.unit))
         if len(path) == 1:
             name = K.CLAIM_ALIASES.get(path[0], path[0])
@@ -175,4 +175,5 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
             continue
         cr.reconstructed = metric.value
         cr.basis = metric.basis
+        assert cr.tolerance is not None  # set with every claimed value
         cr.status = "consistent" if abs(metric.value - cr.claimed) <= cr.tolerance else "mismatch"

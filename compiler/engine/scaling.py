@@ -39,7 +39,7 @@ class ScalingRun:
     achieved_flops_per_device: float | None = None
     seq_len: float | None = None
     dtypes: tuple[str, ...] = ()
-    model: tuple | None = None  # the model shape as a comparable tuple (None: custom or incomplete)
+    model: tuple[object, ...] | None = None  # the model shape as a comparable tuple (None: custom or incomplete)
     gemms: LocalShapes | None = None
     gemms_missing: tuple[str, ...] = ()
     time_to_target: Metric | None = None
@@ -56,7 +56,7 @@ class SeriesStep:
     speedup: float | None
     efficiency: float | None  # strong: speedup / device ratio; weak: achieved per device ratio
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"from": self.from_run, "to": self.to_run, "device_ratio": self.device_ratio,
                 "speedup": self.speedup, "efficiency": self.efficiency}
 
@@ -125,14 +125,16 @@ def time_to_target(result: RunResult) -> Metric | None:
     step = result.figure("step_time")
     if target is None or step is None or target.get("reached_at") is None:
         return None
-    reached = target.get("reached_at")
+    reached, declared = target.get("reached_at"), target.get("value")
+    assert reached is not None and isinstance(reached.value, (int, float))  # checked above; a quantity key
+    assert declared is not None  # a required key of `target`
     v = float(reached.value) * step.value
     metric = target.value("metric")
     return Metric("time_to_target", v, "s", "target.reached_at × step_time",
                   f"{quantity(float(reached.value), 'step')} × {quantity(step.value, 's')} = {quantity(v, 's')}",
                   (Input("target.reached_at", reached.value, "step", reached.provenance.kind,
                          reached.provenance.citation, reached.span),
-                   step.as_input(), Input("target.metric", f"{metric} = {target.get('value').text}", "", "declared",
+                   step.as_input(), Input("target.metric", f"{metric} = {declared.text}", "", "declared",
                                           None, target.span)),
                   step.assumed, step.basis)
 
@@ -143,11 +145,12 @@ def _scaling_run(result: RunResult) -> ScalingRun:
     step = result.figure("step_time")
     achieved = result.figure("achieved_flops_per_device")
     work = result.run.block("work")
-    seq_len = work.value("seq_len") if work is not None else None
+    seq_len = work.number("seq_len") if work is not None else None
     gemms, gemms_missing = local_shapes(result.shape, result.run.block("parallelism"), seq_len)
     shape = result.shape
     target = result.run.block("target")
-    ttt = getattr(result, "time_to_target", None) or time_to_target(result)
+    target_value = target.number("value") if target is not None else None
+    ttt = result.time_to_target or time_to_target(result)
     return ScalingRun(result.run.id, devices, valid_tokens_per_step=tokens.value if tokens else None,
                       tokens_per_device=tokens.value / devices if tokens and devices else None,
                       step_time=step.value if step else None,
@@ -156,8 +159,8 @@ def _scaling_run(result: RunResult) -> ScalingRun:
                       dtypes=tuple(sorted({p.dtype for p in result.pools})),
                       model=tuple(vars(shape).values()) if shape is not None else None,
                       gemms=gemms, gemms_missing=gemms_missing, time_to_target=ttt,
-                      target=(str(target.value("metric")), float(target.value("value")))
-                      if target is not None and target.get("value") is not None else None)
+                      target=(str(target.value("metric")), float(target_value))
+                      if target is not None and target_value is not None else None)
 
 
 def compare(base: RunResult, run: RunResult, kind: str | None) -> ScalingRun:
@@ -218,11 +221,12 @@ def _time_to_target_speedup(base: ScalingRun, out: ScalingRun) -> None:
         b.assumed or r.assumed)
 
 
-def _named(result: RunResult, metric: Metric) -> Input:
+def _named(result: RunResult, metric: Metric) -> Input[float]:
     return Input(f"run.{result.run.id}.{metric.name}", metric.value, metric.unit, "derived", None, None, metric.assumed)
 
 
 def _step(a: ScalingRun, b: ScalingRun, kind: str | None) -> SeriesStep:
+    assert a.step_time is not None and b.step_time is not None  # series members have a step time
     ratio = b.devices / a.devices
     speedup = a.step_time / b.step_time
     if kind == "weak":

@@ -7,10 +7,14 @@ import io
 import math
 import os
 import stat
+from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Span, sanitize
 from effspec.front.context import BuildContext, suggest
 from effspec.front.limits import LIMITS
+
+if TYPE_CHECKING:
+    from _csv import Reader  # what csv.reader returns (typeshed's name)
 
 # Pseudo-filesystems are never data, even when a spec sits at their root.
 _FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev", "/run")
@@ -99,7 +103,7 @@ def _utf8_position(raw: bytes, offset: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, offset) + 1, column
 
 
-def read_csv_header_and_rows(ctx: BuildContext, path: str, rel: str, span: Span):
+def read_csv_header_and_rows(ctx: BuildContext, path: str, rel: str, span: Span) -> tuple[list[str], Reader] | None:
     """Strict UTF-8 CSV with a header row; returns (header, rows) or None."""
     try:
         raw = read_regular_file(path, LIMITS.max_csv_bytes)
@@ -152,7 +156,7 @@ def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
         return None
     index = header.index(column)
     where = f"column {index + 1} (`{column}`)"
-    values = []
+    values: list[float] = []
     n = 1
     try:
         for row in rows:

@@ -7,7 +7,9 @@ language reference in spec/ documents it key by key.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TypedDict, Unpack
 
 PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed")
 
@@ -25,15 +27,23 @@ class Key:
     doc: str = ""
 
 
-def q(name, unit, doc="", **kw) -> Key:
+class _Range(TypedDict, total=False):
+    """The range a quantity or integer key may take (Key's fields of that name)."""
+
+    minimum: float
+    maximum: float | None
+    positive: bool
+
+
+def q(name: str, unit: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
     return Key(name, "quantity", unit=unit, doc=doc, **kw)
 
 
-def i(name, doc="", **kw) -> Key:
+def i(name: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
     return Key(name, "integer", doc=doc, **kw)
 
 
-def e(name, choices, doc="") -> Key:
+def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
     return Key(name, "enum", choices=tuple(choices), doc=doc)
 
 

@@ -10,12 +10,23 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable
 from functools import cache
+from typing import TYPE_CHECKING, Any, cast
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.front.limits import LIMITS
 
+if TYPE_CHECKING:  # lark is imported when a spec is parsed, not when this module is
+    from lark import Lark, Token, Tree
+    from lark.exceptions import UnexpectedInput
+
 MAX_SYNTAX_ERRORS = 20
+
+# A node of the parse tree as the builder walks it: a lark Tree or Token, or
+# None for an absent optional part.  The walk is duck-typed on lark's objects
+# (`getattr(node, "data", None)`), so at this boundary the type is Any.
+Node = Any
 
 # How terminals read in a message.
 _TERMINAL_WORDS = {
@@ -66,7 +77,7 @@ def grammar_text() -> str:
 
 
 @cache
-def parser():
+def parser() -> Lark:
     """The LALR parser, built once per process (lark caches the tables on disk)."""
     from lark import Lark
 
@@ -76,7 +87,7 @@ def parser():
         return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True)
 
 
-def _describe(token) -> str:
+def _describe(token: Token | None) -> str:
     if token is None or token.type == "$END":
         return "the end of the file"
     text = str(token)
@@ -85,7 +96,7 @@ def _describe(token) -> str:
     return f"`{text}`"
 
 
-def _expected(names) -> str:
+def _expected(names: Iterable[str]) -> str:
     words = sorted({_TERMINAL_WORDS.get(n, f"`{n.lower()}`") for n in names if not n.startswith("__")})
     if not words:
         return "something else"
@@ -96,11 +107,11 @@ def _expected(names) -> str:
     return ", ".join(words[:-1]) + " or " + words[-1]
 
 
-def _previous_token(text: str, pos: int):
+def _previous_token(text: str, pos: int) -> Token | None:
     """The last token that ends at or before ``pos`` (for "after `x`")."""
     from lark.exceptions import LarkError
 
-    prev = None
+    prev: Token | None = None
     try:
         for tok in parser().lex(text[:pos], dont_ignore=False):
             prev = tok
@@ -127,16 +138,18 @@ def _is_key(name: str) -> bool:
     return name in BLOCKS or any(name in keys for keys in BLOCKS.values())
 
 
-def _message_for(exc, text: str) -> tuple[str, str, Span]:
+def _message_for(exc: UnexpectedInput, text: str) -> tuple[str, str, Span]:
     """Plain words, help and span for a lark UnexpectedInput."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
     if isinstance(exc, UnexpectedCharacters):
-        ch = text[exc.pos_in_stream] if exc.pos_in_stream < len(text) else ""
+        # lark's stub types the class default (None); the lexer always sets the offset
+        pos = cast(int, exc.pos_in_stream)
+        ch = text[pos] if pos < len(text) else ""
         span = Span(exc.line, exc.column, exc.line, exc.column + 1)
-        prev = _previous_token(text, exc.pos_in_stream)
+        prev = _previous_token(text, pos)
         if prev is not None and prev.type == "NUMBER" and (ch.isalpha() or ch in "µμ"):
-            m = re.match(r"[^\s]+", text[exc.pos_in_stream :])
+            m = re.match(r"[^\s]+", text[pos:])
             written = m.group(0) if m else ch
             span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
             hint = _UNIT_HINTS.get(written.split("/")[0])
@@ -163,6 +176,7 @@ def _message_for(exc, text: str) -> tuple[str, str, Span]:
         expected = _expected(exc.expected)
         hint = "a block or run is not closed: add the missing `}`" if "RBRACE" in exc.expected else ""
         return f"the file ended early: expected {expected}", hint, Span(line, col, line, col)
+    assert tok.line is not None and tok.column is not None and tok.start_pos is not None  # the lexer placed it
     span = Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
     prev = _previous_token(text, tok.start_pos)
     expected = _expected(exc.expected)
@@ -171,6 +185,7 @@ def _message_for(exc, text: str) -> tuple[str, str, Span]:
     if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and str(tok) in _UNIT_HINTS:
         return f"unknown unit `{tok}`", f"write `{_UNIT_HINTS[str(tok)]}`", span
     if prev is not None and prev.type == "NAME" and not _is_key(str(prev)):
+        assert prev.line is not None and prev.column is not None and prev.start_pos is not None  # a lexed token
         before = _previous_token(text, prev.start_pos)
         if before is not None and before.type == "NUMBER" and before.line == prev.line:
             hint = _UNIT_HINTS.get(str(prev))
@@ -254,7 +269,7 @@ def _invisible_characters(text: str) -> list[Diagnostic]:
     """EFF001 for each control or bidi character (at most MAX_SYNTAX_ERRORS)."""
     import unicodedata
 
-    diags = []
+    diags: list[Diagnostic] = []
     for m in _INVISIBLE.finditer(text):
         if len(diags) >= MAX_SYNTAX_ERRORS:
             break
@@ -296,7 +311,7 @@ def _nesting(text: str) -> Diagnostic | None:
     return None
 
 
-def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
+def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
     """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics.
 
     Never raises on any string: oversize text and deep nesting are EFF030,

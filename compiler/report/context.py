@@ -365,9 +365,10 @@ def _conventions(rr) -> tuple[ConventionRow, ...]:
         knobs = row.get("knobs", {})
         fpt = row.get("flops_per_token")
         mfu = row.get("mfu")
+        attention, logits, embeddings, recompute = (_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute"))
         out.append(ConventionRow(
             "declared (" + row.get("preset", "") + ")" if lbl == "declared" else lbl, _clean(row.get("preset", "")),
-            *(_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute")),
+            attention, logits, embeddings, recompute,
             quantity(fpt, "FLOP/token") if fpt is not None else "—",
             percent(mfu) if mfu is not None else "—", lbl == "declared"))
     return tuple(out)
@@ -570,7 +571,8 @@ def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
 
 
 def _shapes(sr) -> tuple[tuple[Table, ...], str]:
-    tables, notes = [], []
+    tables: list[Table] = []
+    notes: list[str] = []
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
         for attr in _SHAPE_ATTRS:

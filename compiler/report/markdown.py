@@ -82,7 +82,7 @@ def render_markdown(result) -> str:
     if not report.findings:
         out.append("No findings.")
     body = "\n".join(out)
-    lines = []
+    lines: list[str] = []
     for i, f in enumerate(report.findings):
         where = f"line {f.line}:{f.column}" if f.line else "file"
         item = f"- **{f.code}** {f.severity}, {where}: {esc(f.message)}" + (f"  \n  help: {esc(f.help)}" if f.help else "")

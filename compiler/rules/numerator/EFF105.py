@@ -90,6 +90,7 @@ class EFF105(Rule):
             entry = model.get("params") if model is not None else None
             if entry is None or result is None or not result.params_from_shape:
                 continue
+            assert isinstance(entry.value, (int, float)) and result.shape is not None  # a quantity; the count needs a shape
             declared, shape = float(entry.value), result.params_from_shape
             diff = (declared - shape) / shape
             if abs(diff) <= TOLERANCE:

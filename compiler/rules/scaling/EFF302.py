@@ -106,8 +106,8 @@ class EFF302(Rule):
             if scaling.kind != "weak":
                 continue
             result = ctx.evaluation.scalings.get(scaling.id)
-            base = getattr(result, "baseline", None)
-            if base is None or not base.tokens_per_device:
+            base = result.baseline if result is not None else None
+            if result is None or base is None or not base.tokens_per_device:
                 continue
             kind_entry = scaling.get("kind")
             span = kind_entry.value_span if kind_entry is not None else scaling.name_span

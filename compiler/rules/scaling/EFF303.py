@@ -35,7 +35,7 @@ def _model_values(run: Run) -> dict[str, tuple[object, Span | None]]:
         if entry is not None:
             out[key] = (entry.value, entry.span)
     # Defaults, so that `kv_heads = 16` written out equals it left to default to `heads = 16`.
-    heads, d_model = model.value("heads"), model.value("d_model")
+    heads, d_model = model.integer("heads"), model.integer("d_model")
     if "kv_heads" not in out and heads is not None:
         out["kv_heads"] = (heads, None)
     if "head_dim" not in out and heads and d_model is not None:
@@ -54,7 +54,7 @@ def problem(run: Run, pools) -> dict[str, tuple[object, Span | None]]:
         values["work.seq_len"] = (seq.value, seq.span)
     dtypes = tuple(sorted({p.dtype for p in pools}))
     if dtypes:
-        span = next((b.get("dtype").span for b in run.blocks_named("hardware") if b.get("dtype")), None)
+        span = next((d.span for b in run.blocks_named("hardware") if (d := b.get("dtype"))), None)
         values["hardware.dtype"] = ("+".join(dtypes), span)
     return values
 
