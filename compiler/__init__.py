@@ -39,7 +39,8 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None, *, 
 
     The folder is resolved once, here: every `file` is then opened beneath
     that canonical folder (see :mod:`effspec.front.files`).  A `file` that is
-    a hard link is refused unless ``allow_hardlinks``.
+    a hard link is refused unless ``allow_hardlinks``.  Lone surrogates (text
+    that is not Unicode) are EFF001; the Result's source shows U+FFFD for them.
     """
     return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks)
 
@@ -47,8 +48,9 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None, *, 
 def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool) -> Result:
     """check_text with ``folder`` already canonical (resolved once, by the caller)."""
     from effspec.front.files import ALLOW_HARDLINKS
+    from effspec.front.syntax import encodable
 
-    result = Result(file, text)
+    result = Result(file, encodable(text))
     # The parse tree and IR are many small objects that live until the end of
     # the check: the cyclic collector would rescan them again and again as
     # they grow (per-run cost rose 35 % from 100 to 1,600 runs).  Nothing here
@@ -71,7 +73,8 @@ def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
     from effspec.front.syntax import parse
     from effspec.rules.audit import audit
 
-    tree, diags = parse(text)
+    tree, diags = parse(text)  # EFF001 for each lone surrogate, and then no tree
+    text = result.source
     if tree is not None:
         spec, build_diags = build_ir(tree, text, file, folder)
         diags += build_diags

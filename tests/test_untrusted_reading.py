@@ -9,6 +9,7 @@ and asserts it is not read, not executed and not echoed:
    /proc) is refused; a named spec in a pseudo-filesystem too.
 3. `file "…"` is opened beneath the spec's folder: no check-then-open race,
    no hard link to a file outside unless --allow-hardlinks.
+4. Lone surrogates from the Python API are EFF001, and every format renders.
 """
 
 from __future__ import annotations
@@ -29,9 +30,11 @@ from pathlib import Path
 
 import pytest
 
+import effspec
 from effspec import check_text
 from effspec.front import files, syntax
 from effspec.front.ir import Samples
+from effspec.report import render
 from effspec.report.text import result_json
 from effspec.report.text import text as text_output
 
@@ -513,3 +516,46 @@ def test_a_folder_with_search_but_no_read_permission_can_be_walked():
         assert os.waitstatus_to_exitcode(status) == 0
     finally:
         shutil.rmtree(base)
+
+
+# ---------------------------------------------------------------------------
+# 4. Lone surrogates
+
+
+SURROGATE_SPEC = 'eff 1\n# note \udcff\nrun a {\n  title = "x\ud800y"\n  hardware { count = 1 device }\n}\n'
+
+
+def test_lone_surrogates_are_eff001_at_their_place():
+    result = check_text(SURROGATE_SPEC)
+    assert codes(result) == [("EFF001", 2, 8), ("EFF001", 4, 13)]
+    assert [d.message for d in result.diagnostics] == [
+        "lone surrogate U+DCFF in a comment: the text is not valid Unicode",
+        "lone surrogate U+D800 in a string: the text is not valid Unicode",
+    ]
+    assert result.spec is None
+    assert result.source == SURROGATE_SPEC.replace("\udcff", "\ufffd").replace("\ud800", "\ufffd")
+
+
+def test_a_surrogate_outside_a_string_is_eff001_too():
+    result = check_text("eff 1\nrun a\ud83d { }\n")
+    assert ("EFF001", 2, 6) in codes(result)
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "md", "html", "tex", "pdf"])
+def test_every_format_renders_a_result_with_surrogates(fmt):
+    result = check_text(SURROGATE_SPEC, "s.eff")
+    data = render(result, fmt)
+    assert isinstance(data, bytes) and data
+    if fmt != "pdf":
+        shown = data.decode("utf-8")  # strict: valid UTF-8 throughout
+        if fmt != "tex":  # LaTeX macros carry figures only
+            assert "lone surrogate U+D800 in a string" in shown
+    text_output(result).encode("utf-8")
+
+
+def test_surrogates_in_the_api_never_reach_an_encoder():
+    for text in ("\ud800", "eff 1\n\udfff", "eff 1\nrun a { title = \"\ud83d\ude00\" }\n"):
+        result = effspec.check_text(text)
+        assert result.has_errors and {d.code for d in result.diagnostics} == {"EFF001"}
+        text_output(result).encode("utf-8")
+        render(result, "html")

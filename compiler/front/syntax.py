@@ -303,7 +303,11 @@ def _blank_line(text: str, line: int) -> str:
 # Unicode bidi embeddings, overrides, isolates and marks (Trojan Source,
 # CVE-2021-42574), and the line and paragraph separators, which some viewers
 # break lines on while the parser does not.
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# Lone surrogates (U+D800 to U+DFFF) are not characters at all: no file the
+# CLI reads can hold one (strict UTF-8), but a Python caller can pass one, and
+# it would make every UTF-8 output fail.  They are reported with the rest.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Strings, comments and brackets, for the nesting pre-scan.  A string left
 # open on its line is the parser's to report.
 _SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[(\[{]|[)\]}]')
@@ -336,8 +340,14 @@ def _context(text: str, pos: int) -> str:
     return "a string" if in_string else ""
 
 
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (one character for
+    one, so lines and columns stay put), so that it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def _invisible_characters(text: str) -> list[Diagnostic]:
-    """EFF001 for each control or bidi character (at most MAX_SYNTAX_ERRORS)."""
+    """EFF001 for each control or bidi character or lone surrogate (at most MAX_SYNTAX_ERRORS)."""
     import unicodedata
 
     diags = []
@@ -346,8 +356,15 @@ def _invisible_characters(text: str) -> list[Diagnostic]:
             break
         ch = m.group(0)
         line, col = _position(text, m.start())
-        name = unicodedata.name(ch, "control character")
         where = _context(text, m.start())
+        if "\ud800" <= ch <= "\udfff":
+            diags.append(Diagnostic(
+                "EFF001", "error", Span(line, col, line, col + 1),
+                f"lone surrogate U+{ord(ch):04X}{' in ' + where if where else ''}: the text is not valid Unicode",
+                "remove it: a spec is UTF-8 text, and a surrogate code point cannot be written in UTF-8",
+            ))
+            continue
+        name = unicodedata.name(ch, "control character")
         diags.append(Diagnostic(
             "EFF001", "error", Span(line, col, line, col + 1),
             f"invisible character U+{ord(ch):04X} ({name}){' in ' + where if where else ''}",
@@ -386,7 +403,7 @@ def parse(text: str) -> tuple[object | None, list[Diagnostic]]:
     """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics.
 
     Never raises on any string: oversize text and deep nesting are EFF030,
-    control and bidi characters EFF001.
+    control and bidi characters and lone surrogates EFF001.
     """
     from lark.exceptions import LarkError, UnexpectedInput
 
