@@ -10,6 +10,7 @@ and asserts it is not read, not executed and not echoed:
 3. `file "…"` is opened beneath the spec's folder: no check-then-open race,
    no hard link to a file outside unless --allow-hardlinks.
 4. Lone surrogates from the Python API are EFF001, and every format renders.
+5. `report` never overwrites its input.
 """
 
 from __future__ import annotations
@@ -559,3 +560,46 @@ def test_surrogates_in_the_api_never_reach_an_encoder():
         assert result.has_errors and {d.code for d in result.diagnostics} == {"EFF001"}
         text_output(result).encode("utf-8")
         render(result, "html")
+
+
+# ---------------------------------------------------------------------------
+# 5. report never overwrites its input
+
+
+def _report_input(tmp_path) -> Path:
+    spec = tmp_path / "spec.md"  # a spec whose name is also a report's
+    spec.write_bytes(EXAMPLE_A.read_bytes())
+    return spec
+
+
+@pytest.mark.parametrize("how", ["same path", "another spelling", "symlink", "hard link"])
+def test_report_refuses_to_overwrite_its_input(tmp_path, how):
+    spec = _report_input(tmp_path)
+    before = spec.read_bytes()
+    out = {"same path": "spec.md", "another spelling": "./sub/../spec.md", "symlink": "link.md", "hard link": "hard.md"}[how]
+    (tmp_path / "sub").mkdir()
+    if how == "symlink":
+        (tmp_path / "link.md").symlink_to("spec.md")
+    elif how == "hard link":
+        os.link(spec, tmp_path / "hard.md")
+    proc = run_cli("report", "spec.md", "-o", out, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr == f"effspec: {out}: is the spec spec.md; not overwritten with its report (choose another output file)\n"
+    assert spec.read_bytes() == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".effspec-")) == []  # no temporary left
+
+
+def test_report_refuses_to_overwrite_a_file_the_spec_reads(tmp_path):
+    (tmp_path / "steps.md").write_text("t\n1.5\n")  # a CSV with a report's suffix
+    (tmp_path / "a.eff").write_text('eff 1\nrun a {\n  timing { step_time = file "steps.md" column "t" }\n}\n')
+    proc = run_cli("report", "a.eff", "-o", "steps.md", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "effspec: steps.md: is " in proc.stderr and "steps.md, a file the spec reads; not overwritten" in proc.stderr
+    assert (tmp_path / "steps.md").read_text() == "t\n1.5\n"
+
+
+def test_report_to_a_new_file_still_works(tmp_path):
+    _report_input(tmp_path)
+    proc = run_cli("report", "spec.md", "-o", "report.json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stderr  # example A has two errors
+    assert json.loads((tmp_path / "report.json").read_text())["file"] == "spec.md"
