@@ -21,6 +21,7 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF203": ("declared peak disagrees with the catalog", "warning"),
     "EFF204": ("denominator ignores unavailable devices, power caps or mixed pools", "warning"),
     "EFF205": ("parallel layout does not multiply to the device count", "warning"),
+    "EFF206": ("declared peak for an accelerator the catalog does not know", "info"),
     "EFF301": ("strong scaling with changed global work", "error"),
     "EFF302": ("weak scaling with changed per-device work", "error"),
     "EFF303": ("the compared problem changed", "warning"),
