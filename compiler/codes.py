@@ -30,6 +30,7 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF402": ("breakdown does not reconcile with the step time", "error"),
     "EFF403": ("breakdown has no explicit unclassified share", "warning"),
     "EFF404": ("breakdown inconsistent with MFU", "error"),
+    "EFF405": ("pipeline bubble declared on a run without pipeline stages", "warning"),
     "EFF501": ("warm-up exclusion undeclared", "warning"),
     "EFF502": ("too few step samples to report a spread", "warning"),
     "EFF503": ("the statistic hides stalls", "warning"),
