@@ -5,6 +5,7 @@ the reconstruction or, where the inputs stop short, against the run's other clai
 from __future__ import annotations
 
 import math
+import re
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity
@@ -29,6 +30,23 @@ def _half_unit(expr) -> float | None:
         from effspec.front.units import parse_unit
         half *= parse_unit(expr.unit)[0]
     return half
+
+
+_LITERAL = re.compile(r"^\s*(?P<number>[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
+                      r"\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
+
+
+def written_precision(text: str) -> float | None:
+    """Half a unit in the last written digit of a value written as one literal (``"1.7e9 param"``),
+    in base units; None for an expression or anything else that is not a single literal."""
+    match = _LITERAL.match(text or "")
+    if match is None:
+        return None
+    number = match["number"]
+    try:
+        return _half_unit(Number(float(number.replace("_", "")), match["unit"] or "", number, None))
+    except (ValueError, UnitError):
+        return None
 
 
 def tolerance(expr, claimed: float) -> float:

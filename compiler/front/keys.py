@@ -62,6 +62,7 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("vocab", "vocabulary size (V)", positive=True, maximum=1e8),
         Key("tied_embeddings", "bool", doc="input and output embeddings share one matrix"),
         q("params", "param", "declared parameter count, checked against the shape", positive=True, maximum=1e16),
+        q("active_params", "param", "parameters active per token (MoE), checked against the shape", positive=True, maximum=1e16),
         i("experts", "routed experts per MoE layer", positive=True, maximum=1e6),
         i("top_k", "routed experts active per token", positive=True, maximum=1e6),
         i("shared_experts", "always-active experts per MoE layer", maximum=1e6),
