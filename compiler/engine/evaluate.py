@@ -363,7 +363,7 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
-    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results) for s in spec.scalings}
+    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
 
 

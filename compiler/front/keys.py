@@ -138,6 +138,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         "kind": e("kind", ("strong", "weak"), "strong: global work fixed; weak: per-device work fixed"),
         "baseline": Key("baseline", "run", doc="the run others are compared with"),
         "runs": Key("runs", "runs", doc="the runs compared with the baseline"),
+        "per_device": e("per_device", ("tokens", "flops"),
+                        "weak scaling: what each device's work holds fixed; flops when the model grows with the devices"),
     },
 }
 
@@ -170,6 +172,9 @@ CLAIMABLE: dict[str, str] = {
     "goodput": "token/s",
     "calendar_efficiency": "",
 }
+# Metrics a `claim` inside a `scaling` may name (ratios). `efficiency` is the kind's own.
+SCALING_CLAIMABLE = ("speedup", "strong_scaling_efficiency", "weak_scaling_efficiency", "time_to_target_speedup")
+SCALING_CLAIM_ALIASES = {"efficiency": {"strong": "strong_scaling_efficiency", "weak": "weak_scaling_efficiency"}}
 CLAIM_ALIASES = {
     "throughput": "valid_tokens_per_second",
     "tokens_per_second": "valid_tokens_per_second",

@@ -82,6 +82,37 @@ class EFF601(Rule):
     nodes = ("run.claim",)
 
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        yield from self._runs(ctx)
+        yield from self._scalings(ctx)
+
+    def _scalings(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        for scaling in ctx.spec.scalings:
+            result = ctx.evaluation.scalings.get(scaling.id)
+            for key, cr in getattr(result, "claims", {}).items():
+                if cr.status != "mismatch" or cr.claimed is None or cr.reconstructed is None:
+                    continue
+                claim = cr.claim
+                fmt = (lambda v: f"{v:.4g}") if claim.name.endswith("speedup") else (lambda v: shown(v, ""))
+                claimed, rebuilt = fmt(cr.claimed), fmt(cr.reconstructed)
+                rel = (cr.claimed - cr.reconstructed) / cr.reconstructed if cr.reconstructed else float("inf")
+                which = ("the final point of the series, " if claim.point is None else "") + cr.basis
+                notes = [f"{claim.name.replace('_', ' ')} = {result.final_point.metrics[claim.name].substituted}"]  \
+                    if claim.point is None and result.final_point is not None and claim.name in result.final_point.metrics \
+                    else []
+                if claim.point is None:
+                    notes.append("an unqualified scaling claim is checked at the series' final point (the compared run "
+                                 "with the most devices); write `claim " + claim.written + "[RUN] = …` for another point")
+                yield self.diag(
+                    claim.value_span,
+                    f"claim `{key}` = {claimed} disagrees with {rebuilt} reconstructed for {which} "
+                    f"({rel * 100:+.1f} %) (tolerance ±{fmt(cr.tolerance)})",
+                    "correct the claim, or the step times and device counts it disagrees with; if the source measured "
+                    "another pair of runs, name the run with `[RUN]`",
+                    label=f"reconstructed: {rebuilt}",
+                    notes=tuple(notes),
+                )
+
+    def _runs(self, ctx: AuditContext) -> Iterable[Diagnostic]:
         for run in ctx.spec.runs:
             result = ctx.evaluation.runs.get(run.id)
             if result is None:
