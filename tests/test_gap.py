@@ -270,3 +270,179 @@ def test_scaling_claim_per_point_and_errors() -> None:
     # A claim with a point inside a run is EFF003.
     bad = effspec.check_text('eff 1\nrun r { claim mfu[r] = 40 % }\n', "t.eff")
     assert [(d.code, d.span.line, d.span.column) for d in bad.diagnostics] == [("EFF003", 2, 18)]
+
+
+# ----------------------------------------------------------------------------
+# Explain the gap: each spec's claim is computed under one wrong assumption
+
+# A 24-layer GQA model (d 2048, 16 heads of 128, 4 KV heads, SwiGLU 5632, vocab 32000), seq 4096,
+# palm with causal attention. Forward FLOPs per token (m = 2):
+#   qkv    24·2·2048·(2048 + 2·512)  =   301,989,888     (GQA ignored: 24·2·2048·6144 = 603,979,776)
+#   output 24·2·2048·2048            =   201,326,592
+#   scores 24·2·4096·2048 (causal)   =   402,653,184     (full: twice that, 805,306,368)
+#   ffn    24·3·2·2048·5632          = 1,660,944,384
+#   logits 2·2048·32000              =   131,072,000
+#   forward = 2,697,986,048; training (× 3) = 8,093,958,144 FLOP/token
+FPT = 8_093_958_144
+FPT_FULL = 3 * (2_697_986_048 + 402_653_184)  # 9,301,917,696
+FPT_NO_GQA = 3 * (2_697_986_048 + 301_989_888)  # 8,999,927,808
+FPT_NO_LOGITS = 3 * (2_697_986_048 - 131_072_000)  # 7,700,742,144
+TOKENS = 4096 * 128  # 524,288 valid tokens per step
+DEVICES, PEAK = 16, 989.4e12
+GQA_MODEL = ("kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  kv_heads = 4  ffn = swiglu  "
+             "d_ff = 5632  vocab = 32000")
+
+
+def gap_spec(claim: str, timing: str = "step_time = [1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 0 step",
+             model: str = GQA_MODEL, work: str = "", parallelism: str = "dp = 16") -> str:
+    return f'''eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = causal }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 128 sequence {work} }}
+  parallelism {{ {parallelism} }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }}
+  timing {{ {timing}  boundary = "optimizer step" }}
+  {claim}
+}}
+'''
+
+
+def explained(text: str, name: str):
+    result = effspec.check_text(text, "t.eff")
+    cr = result.evaluation.runs["r"].claims[name]
+    assert cr.status == "mismatch", (cr.claimed, cr.reconstructed)
+    notes = next(d.notes for d in result.diagnostics if d.code == "EFF601" and d.span.line == 9)
+    return cr, notes
+
+
+def _pct(ratio: float) -> str:
+    return f"{ratio * 100:.4g}"
+
+
+def mfu(fpt: float, step: float = 1.00, tokens: float = TOKENS, peak: float = PEAK) -> float:
+    return fpt * tokens / (step * DEVICES * peak)
+
+
+@pytest.mark.parametrize(("cause", "claimed", "note"), [
+    # 1. the source counted full attention: 9,301,917,696 × 524,288 / (1 s × 16 × 989.4e12) = 30.81 %
+    ("attention", mfu(FPT_FULL), "reproduced if attention = full: "),
+    # 2. the source ignored GQA (kv_heads = heads): 8,999,927,808 × 524,288 / 1.58304e16 = 29.81 %
+    ("gqa", mfu(FPT_NO_GQA), "reproduced if kv_heads = heads (GQA ignored): "),
+    # 3. the source divided by the 2:4-sparse peak (1978.9 TFLOP/s): 26.81 % / 2 = 13.40 %
+    ("peak", mfu(FPT, peak=1978.9e12), "reproduced if peak = 1979 TFLOP/s (sparse bf16 figure of H100-SXM5): "),
+    # 4. the source left the logits out: 7,700,742,144 × 524,288 / 1.58304e16 = 25.50 %
+    ("logits", mfu(FPT_NO_LOGITS), "reproduced if logits = excluded: "),
+    # 5. the denominator is one device's peak: 26.81 % × 16 = 428.9 % (an impossible figure, explained)
+    ("devices", mfu(FPT) * 16, "reproduced if one device's peak as the denominator of the 16 devices' work (× 16): "),
+])
+def test_explain_mfu_mismatch(cause: str, claimed: float, note: str) -> None:
+    cr, notes = explained(gap_spec(f"claim mfu = {_pct(claimed)} %"), "mfu")
+    assert cr.reconstructed == pytest.approx(mfu(FPT), rel=1e-12)  # 26.81 % under the declared inputs
+    hits = [e for e in cr.explanations if e.candidate == cause]
+    assert hits and hits[0].value == pytest.approx(claimed, rel=1e-9)
+    assert any(n.startswith(note) and n.endswith(f"{_pct(claimed)} %") for n in notes), notes
+
+
+def test_explain_throughput_warmup_kept() -> None:
+    # statistic = mean, warmup = 3 of [3.0, 2.8, 2.6, 1.00, 1.02, 0.98, 1.01, 1.00]: mean of the last five = 1.002 s.
+    # The source kept the warm-up: mean of all eight = 13.41 / 8 = 1.67625 s: 524,288 / 1.67625 = 312,774 token/s.
+    timing = "step_time = [3.0, 2.8, 2.6, 1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 3 step  statistic = mean"
+    cr, notes = explained(gap_spec("claim throughput = 312774 token/s", timing=timing), "valid_tokens_per_second")
+    assert cr.reconstructed == pytest.approx(TOKENS / 1.002)
+    assert [e.candidate for e in cr.explanations] == ["warmup"]
+    assert cr.explanations[0].value == pytest.approx(TOKENS / (13.41 / 8))
+    assert "reproduced if warm-up steps kept (warmup = 0 instead of 3): 312,774 token/s" in notes
+
+
+def test_explain_throughput_mean_against_median() -> None:
+    # [1.00, 1.02, 0.98, 1.01, 1.00, 2.00]: median 1.005 s, mean 7.01 / 6 = 1.168333 s.
+    # The source used the mean: 524,288 / 1.168333 = 448,749 token/s (the declared median gives 521,679).
+    timing = "step_time = [1.00, 1.02, 0.98, 1.01, 1.00, 2.00] s  warmup = 0 step"
+    cr, notes = explained(gap_spec("claim throughput = 448749 token/s", timing=timing), "valid_tokens_per_second")
+    assert cr.reconstructed == pytest.approx(TOKENS / 1.005)
+    assert [e.candidate for e in cr.explanations] == ["statistic"]
+    assert "reproduced if statistic = mean (the mean step time): 448,749 token/s" in notes
+
+
+def test_explain_throughput_per_device() -> None:
+    # 524,288 token / 1.00 s over 16 devices: the source's 32,768 token/s is one device's share.
+    cr, notes = explained(gap_spec("claim throughput = 32768 token/s"), "valid_tokens_per_second")
+    assert [e.candidate for e in cr.explanations] == ["devices"]
+    assert "reproduced if the figure of one device (÷ 16, per device against aggregate): 32,768 token/s" in notes
+
+
+def test_explain_throughput_padding_counted() -> None:
+    # 40,000 padded tokens: 484,288 valid per step. Counting them gives 524,288 / 1.00 s = 524,288 token/s.
+    cr, notes = explained(gap_spec("claim throughput = 524288 token/s", work="padded_tokens = 40000 token"),
+                          "valid_tokens_per_second")
+    assert cr.reconstructed == pytest.approx(484_288 / 1.00)
+    assert [e.candidate for e in cr.explanations] == ["padding"]
+    assert "reproduced if padding counted as work (the 40,000 padded tokens per step as valid tokens): 524,288 token/s" in notes
+
+
+def test_explain_moe_all_experts() -> None:
+    # Mixtral's shape (see above), palm, causal, seq 4096: forward per token
+    #   qkv 32·2·4096·6144 = 1,610,612,736; output 32·2·4096·4096 = 1,073,741,824; scores 32·2·4096·4096 = 1,073,741,824
+    #   2 active experts 32·2·3·2·4096·14336 = 22,548,578,304; router 32·2·4096·8 = 2,097,152; logits 2·4096·32000 = 262,144,000
+    #   active: 26,570,915,840 → × 3 = 79,712,747,520 FLOP/token
+    #   all 8 experts: 1,610,612,736 + 2·1,073,741,824 + 8·11,274,289,152 + 262,144,000 = 94,214,553,600 → × 3 = 282,643,660,800
+    fpt_active, fpt_all = 79_712_747_520, 282_643_660_800
+    claimed = mfu(fpt_all, step=10.0)  # 282.64e9 × 524,288 / (10 s × 16 × 989.4e12) = 93.62 %
+    cr, notes = explained(gap_spec(f"claim mfu = {_pct(claimed)} %", model=MIXTRAL,
+                                   timing="step_time = [10.0, 10.1, 9.9, 10.0, 10.0] s  warmup = 0 step"), "mfu")
+    assert cr.reconstructed == pytest.approx(mfu(fpt_active, step=10.0), rel=1e-12)
+    hits = [e for e in cr.explanations if e.candidate == "moe"]
+    assert hits and hits[0].value == pytest.approx(claimed, rel=1e-12)
+    assert f"reproduced if moe = all (parameters in place of active parameters): {_pct(claimed)} %" in notes
+
+
+def test_explain_hfu_with_hfu_figures() -> None:
+    # HFU: the executed count adds, per `parallelism.recompute = full`, one more forward of the per-layer
+    # terms: 2,697,986,048 − 131,072,000 (logits) = 2,566,914,048 → 8,093,958,144 + 2,566,914,048 = 10,660,872,192.
+    # The source ran full recomputation but the spec says none: its HFU 10,660,872,192 × 524,288 / 1.58304e16 = 35.31 %.
+    hfu_full = mfu(FPT + 2_566_914_048)
+    cr, notes = explained(gap_spec(f"claim hfu = {_pct(hfu_full)} %"), "hfu")
+    assert cr.reconstructed == pytest.approx(mfu(FPT), rel=1e-12)  # nothing recomputed: HFU = MFU = 26.81 %
+    hits = [e for e in cr.explanations if e.candidate == "recompute"]
+    assert [e.change for e in hits] == ["parallelism.recompute = full (what ran, for HFU)"]
+    assert hits[0].value == pytest.approx(hfu_full, rel=1e-12)
+    # The preset table of an HFU claim lists HFU, not MFU (with nothing recomputed they coincide here,
+    # so check the wording and the figure for palm: full attention, 9,301,917,696 → 30.81 %).
+    assert notes[0].startswith("HFU under each standard preset: palm 30.81 %")
+    assert f"reproduced if parallelism.recompute = full (what ran, for HFU): {_pct(hfu_full)} %" in notes
+
+
+def test_gap_search_runs_only_on_mismatches(monkeypatch) -> None:
+    from effspec.engine import gap
+
+    calls = []
+    real = gap.reevaluate
+    monkeypatch.setattr(gap, "reevaluate", lambda run, results: calls.append(run.id) or real(run, results))
+    effspec.check_text(gap_spec(f"claim mfu = {_pct(mfu(FPT))} %"), "t.eff")  # consistent: no search
+    assert calls == []
+    effspec.check_text(gap_spec(f"claim mfu = {_pct(mfu(FPT_FULL))} %"), "t.eff")
+    assert calls and set(calls) == {"r"}
+
+
+def test_mla_candidate_applies_only_with_mla_keys() -> None:
+    """The MLA entry of the candidate table looks for `kv_lora_rank`; a model without it yields nothing,
+    one with it yields the run without any MLA key (plain MHA over the same heads)."""
+    import dataclasses
+
+    from effspec.engine import gap
+    from effspec.front.ir import Entry
+
+    candidate = next(c for c in gap.CANDIDATES if c.name == "mla")
+    result = effspec.check_text(gap_spec(""), "t.eff").evaluation.runs["r"]
+    assert list(candidate.variants(result.run, result)) == []
+    model = result.run.block("model")
+    fake = tuple(Entry(k, "integer", v, "", str(v), model.entries[0].provenance, model.span, model.span)
+                 for k, v in (("kv_lora_rank", 512), ("qk_rope_head_dim", 64)))
+    mla_model = dataclasses.replace(model, entries=model.entries + fake)
+    run = dataclasses.replace(result.run, blocks=tuple(mla_model if b is model else b for b in result.run.blocks))
+    variants = list(candidate.variants(run, result))
+    assert [label for label, _ in variants] == ["MLA counted as plain MHA (the MLA keys left out)"]
+    changed = variants[0][1].block("model")
+    assert changed.get("kv_lora_rank") is None and changed.get("qk_rope_head_dim") is None
+    assert [e.key for e in changed.entries] == [e.key for e in model.entries]

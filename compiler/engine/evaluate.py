@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity, sig
-from effspec.engine import catalog, flops
+from effspec.engine import catalog, flops, gap
 from effspec.engine.claims import check_claims
 from effspec.engine.rates import entry_input, rate_metrics
 from effspec.engine.results import (
@@ -363,6 +363,9 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
+    for result in results.values():  # after every run's claims: a claim may refer to another run
+        if any(cr.status == "mismatch" for cr in result.claims.values()):
+            gap.explain(result, results)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
 

@@ -87,6 +87,10 @@ class ClaimResult:
     tolerance: float | None = None
     basis: str = "inputs"
     missing: tuple[str, ...] = ()
+    # A mismatch only (engine.gap): the single changes that reproduce the claim, and the
+    # claim's metric under each standard preset (MFU and HFU claims).
+    explanations: tuple = ()  # gap.Explanation
+    by_preset: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:
         out = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
@@ -95,6 +99,8 @@ class ClaimResult:
             out["tolerance"] = self.tolerance
         if self.missing:
             out["missing"] = list(self.missing)
+        if self.explanations:
+            out["explanations"] = [e.to_json() for e in self.explanations]
         return out
 
 

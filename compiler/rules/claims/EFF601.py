@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, percent
+from effspec.engine.flops import STANDARD_PRESETS
 from effspec.rules import AuditContext, Rule
 
 
@@ -21,6 +22,22 @@ def basis_text(basis: str) -> str:
     return "the declared inputs" if basis == "inputs" else f"{basis}, since the inputs give no step time"
 
 
+MAX_GAP_NOTES = 6
+
+
+def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
+    """The single changes that reproduce a mismatched claim (engine.gap), one note each."""
+    hits = [e for e in cr.explanations
+            if not (skip_standard_presets and e.candidate == "preset" and e.change.removeprefix("preset = ") in STANDARD_PRESETS)]
+    notes = [f"reproduced if {e.change}: {shown(e.value, cr.unit)}" for e in hits[:MAX_GAP_NOTES]]
+    if len(hits) > MAX_GAP_NOTES:
+        notes.append(f"… and {len(hits) - MAX_GAP_NOTES} more single changes (see `explanations` in the JSON)")
+    if not cr.explanations:
+        notes.append("no single change of the convention, the model's attention or experts, the peak, the padding, "
+                     "the warm-up, the step statistic or the device count reproduces the claim")
+    return notes
+
+
 class EFF601(Rule):
     """## What it does
 
@@ -29,9 +46,21 @@ class EFF601(Rule):
     last written digit) widened by 1 % relative. The reconstruction comes from
     the declared inputs where they suffice; otherwise the claim is checked
     against the run's other claims (a claimed MFU against the MFU a claimed
-    throughput gives under the declared, or assumed, convention). For an MFU, it
-    also shows the MFU under every standard convention, so the reader sees
-    whether any of them reproduces the claim.
+    throughput gives under the declared, or assumed, convention). For an MFU
+    (or an HFU), it also shows the MFU (or HFU) under every standard
+    convention, so the reader sees whether any of them reproduces the claim.
+
+    It then explains the gap: each single change of the declared inputs or the
+    convention that would reproduce the claim within its tolerance is a note
+    ("reproduced if kv_heads = heads (GQA ignored): 52.64 %"). The changes
+    tried are every preset, attention full or causal, logits and embeddings in
+    or out, recomputation counted (or, for HFU, run), GQA ignored, MLA counted
+    as plain MHA, every other catalog peak of the accelerator (the sparse
+    figure, another datatype's), padding counted, warm-up steps kept, mean
+    against median, and a figure off by the device count (per device against
+    aggregate). A scaling's claim (`claim efficiency = …` in a `scaling`) is
+    checked the same way against the series' final point, or the run it names
+    with `[RUN]`.
 
     ## Why is this bad?
 
@@ -125,8 +154,14 @@ class EFF601(Rule):
                 rel = (cr.claimed - cr.reconstructed) / cr.reconstructed if cr.reconstructed else float("inf")
                 tolerance = f" (tolerance ±{shown(cr.tolerance, cr.unit)})" if cr.tolerance is not None else ""
                 notes = []
-                if claim.name in ("mfu", "hfu") and result.conventions:
+                table = False
+                if claim.name == "mfu" and result.conventions:
                     notes.append(self._presets_note(result, cr.claimed, cr.tolerance or 0.0))
+                    table = True
+                elif claim.name == "hfu" and cr.by_preset:
+                    notes.append(self._hfu_presets_note(cr))
+                    table = True
+                notes += gap_notes(cr, skip_standard_presets=table)
                 metric = result.figure(claim.name)
                 if metric is not None and metric.assumed:
                     notes.append("the reconstruction rests on assumed values (see the derivation); declare them to firm it up")
@@ -140,6 +175,16 @@ class EFF601(Rule):
                     label=f"reconstructed from {against}: {rebuilt}",
                     notes=tuple(notes),
                 )
+
+    @staticmethod
+    def _hfu_presets_note(cr) -> str:
+        """An HFU claim is explained with HFU figures: each preset's numerator, with the recomputation that ran."""
+        rows = sorted(cr.by_preset.items(), key=lambda kv: STANDARD_PRESETS.index(kv[0]))
+        shown_rows = ", ".join(f"{label} {percent(v)}" for label, v in rows)
+        hits = [label for label, v in rows if abs(v - cr.claimed) <= (cr.tolerance or 0.0)]
+        verdict = (f"{' and '.join(hits)} reproduce{'s' if len(hits) == 1 else ''} the claim"
+                   if hits else "none reproduces the claim")
+        return f"HFU under each standard preset: {shown_rows}; {verdict}"
 
     @staticmethod
     def _presets_note(result, claimed: float, tolerance: float) -> str:
