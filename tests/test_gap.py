@@ -446,3 +446,24 @@ def test_mla_candidate_applies_only_with_mla_keys() -> None:
     changed = variants[0][1].block("model")
     assert changed.get("kv_lora_rank") is None and changed.get("qk_rope_head_dim") is None
     assert [e.key for e in changed.entries] == [e.key for e in model.entries]
+
+
+def test_gap_search_budget(monkeypatch) -> None:
+    """Thousands of mismatched runs cannot make the search unbounded: past the spec's budget the
+    claims stay unsearched, and the finding says so."""
+    from effspec.engine import gap
+
+    one = gap_spec(f"claim mfu = {_pct(mfu(FPT_FULL))} %").split("\n", 1)[1]
+    text = "eff 1\n" + one.replace("run r {", "run first {") + one.replace("run r {", "run second {")
+    result = effspec.check_text(text, "t.eff")
+    first, second = (result.evaluation.runs[r].claims["mfu"] for r in ("first", "second"))
+    variants = len(list(v for c in gap.CANDIDATES for v in c.variants(result.evaluation.runs["first"].run,
+                                                                        result.evaluation.runs["first"])))
+    assert first.searched and second.searched
+    monkeypatch.setattr(gap, "BUDGET", variants + variants // 2)  # room for one run's search only
+    result = effspec.check_text(text, "t.eff")
+    first, second = (result.evaluation.runs[r].claims["mfu"] for r in ("first", "second"))
+    assert first.searched and [e.change for e in first.explanations if e.candidate == "attention"] == ["attention = full"]
+    assert not second.searched and second.explanations == ()
+    notes = [d.notes for d in result.diagnostics if d.code == "EFF601"]
+    assert notes[1][-1].startswith("the single changes that could explain the gap were not searched")

@@ -363,9 +363,10 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
+    budget = gap.Budget()
     for result in results.values():  # after every run's claims: a claim may refer to another run
         if any(cr.status == "mismatch" for cr in result.claims.values()):
-            gap.explain(result, results)
+            gap.explain(result, results, budget=budget)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
 

@@ -14,7 +14,10 @@ MLA keys). A further check needs no re-evaluation: a figure off by exactly the
 device count (per device against aggregate).
 
 It runs only for runs with a mismatched claim, so a spec whose claims agree pays
-nothing. Breakdown claims (`breakdown.*`) are not explained: their figure is a
+nothing, and a spec's searches share a budget of :data:`BUDGET` re-evaluations
+(about half a millisecond each): a file of thousands of mismatched runs costs at
+most a second or two more, and the claims past the budget say they were not
+searched. Breakdown claims (`breakdown.*`) are not explained: their figure is a
 declared share, not a reconstruction.
 """
 
@@ -37,6 +40,8 @@ _GAP = Provenance("assumed", "explain the gap: one changed input")
 # MLA keys (DeepSeek-V2/V3 configs). Present only once the language has them;
 # the candidate below looks for `kv_lora_rank` and so applies only to MLA models.
 MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+# Re-evaluations per spec: ~25 per run with a mismatch, so about 160 runs' worth.
+BUDGET = 4_000
 # Knobs a preset does not set: the run keeps its own when the preset changes.
 _KEPT_KNOBS = ("multiply_add", "backward", "padding", "moe", "optimizer")
 
@@ -230,32 +235,44 @@ def reevaluate(run: Run, results: dict[str, RunResult]) -> RunResult:
     return changed
 
 
+class Budget:
+    """Re-evaluations left for one spec's searches."""
+
+    def __init__(self, left: int | None = None) -> None:
+        self.left = BUDGET if left is None else left
+
+
 def explain(result: RunResult, results: dict[str, RunResult],
-            candidates: tuple[Candidate, ...] = CANDIDATES) -> dict[str, list[Explanation]]:
+            candidates: tuple[Candidate, ...] = CANDIDATES, budget: Budget | None = None) -> dict[str, list[Explanation]]:
     """For each mismatched claim of ``result``: the single changes that reproduce it, in table order.
 
-    Also fills ``ClaimResult.explanations`` and, for MFU and HFU claims,
-    ``ClaimResult.by_preset`` (the claim's metric under each standard preset).
+    Also fills ``ClaimResult.explanations``, ``ClaimResult.searched`` and, for MFU and
+    HFU claims, ``ClaimResult.by_preset`` (the claim's metric under each standard preset).
     """
     todo = {name: cr for name, cr in result.claims.items() if _explainable(cr)}
     if not todo:
         return {}
+    budget = budget if budget is not None else Budget()
+    variants = [(c, label, run) for c in candidates for label, run in c.variants(result.run, result)]
+    if len(variants) > budget.left:
+        return {}  # past the spec's budget: the claims stay unsearched (ClaimResult.searched is False)
+    budget.left -= len(variants)
     found: dict[str, list[Explanation]] = {name: [] for name in todo}
     for name, cr in todo.items():
         if name in ("mfu", "hfu") and result.knobs.preset in flops.STANDARD_PRESETS:
             cr.by_preset[result.knobs.preset] = cr.reconstructed  # replaced below if the run overrides a knob
-    for candidate in candidates:
-        for label, run in candidate.variants(result.run, result):
-            changed = reevaluate(run, results)
-            for name, cr in todo.items():
-                other = changed.claims.get(name)
-                value = other.reconstructed if other is not None else None
-                if value is None:
-                    continue
-                if name in ("mfu", "hfu") and candidate.name == "preset" and label.removeprefix("preset = ") in flops.STANDARD_PRESETS:
-                    cr.by_preset[label.removeprefix("preset = ")] = value
-                if abs(value - cr.claimed) <= cr.tolerance:
-                    found[name].append(Explanation(label, value, candidate.name))
+    for candidate, label, run in variants:
+        changed = reevaluate(run, results)
+        for name, cr in todo.items():
+            other = changed.claims.get(name)
+            value = other.reconstructed if other is not None else None
+            if value is None:
+                continue
+            preset = label.removeprefix("preset = ")
+            if name in ("mfu", "hfu") and candidate.name == "preset" and preset in flops.STANDARD_PRESETS:
+                cr.by_preset[preset] = value
+            if abs(value - cr.claimed) <= cr.tolerance:
+                found[name].append(Explanation(label, value, candidate.name))
     devices = sum(p.active for p in result.pools)
     for name, cr in todo.items():
         if devices > 1:
@@ -264,6 +281,7 @@ def explain(result: RunResult, results: dict[str, RunResult],
                 if abs(value - cr.claimed) <= cr.tolerance:
                     found[name].append(Explanation(label, value, "devices"))
         cr.explanations = tuple(found[name])
+        cr.searched = True
     return found
 
 

@@ -90,6 +90,7 @@ class ClaimResult:
     # A mismatch only (engine.gap): the single changes that reproduce the claim, and the
     # claim's metric under each standard preset (MFU and HFU claims).
     explanations: tuple = ()  # gap.Explanation
+    searched: bool = False  # False for a mismatch past the spec's search budget
     by_preset: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict:

@@ -32,7 +32,10 @@ def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
     notes = [f"reproduced if {e.change}: {shown(e.value, cr.unit)}" for e in hits[:MAX_GAP_NOTES]]
     if len(hits) > MAX_GAP_NOTES:
         notes.append(f"… and {len(hits) - MAX_GAP_NOTES} more single changes (see `explanations` in the JSON)")
-    if not cr.explanations:
+    if not cr.searched:
+        notes.append("the single changes that could explain the gap were not searched: this spec's search budget "
+                     "is spent on the runs before this one")
+    elif not cr.explanations:
         notes.append("no single change of the convention, the model's attention or experts, the peak, the padding, "
                      "the warm-up, the step statistic or the device count reproduces the claim")
     return notes
