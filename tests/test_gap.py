@@ -467,3 +467,14 @@ def test_gap_search_budget(monkeypatch) -> None:
     assert not second.searched and second.explanations == ()
     notes = [d.notes for d in result.diagnostics if d.code == "EFF601"]
     assert notes[1][-1].startswith("the single changes that could explain the gap were not searched")
+
+
+def test_scaling_claims_in_the_markdown_report() -> None:
+    from effspec.report.markdown import render_markdown
+
+    text = weak_series("  per_device = flops", "  claim efficiency = 77 %\n  claim speedup[mp8] = 2\n")
+    md = render_markdown(effspec.check_text(text, "t.eff"))
+    assert "### scaling weak\\_mp (weak (model FLOPs per device fixed), baseline mp1)" in md
+    # 77 % against 77.39 %; speedup 1.70 / 1.80 = 0.9444× against 2×: a mismatch (line 24).
+    assert "| `efficiency` | 77 % | 77.39 % | consistent | \\`mp8\\` against \\`mp1\\` | 23 |" in md
+    assert "| `speedup\\[mp8\\]` | 2× | 0.9444× | **mismatch** | \\`mp8\\` against \\`mp1\\` | 24 |" in md
