@@ -478,3 +478,20 @@ def test_scaling_claims_in_the_markdown_report() -> None:
     # 77 % against 77.39 %; speedup 1.70 / 1.80 = 0.9444× against 2×: a mismatch (line 24).
     assert "| `efficiency` | 77 % | 77.39 % | consistent | \\`mp8\\` against \\`mp1\\` | 23 |" in md
     assert "| `speedup\\[mp8\\]` | 2× | 0.9444× | **mismatch** | \\`mp8\\` against \\`mp1\\` | 24 |" in md
+
+
+def test_megatron_example_through_the_cli() -> None:
+    data = cli_json(EXAMPLES / "megatron_lm_weak_scaling.eff")
+    claim = data["scalings"]["megatron_weak"]["claims"]["efficiency"]
+    # 15.1e15 / 512 / 39e12 = 0.756210; claimed 0.76 within 0.005 + 0.0076.
+    assert claim["status"] == "consistent"
+    assert claim["reconstructed"] == pytest.approx(15.1e15 / 512 / 39e12, rel=1e-12)
+    assert claim["tolerance"] == pytest.approx(0.0126)
+    assert sorted(d["code"] for d in data["diagnostics"]) == ["EFF206", "EFF206", "EFF603"]
+    assert data["runs"]["one_gpu"]["claims"]["mfu"]["status"] == "consistent"  # 39 / 130 = 30 %
+
+
+def test_per_device_belongs_to_weak_scaling() -> None:
+    text = weak_series("  per_device = flops").replace("kind = weak", "kind = strong")
+    result = effspec.check_text(text, "t.eff")
+    assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics if d.severity == "error"] == [("EFF003", 20, 18)]
