@@ -495,3 +495,11 @@ def test_per_device_belongs_to_weak_scaling() -> None:
     text = weak_series("  per_device = flops").replace("kind = weak", "kind = strong")
     result = effspec.check_text(text, "t.eff")
     assert [(d.code, d.span.line, d.span.column) for d in result.diagnostics if d.severity == "error"] == [("EFF003", 20, 18)]
+
+
+def test_scaling_claims_in_the_latex_macros() -> None:
+    from effspec.report.latex import render_latex
+
+    tex = render_latex(effspec.load(EXAMPLES / "megatron_lm_weak_scaling.eff"))
+    assert "\\texttt{efficiency} & 76\\% & 75.62\\% & consistent \\\\" in tex
+    assert "\\newcommand{\\effClaimsTableMegatronWeak}" in tex
