@@ -105,6 +105,8 @@ def _convention(run: Run, values: dict[str, tuple[object, str]]) -> Run:
 
 
 def _presets(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    if result.shape is None:
+        return  # `kind = custom`: the knobs do not apply
     convention = run.block("convention")
     kept = {e.key: (e.value, e.text) for e in convention.entries if e.key in _KEPT_KNOBS} if convention else {}
     for preset in flops.PRESETS:
@@ -117,14 +119,15 @@ def _presets(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
         yield f"preset = {preset}", dataclasses.replace(run, blocks=(*others, block))
 
 
-def _knob(knob: str, values: tuple[str, ...], note: Callable[[str], str] = lambda v: "") -> Callable:
+def _knob(knob: str, values: tuple[str, ...]) -> Callable[[Run, RunResult], Iterator[tuple[str, Run]]]:
+    """The other values of one convention knob (attention full or causal, logits in or out, …)."""
     def variants(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
         if result.shape is None:
             return
         current = getattr(result.knobs, knob)
         for value in values:
             if value != current:
-                yield f"{knob} = {value}{note(value)}", _convention(run, {knob: (value, value)})
+                yield f"{knob} = {value}", _convention(run, {knob: (value, value)})
     return variants
 
 
