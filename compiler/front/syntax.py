@@ -83,7 +83,7 @@ def grammar_text() -> str:
 # are stored instead as JSON (loading it cannot run code) in effspec's
 # owner-checked cache folder, keyed by the grammar, lark's version and the options.
 _PARSER_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True}
-_PARSER_FILE = "parser-v1.json"
+_PARSER_STEM = "parser-v1"
 _PARSER_FILE_LIMIT = 4 << 20
 
 
@@ -92,8 +92,15 @@ def _parser_key(grammar: str) -> str:
 
     import lark
 
-    text = "\n".join([_PARSER_FILE, lark.__version__, repr(sorted(_PARSER_OPTIONS.items())), grammar])
+    text = "\n".join([_PARSER_STEM, lark.__version__, repr(sorted(_PARSER_OPTIONS.items())), grammar])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def parser_cache_file() -> str:
+    """The name of this install's parser-table file in the cache folder."""
+    from effspec.front.cachedir import keyed_name
+
+    return keyed_name(_PARSER_STEM, _parser_key(grammar_text()))
 
 
 def _to_json(value: Any) -> Any:
@@ -125,9 +132,9 @@ def _load_tables(key: str) -> Lark | None:
 
     from lark import Lark
 
-    from effspec.front.cachedir import cache_root, read_owned
+    from effspec.front.cachedir import cache_root, keyed_name, read_owned
 
-    raw = read_owned(cache_root(), _PARSER_FILE, _PARSER_FILE_LIMIT)
+    raw = read_owned(cache_root(), keyed_name(_PARSER_STEM, key), _PARSER_FILE_LIMIT)
     if raw is None:
         return None
     try:
@@ -145,7 +152,7 @@ def _store_tables(lark_parser: Lark, key: str) -> None:
     from lark.grammar import Rule
     from lark.lexer import TerminalDef
 
-    from effspec.front.cachedir import cache_root, owned_folder, write_owned
+    from effspec.front.cachedir import cache_root, keyed_name, owned_folder, prune, write_owned
 
     folder = owned_folder(cache_root())
     if folder is None:
@@ -155,7 +162,8 @@ def _store_tables(lark_parser: Lark, key: str) -> None:
         text = json.dumps(_to_json({"key": key, "data": data, "memo": memo}), separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):  # a lark whose tables are not plain data: no cache
         return
-    write_owned(folder, _PARSER_FILE, text.encode("utf-8"))
+    if write_owned(folder, keyed_name(_PARSER_STEM, key), text.encode("utf-8")):
+        prune(folder, _PARSER_STEM)
 
 
 @cache
