@@ -333,7 +333,7 @@ _INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202
 _SURROGATE = re.compile("[\ud800-\udfff]")
 # Strings, comments and brackets, for the nesting pre-scan.  A string left
 # open on its line is the parser's to report.
-_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[(\[{]|[)\]}]')
+_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[(\[{]|[)\]}]|\b(?:run|scaling)\b(?=\s+[A-Za-z_])')
 # Re-parsing after each error is linear in the file; bound the total so that a
 # large hostile file with many errors cannot take minutes.
 _RECOVERY_BUDGET_CHARS = 8 * 1024 * 1024
@@ -397,15 +397,20 @@ def _invisible_characters(text: str) -> list[Diagnostic]:
     return diags
 
 
-def _nesting(text: str) -> Diagnostic | None:
-    """EFF030 at the first bracket nested deeper than the expression-depth limit.
+def _prescan(text: str) -> Diagnostic | None:
+    """EFF030 for a file the parser should not be asked to read: brackets nested
+    deeper than the expression-depth limit, or more top-level runs and scalings
+    than the file limit.
 
     Parentheses leave no node in the tree, so the builder's tree-depth check
-    cannot see `((((1))))`; this pre-scan bounds every bracket kind before
-    parsing, in one pass of a compiled regex.
+    cannot see `((((1))))`; and an 8,000-run file would take seconds and
+    hundreds of MiB to parse before the builder could count its runs.  This
+    pass bounds both before parsing, with one compiled regex that skips
+    strings and comments (the builder still checks what it parsed).
     """
-    depth = 0
+    depth = top_level = 0
     limit = LIMITS.max_expression_depth
+    over: re.Match[str] | None = None
     for m in _SCAN.finditer(text):
         tok = m.group(0)
         if tok in ("(", "[", "{"):
@@ -419,6 +424,15 @@ def _nesting(text: str) -> Diagnostic | None:
                 )
         elif tok in (")", "]", "}"):
             depth = max(0, depth - 1)
+        elif tok in ("run", "scaling") and depth == 0:
+            top_level += 1
+            if top_level == LIMITS.max_runs + 1:
+                over = m
+    if over is not None:
+        line, col = _position(text, over.start())
+        return Diagnostic("EFF030", "error", Span(line, col, line, col + len(over.group(0))),
+                          f"the file declares {top_level:,} runs and scalings; the limit is {LIMITS.max_runs:,}",
+                          "split the file")
     return None
 
 
@@ -441,7 +455,7 @@ def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
         ]
     if text.startswith("\ufeff"):  # a byte-order mark is harmless; a space keeps the columns
         text = " " + text[1:]
-    deep = _nesting(text)
+    deep = _prescan(text)
     if deep is not None:
         return None, [deep]
     invisible = _invisible_characters(text)
