@@ -464,29 +464,91 @@ def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
         # syntax errors show up in the same run.
         diags += invisible
         text = _INVISIBLE.sub(" ", text)
-    work = text
-    seen_lines: set[int] = set()
+    try:
+        tree = parser().parse(text)
+        return (tree if not diags else None), diags
+    except UnexpectedInput as exc:
+        first = exc
+    except RecursionError:  # defensive: the LALR parser itself is iterative
+        return None, diags + [Diagnostic("EFF030", "error", Span(1, 1, 1, 1), "the spec nests too deeply", "")]
+    except LarkError as exc:  # defensive: any other lark failure is still a coded syntax error
+        return None, diags + [Diagnostic("EFF001", "error", Span(1, 1, 1, 1),
+                                         f"the spec cannot be parsed ({type(exc).__name__})", "")]
+    return None, _recover(text, first, diags)
+
+
+# A top-level statement starts a line: `run NAME {` or `scaling NAME {` at column 1.
+_STATEMENT_START = re.compile(r"^(?:run|scaling)\s", re.MULTILINE)
+
+
+def _recover(text: str, first: UnexpectedInput, diags: list[Diagnostic]) -> list[Diagnostic]:
+    """Every syntax error after the first, in time linear in the file.
+
+    The parse that failed read everything before the first error, so only the
+    top-level statement holding it and the ones after it can hold more.  Each
+    of those is parsed on its own (behind a header, with the first line of the
+    next statement, so an unclosed block is reported where the whole file
+    would report it); inside one, a broken line is blanked and the statement
+    parsed again.  Re-parsing the whole file after each error instead cost
+    15x a clean parse on a 400-run spec with 20 typos (issue 17).
+    """
+    lines = text.split("\n")
+    starts = [1] + [text.count("\n", 0, m.start()) + 1 for m in _STATEMENT_START.finditer(text)]
+    starts = sorted(set(starts)) + [len(lines) + 1]
+    seen: set[int] = set()
+    message, help_, span = _message_for(first, text)
+    diags.append(Diagnostic("EFF001", "error", span, message, help_))
+    seen.add(span.line)
+    if message.startswith(("the file ended", "a spec starts with")) or len(diags) >= MAX_SYNTAX_ERRORS:
+        return diags
     budget = _RECOVERY_BUDGET_CHARS
-    while True:
+    for begin, end in zip(starts, starts[1:], strict=False):
+        if end <= span.line:  # wholly before the first error: the failed parse read it
+            continue
+        chunk = lines[begin - 1:end - 1] + (lines[end - 1:end] if end <= len(lines) else [])
+        # The first error on a statement's own first line came from the statement before it
+        # (an unclosed block): this one is parsed as written.
+        broken = span.line if begin < span.line < end or begin == span.line == 1 else 0
+        budget = _recover_statement(chunk, begin, broken, diags, seen, budget)
+        if len(diags) >= MAX_SYNTAX_ERRORS or budget <= 0:
+            break
+    return diags
+
+
+def _recover_statement(chunk: list[str], begin: int, broken: int, diags: list[Diagnostic],
+                       seen: set[int], budget: int) -> int:
+    """Parse one top-level statement (file lines ``begin``…, plus the next statement's first
+    line) until it parses or errors run out; ``broken`` is the first error's line if it is
+    in here. Appends the errors found, in file lines; returns the budget left."""
+    from lark.exceptions import LarkError, UnexpectedInput
+
+    header = begin != 1  # the file's own first statement carries the real header
+    offset = begin - 2 if header else begin - 1
+    work = ("eff 1\n" if header else "") + "\n".join(chunk)
+    last = begin + len(chunk) - 1  # the next statement's first line, when there is one
+    followed = len(chunk) > 0 and _STATEMENT_START.match(chunk[-1]) is not None and len(chunk) > 1
+    if broken:
+        work = _blank_line(work, broken - offset)
+    while budget > 0 and len(diags) < MAX_SYNTAX_ERRORS:
         budget -= len(work)
         try:
-            tree = parser().parse(work)
+            parser().parse(work)
+            return budget
         except UnexpectedInput as exc:
-            message, help_, span = _message_for(exc, work)
-            if span.line not in seen_lines:
-                diags.append(Diagnostic("EFF001", "error", span, message, help_))
-            seen_lines.add(span.line)
-            fatal = message.startswith(("the file ended", "a spec starts with"))  # nothing after it can be read
-            if fatal or span.line > work.count("\n") or len(diags) >= MAX_SYNTAX_ERRORS or budget <= 0:
-                return None, diags
-            blanked = _blank_line(work, span.line)
-            if blanked == work:
-                return None, diags
-            work = blanked
-            continue
-        except RecursionError:  # defensive: the LALR parser itself is iterative
-            return None, diags + [Diagnostic("EFF030", "error", Span(1, 1, 1, 1), "the spec nests too deeply", "")]
-        except LarkError as exc:  # defensive: any other lark failure is still a coded syntax error
-            return None, diags + [Diagnostic("EFF001", "error", Span(1, 1, 1, 1),
-                                             f"the spec cannot be parsed ({type(exc).__name__})", "")]
-        return (tree if not diags else None), diags
+            message, help_, local = _message_for(exc, work)
+        except LarkError:
+            return budget
+        if followed and message.startswith("the file ended"):
+            return budget  # the statement closed and the next one began: this one is whole
+        line = local.line + offset
+        if line not in seen:
+            diags.append(Diagnostic("EFF001", "error", Span(line, local.column, local.end_line + offset, local.end_column),
+                                    message, help_))
+            seen.add(line)
+        if message.startswith(("the file ended", "a spec starts with")) or line >= last or line < begin:
+            return budget
+        blanked = _blank_line(work, local.line)
+        if blanked == work:
+            return budget
+        work = blanked
+    return budget
