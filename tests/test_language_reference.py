@@ -65,6 +65,9 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("model", "d_ff_expert"): "`d_ff`",
     ("model", "d_ff"): "MoE: `d_ff_expert`",
     ("model", "moe_layers"): "all layers",
+    ("model", "q_lora_rank"): "0",
+    ("model", "mtp_depth"): "0",
+    ("model", "sliding_layers"): "all layers",
     ("convention", "preset"): "`custom` in a block; `palm`, assumed, without one",
     ("convention", "multiply_add"): "`2 FLOP`",
     ("convention", "attention"): "from the preset",
@@ -75,6 +78,9 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("convention", "padding"): "`excluded`",
     ("convention", "optimizer"): "`excluded`",
     ("convention", "moe"): "`active`",
+    ("convention", "windows"): "from the preset, else `counted`",
+    ("convention", "router"): "from the preset, else `counted`",
+    ("convention", "formula"): "from the preset, else `shape`",
     ("work", "valid_tokens"): "`seq_len × global_batch − padded_tokens − dropped_tokens`",
     ("work", "padded_tokens"): "0",
     ("work", "dropped_tokens"): "0",
@@ -95,6 +101,8 @@ def _number(x: float) -> str:
 
 
 def _range(key: keys.Key) -> str:
+    if key.shares:
+        return f"share: ≥ {_number(key.minimum)}, ≤ {_number(key.maximum)}"
     if key.kind not in ("quantity", "integer", "peak", "samples"):
         return ""
     low = "> 0" if key.positive else (f"≥ {_number(key.minimum)}" if key.minimum > -1e29 else "")
@@ -104,7 +112,7 @@ def _range(key: keys.Key) -> str:
 
 def _kind(key: keys.Key) -> str:
     if key.kind == "enum":
-        return " \\| ".join(f"`{c}`" for c in key.choices)
+        return " \\| ".join(f"`{c}`" for c in key.choices) + (" or a share (ratio or `%`)" if key.shares else "")
     return {"peak": "quantity or `catalog`", "samples": "quantity, list or `file … column …`",
             "run": "run id", "runs": "`[` run ids `]`", "file": "`file \"…\"`"}.get(key.kind, key.kind)
 

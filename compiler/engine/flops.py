@@ -4,6 +4,19 @@ Symbols (the language reference uses the same): m = multiply_add FLOPs,
 L = layers, d = d_model, H = heads, Q = head_dim, G = kv_heads, f = d_ff,
 V = vocab, s = seq_len (tokens per sequence).  Every count here is per token.
 Elementwise work (norms, softmax, activations) is not counted.
+
+MLA (multi-head latent attention, DeepSeek-V2/V3) replaces the Q, K, V
+projections with low-rank down and up projections: r_q = q_lora_rank,
+r_kv = kv_lora_rank, Q_n = qk_nope_head_dim, Q_r = qk_rope_head_dim,
+Q_v = v_head_dim.  A sliding window W limits the keys a query sees in
+`sliding_layers` layers.  `mtp_depth` adds DeepSeek-V3's multi-token
+prediction modules.  `extra_flops_per_token` is added as it is written.
+
+Framework presets (`torchtitan`, `megatron_lm`, ...) expand to the same knobs,
+plus three that only some frameworks need: `windows` (a sliding window
+counted or ignored), `router` (the MoE router matmul counted or not) and
+`formula` (term by term from the shape, or one of the closed forms a
+framework hard-codes, such as eq. 3 of Narayanan et al. 2021).
 """
 
 from __future__ import annotations
@@ -17,6 +30,34 @@ PRESETS: dict[str, dict[str, str]] = {
     "megatron": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "full"},
     "kaplan": {"attention": "excluded", "logits": "excluded", "embeddings": "excluded", "recompute": "excluded"},
     "chinchilla": {"attention": "full", "logits": "included", "embeddings": "included", "recompute": "excluded"},
+    # Framework presets: each reproduces one function at one commit (PRESET_NOTES).
+    "nanogpt": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                "windows": "ignored"},
+    "torchtitan": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                   "windows": "ignored"},
+    "megatron_lm": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                    "windows": "ignored", "router": "excluded"},
+    "megatron_lm_2024": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                         "windows": "ignored", "router": "excluded"},
+    "megatron_lm_2023": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                         "formula": "megatron_lm_2023"},
+    "maxtext": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
+    "maxtext_pre1988": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
+    "llm_foundry": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                    "windows": "ignored"},
+    "olmo_core": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
+    "olmo_core_pre511": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                         "windows": "ignored"},
+    "gpt_neox": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                 "formula": "eq3"},
+    "nemo": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+             "windows": "ignored", "router": "excluded"},
+    "nemo_pre14424": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
+                      "windows": "ignored", "router": "excluded"},
+    "megatron_deepspeed": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "executed",
+                           "formula": "megatron_deepspeed_2024"},
+    "megatron_deepspeed_pre371": {"attention": "full", "logits": "included", "embeddings": "excluded",
+                                  "recompute": "executed", "formula": "eq3"},
 }
 PRESET_NOTES = {
     "palm": "6N + 12·L·H·Q·s (Chowdhery et al. 2022, App. B)",
@@ -24,10 +65,54 @@ PRESET_NOTES = {
     "kaplan": "6 × non-embedding parameters (Kaplan et al. 2020)",
     "chinchilla": "Hoffmann et al. 2022, App. F, softmax terms ignored",
     "custom": "every knob written out",
+    "nanogpt": "6N + 12·L·H·Q·T with tied embeddings: karpathy/nanoGPT@3adf61e model.py estimate_mfu (L289-303); "
+               "N also counts norm weights and biases, which effspec leaves out",
+    "torchtitan": "6·N_matmul + 6·L·H·(Q_qk + Q_v)·s, full attention on every layer: "
+                  "pytorch/torchtitan@b5bcd76 torchtitan/models/utils.py get_dense_model_nparams_and_flops / "
+                  "get_moe_model_nparams_and_flops; N also counts norm weights",
+    "megatron_lm": "3·2·Σ GEMMs, causal core attention, no router, logits × (1 + MTP): NVIDIA/Megatron-LM@d98e8a6 "
+                   "megatron/training/training.py num_floating_point_operations (causal since 8873b55d6a, 2025-03-06)",
+    "megatron_lm_2024": "12·B·s·L·d²·((1 + G/H + s/d)·HQ/d + f·k·g/d + V/2Ld), full attention, no router: "
+                        "NVIDIA/Megatron-LM@8873b55d6a^ megatron/training/training.py (from e116d81ed7, 2024-03-25, "
+                        "until 8873b55d6a, 2025-03-06)",
+    "megatron_lm_2023": "60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld), FFN taken as 4d GELU: NVIDIA/Megatron-LM@2748e7c7d4 "
+                        "megatron/training.py num_floating_point_operations (2023-11-28, until e116d81ed7)",
+    "maxtext": "3 × (weight matmuls + causal attention + unembedding), router counted, sliding windows counted: "
+               "AI-Hypercomputer/maxtext@e591f30 src/maxtext/utils/maxtext_utils.py calculate_tflops_training_per_device "
+               "(causal since PR #1988, 2adc3bab1, 2025-07-22)",
+    "maxtext_pre1988": "the same with full (non-causal) attention: AI-Hypercomputer/maxtext@33339821e "
+                       "MaxText/maxtext_utils.py calculate_tflops_training_per_device (before PR #1988)",
+    "llm_foundry": "(2·N_active·s + 4·L·d·s²)·3 per sequence, embedding lookup not counted: "
+                   "mosaicml/llm-foundry@8c8dd48 llmfoundry/models/mpt/modeling_mpt.py flops_per_batch and "
+                   "llmfoundry/models/utils/mpt_param_count.py; N also counts norm weights",
+    "olmo_core": "6 × parameters of each block + 12·H·Q·min(W, s) per layer, bottom-up: allenai/OLMo-core@fa6c501 "
+                 "(since dc84ab401, PR #511, 2025-12-22) src/olmo_core/nn/attention/__init__.py num_flops_per_token; "
+                 "norm weights are counted there and left out here",
+    "olmo_core_pre511": "6·N_non-embedding + 12·L·H·(d/H)·s: allenai/OLMo-core@2f253f81 "
+                        "src/olmo_core/nn/transformer/model.py num_flops_per_token (before PR #511); N also counts norm weights",
+    "gpt_neox": "72·B·s·L·d²·(1 + s/6d + V/16Ld) for MFU (eq. 3 with f = 3; HFU uses f = 4 when checkpointing ran): "
+                "EleutherAI/gpt-neox@ea7aefd megatron/logging.py get_forward_backward_flops / get_actual_flops",
+    "nemo": "B·s·L·d²·(12 + 12·G/H + 18·f/d + 6·s/d + 6·V/Ld) (llama3; causal): NVIDIA/NeMo@8cfedd7 "
+            "nemo/utils/flops_formulas.py (causal since 6251117f4c, PR #14424, 2025-08-09)",
+    "nemo_pre14424": "the same with 12·s/d (full attention): NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py",
+    "megatron_deepspeed": "2 × (3 fwd MACs + recomputed fwd) with K/V counted as (2 // (H/G))·d²: "
+                          "microsoft/Megatron-DeepSpeed@f4157be megatron/utils.py throughput_calculator "
+                          "(since b7b2d5ef, PR #371, 2024-08-19)",
+    "megatron_deepspeed_pre371": "24·f·B·s·L·d²·(1 + s/6d + V/16Ld), f = 4 when activation checkpointing ran, else 3: "
+                                 "microsoft/Megatron-DeepSpeed@cc3a94c megatron/utils.py throughput_calculator "
+                                 "(7041c862, 2022-08-08, until b7b2d5ef)",
 }
 STANDARD_PRESETS = ("palm", "megatron", "kaplan", "chinchilla")
-KNOB_DEFAULTS = {"multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded"}
+FRAMEWORK_PRESETS = tuple(p for p in PRESETS if p not in STANDARD_PRESETS)
+PRESET_NAMES = (*PRESETS, "custom")
+KNOB_DEFAULTS = {"multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded",
+                 "windows": "counted", "router": "counted", "formula": "shape"}
 CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
+# Knobs added with the framework presets: shown (text, JSON) only where they differ from the default.
+EXTRA_KNOBS = ("windows", "router", "formula")
+FORMULAS = ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024")
+KNOB_NAMES = ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe",
+              "optimizer", *EXTRA_KNOBS)
 
 
 @dataclass(frozen=True)
@@ -38,17 +123,34 @@ class Knobs:
     logits: str
     embeddings: str
     backward: float
-    recompute: str  # excluded | none | selective | full
+    recompute: str | float  # excluded | none | selective | full | executed, or a share of the forward pass
     padding: str
     moe: str
     optimizer: str
     origin: dict = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
+    windows: str = "counted"  # counted | ignored
+    router: str = "counted"  # counted | excluded
+    formula: str = "shape"  # shape | eq3 | megatron_lm_2023 | megatron_deepspeed_2024
+    ran: str | float = "none"  # parallelism.recompute: what `recompute = executed` counts
 
     def with_preset(self, preset: str) -> Knobs:
         """The same multiply-add, backward, padding and MoE counting, under another preset."""
-        knobs = dict(PRESETS[preset])
+        knobs = {**KNOB_DEFAULTS, **PRESETS[preset]}
         return Knobs(preset, self.multiply_add, knobs["attention"], knobs["logits"], knobs["embeddings"],
-                     self.backward, knobs["recompute"], self.padding, self.moe, self.optimizer, {})
+                     self.backward, knobs["recompute"], self.padding, self.moe, self.optimizer, {},
+                     knobs["windows"], knobs["router"], knobs["formula"], self.ran)
+
+    @property
+    def counted_recompute(self) -> str | float:
+        """The recomputation the numerator counts, with `executed` resolved to what ran."""
+        return self.ran if self.recompute == "executed" else self.recompute
+
+
+def recompute_text(value: str | float) -> str:
+    """A recompute knob as written: `full`, or a share as `75 %`."""
+    if isinstance(value, str):
+        return value
+    return f"{value * 100:g} %"
 
 
 def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
@@ -64,7 +166,7 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
     base = PRESETS.get(preset, {})
     missing = [k for k in CUSTOM_REQUIRED if k not in written] if preset == "custom" else []
     values, origin = {}, {}
-    for knob in ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe", "optimizer"):
+    for knob in KNOB_NAMES:
         if knob in written:
             values[knob], origin[knob] = written[knob], "written"
         elif knob in base:
@@ -73,10 +175,16 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
             values[knob], origin[knob] = KNOB_DEFAULTS[knob], "default"
         else:  # custom with a knob left out: the palm value, marked assumed
             values[knob], origin[knob] = PRESETS["palm"][knob], "assumed"
+    for knob in EXTRA_KNOBS:  # at their default, the extra knobs stay out of the origin table (and the JSON)
+        if values[knob] == KNOB_DEFAULTS[knob]:
+            origin.pop(knob, None)
     origin["preset"] = "written" if "preset" in written else "assumed"
+    par = run.block("parallelism")
+    ran = par.value("recompute", "none") if par is not None else "none"
     return Knobs(preset, float(values["multiply_add"]), values["attention"], values["logits"],
                  values["embeddings"], float(values["backward"]), values["recompute"], values["padding"],
-                 values["moe"], values["optimizer"], origin), missing
+                 values["moe"], values["optimizer"], origin, values["windows"], values["router"], values["formula"],
+                 ran), missing
 
 
 @dataclass(frozen=True)
@@ -98,10 +206,38 @@ class Shape:
     shared_experts: int
     d_ff_expert: int
     moe_layers: int
+    # MLA (kv_lora_rank > 0 makes the attention MLA)
+    q_lora_rank: int = 0
+    kv_lora_rank: int = 0
+    qk_nope_head_dim: int = 0
+    qk_rope_head_dim: int = 0
+    v_head_dim: int = 0
+    mtp_depth: int = 0
+    sliding_window: float | None = None  # tokens
+    sliding_layers: int = 0
+    extra_flops: float = 0.0  # training FLOP/token declared as model.extra_flops_per_token
 
     @property
     def ffn_matmuls(self) -> int:
         return 3 if self.ffn in ("swiglu", "geglu") else 2
+
+    @property
+    def mla(self) -> bool:
+        return self.kv_lora_rank > 0
+
+    @property
+    def qk_head_dim(self) -> float:
+        """Per-head size of queries and keys (the score matmul's inner dimension)."""
+        return self.qk_nope_head_dim + self.qk_rope_head_dim if self.mla else self.head_dim
+
+    @property
+    def value_head_dim(self) -> float:
+        """Per-head size of values (the weighted sum's output)."""
+        return self.v_head_dim if self.mla else self.head_dim
+
+    @property
+    def windowed_layers(self) -> int:
+        return self.sliding_layers if self.sliding_window is not None else 0
 
 
 def shape_of(model: Block | None) -> Shape | None:
@@ -117,6 +253,10 @@ def shape_of(model: Block | None) -> Shape | None:
     if d_ff is None:
         return None
     layers = v("layers")
+    kv_lora = v("kv_lora_rank", 0)
+    if kv_lora and any(v(k) is None for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")):
+        return None
+    window = v("sliding_window")
     return Shape(
         kind=v("kind"), layers=layers, d_model=v("d_model"), heads=v("heads"),
         head_dim=v("head_dim", v("d_model") / v("heads")), kv_heads=v("kv_heads", v("heads")),
@@ -125,6 +265,14 @@ def shape_of(model: Block | None) -> Shape | None:
         shared_experts=v("shared_experts", 0) if moe else 0,
         d_ff_expert=v("d_ff_expert", d_ff) if moe else 0,
         moe_layers=min(v("moe_layers", layers), layers) if moe else 0,
+        q_lora_rank=v("q_lora_rank", 0) if kv_lora else 0, kv_lora_rank=kv_lora,
+        qk_nope_head_dim=v("qk_nope_head_dim", 0) if kv_lora else 0,
+        qk_rope_head_dim=v("qk_rope_head_dim", 0) if kv_lora else 0,
+        v_head_dim=v("v_head_dim", 0) if kv_lora else 0,
+        mtp_depth=v("mtp_depth", 0),
+        sliding_window=float(window) if window is not None else None,
+        sliding_layers=min(v("sliding_layers", layers), layers) if window is not None else 0,
+        extra_flops=float(v("extra_flops_per_token", 0.0)),
     )
 
 
@@ -136,61 +284,227 @@ class FlopCount:
     forward: float
     training: float  # forward * (1 + backward)
     recompute: float  # extra forward work counted by the knob
-    total: float  # training + recompute: the numerator per token
+    total: float  # training + recompute + extra: the numerator per token
+    extra: float = 0.0  # model.extra_flops_per_token, training FLOPs added as written
 
     def term(self, name: str) -> float:
         return next((v for n, _, v in self.terms if n == name), 0.0)
 
 
-def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | None = None) -> FlopCount | None:
+def keys_per_query(attention: str, s: float, window: float | None) -> float:
+    """Keys each query is scored against, averaged over the sequence.
+
+    Full attention: s, or w = min(W, s) in a windowed layer.  Causal: s/2, or
+    w·(1 − w/(2s)) in a windowed layer (the first w queries see 1…w keys, the
+    rest w each), which is s/2 again when w = s.
+    """
+    if attention == "excluded":
+        return 0.0
+    if window is None:
+        return s if attention == "full" else s / 2
+    w = min(window, s)
+    return w if attention == "full" else w * (1 - w / (2 * s))
+
+
+def _projection_macs(shape: Shape) -> list[tuple[str, str, float]]:
+    """Multiply-adds per token of one layer's attention projections (= their weights)."""
+    d, H = shape.d_model, shape.heads
+    if not shape.mla:
+        Q, G = shape.head_dim, shape.kv_heads
+        return [("qkv_projection", "m·d·(H·Q + 2·G·Q)", d * (H * Q + 2 * G * Q)),
+                ("attention_output", "m·H·Q·d", H * Q * d)]
+    rq, rkv = shape.q_lora_rank, shape.kv_lora_rank
+    qn, qr, qv = shape.qk_nope_head_dim, shape.qk_rope_head_dim, shape.v_head_dim
+    out = ([("mla_q_down", "m·d·r_q", d * rq), ("mla_q_up", "m·r_q·H·(Q_n + Q_r)", rq * H * (qn + qr))] if rq else
+           [("mla_q_projection", "m·d·H·(Q_n + Q_r)", d * H * (qn + qr))])
+    return out + [("mla_kv_down", "m·d·r_kv", d * rkv), ("mla_rope_key", "m·d·Q_r", d * qr),
+                  ("mla_kv_up", "m·r_kv·H·(Q_n + Q_v)", rkv * H * (qn + qv)),
+                  ("attention_output", "m·H·Q_v·d", H * qv * d)]
+
+
+def _mode(knobs: Knobs, recompute: str | float | None) -> str | float:
+    mode = knobs.recompute if recompute is None else recompute
+    return knobs.ran if mode == "executed" else mode
+
+
+def _recomputed(mode: str | float, attention: float, layers: float) -> float:
+    """The extra forward work a recompute mode adds: `selective` the attention scores,
+    `full` every per-layer term, a share that part of every per-layer term."""
+    if isinstance(mode, (int, float)) and not isinstance(mode, bool):
+        return mode * layers
+    return {"selective": attention, "full": layers}.get(mode, 0.0)
+
+
+def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None = None) -> FlopCount | None:
     """FLOPs per token.  ``recompute`` overrides the knob (HFU uses what ran).
 
     Returns None when attention is counted but the sequence length is unknown.
     """
-    m, L, d, H, Q, G = knobs.multiply_add, shape.layers, shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
     if knobs.attention != "excluded" and seq_len is None:
         return None
+    if knobs.formula != "shape":
+        return _closed_form(shape, knobs, seq_len or 0.0, _mode(knobs, recompute))
+    m, L, d, H, Q, G = knobs.multiply_add, shape.layers, shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
     s = seq_len or 0.0
     moe_layers = shape.moe_layers
     dense_layers = L - moe_layers
-    qkv = m * d * (H * Q + 2 * G * Q)
-    out = m * H * Q * d
-    attn = {"full": 2 * m * s * H * Q, "causal": m * s * H * Q, "excluded": 0.0}[knobs.attention]
+    windowed = shape.windowed_layers if knobs.windows == "counted" else 0
+    global_layers = L - windowed
+    if shape.mla or windowed:
+        terms = [(name, f"L·{formula}", L * m * macs) for name, formula, macs in _projection_macs(shape)]
+        per_key = m * H * (shape.qk_head_dim + shape.value_head_dim)
+        kpq = keys_per_query(knobs.attention, s, None)
+        where = "L_global·" if windowed else "L·"
+        attn = per_key * kpq
+        terms.append(("attention_scores", f"{where}m·keys·H·(Q_qk + Q_v), keys = {knobs.attention} s"
+                      if knobs.attention != "excluded" else "excluded", global_layers * attn))
+        if windowed:
+            kpq_w = keys_per_query(knobs.attention, s, shape.sliding_window)
+            terms.append(("attention_scores_windowed", f"L_window·m·keys·H·(Q_qk + Q_v), keys = {knobs.attention} window",
+                          windowed * per_key * kpq_w))
+        scores = sum(v for n, _, v in terms if n.startswith("attention_scores"))
+    else:  # the original arithmetic, kept operation for operation so figures stay bit-identical
+        qkv = m * d * (H * Q + 2 * G * Q)
+        out = m * H * Q * d
+        attn = {"full": 2 * m * s * H * Q, "causal": m * s * H * Q, "excluded": 0.0}[knobs.attention]
+        terms = [
+            ("qkv_projection", "L·m·d·(H·Q + 2·G·Q)", L * qkv),
+            ("attention_output", "L·m·H·Q·d", L * out),
+            ("attention_scores", {"full": "L·2·m·s·H·Q", "causal": "L·m·s·H·Q", "excluded": "excluded"}[knobs.attention], L * attn),
+        ]
+        scores = L * attn
     ffn_dense = shape.ffn_matmuls * m * d * shape.d_ff
-    terms = [
-        ("qkv_projection", "L·m·d·(H·Q + 2·G·Q)", L * qkv),
-        ("attention_output", "L·m·H·Q·d", L * out),
-        ("attention_scores", {"full": "L·2·m·s·H·Q", "causal": "L·m·s·H·Q", "excluded": "excluded"}[knobs.attention], L * attn),
-    ]
     if dense_layers:
         terms.append(("ffn", f"{'L_dense·' if moe_layers else 'L·'}{shape.ffn_matmuls}·m·d·f", dense_layers * ffn_dense))
+    expert = shape.ffn_matmuls * m * d * shape.d_ff_expert
+    router = m * d * shape.experts if knobs.router == "counted" else 0.0
     if moe_layers:
-        expert = shape.ffn_matmuls * m * d * shape.d_ff_expert
         if knobs.moe == "active":
             terms.append(("moe_ffn", f"L_moe·(top_k + shared)·{shape.ffn_matmuls}·m·d·f_e",
                           moe_layers * (shape.top_k + shape.shared_experts) * expert))
-            terms.append(("moe_router", "L_moe·m·d·experts", moe_layers * m * d * shape.experts))
+            if router:
+                terms.append(("moe_router", "L_moe·m·d·experts", moe_layers * router))
         else:
             terms.append(("moe_ffn_all_experts", f"L_moe·(experts + shared)·{shape.ffn_matmuls}·m·d·f_e",
                           moe_layers * (shape.experts + shape.shared_experts) * expert))
     per_layer_forward = sum(v for _, _, v in terms)
-    terms.append(("logits", "m·d·V" if knobs.logits == "included" else "excluded",
-                  m * d * shape.vocab if knobs.logits == "included" else 0.0))
-    terms.append(("embeddings", "m·d·V" if knobs.embeddings == "included" else "excluded",
-                  m * d * shape.vocab if knobs.embeddings == "included" else 0.0))
+    logits = m * d * shape.vocab if knobs.logits == "included" else 0.0
+    embeddings = m * d * shape.vocab if knobs.embeddings == "included" else 0.0
+    mtp_layer = 0.0
+    if shape.mtp_depth:
+        # One more block like the last layer (MoE if the model has MoE layers; windowed only if every
+        # layer is), a 2d -> d projection, and the shared output head and embedding, per depth.
+        block = sum(m * macs for _, _, macs in _projection_macs(shape))
+        block_scores = (m * H * (shape.qk_head_dim + shape.value_head_dim)
+                        * keys_per_query(knobs.attention, s, shape.sliding_window if windowed == L else None))
+        if moe_layers:
+            ffn = ((shape.top_k + shape.shared_experts) * expert + router if knobs.moe == "active"
+                   else (shape.experts + shape.shared_experts) * expert)
+        else:
+            ffn = ffn_dense
+        mtp_layer = shape.mtp_depth * (block + block_scores + ffn + m * 2 * d * d)
+        scores += shape.mtp_depth * block_scores
+        terms.append(("mtp", "N_mtp·(block + m·2d·d + logits + embeddings)",
+                      mtp_layer + shape.mtp_depth * (logits + embeddings)))
+    terms.append(("logits", "m·d·V" if knobs.logits == "included" else "excluded", logits))
+    terms.append(("embeddings", "m·d·V" if knobs.embeddings == "included" else "excluded", embeddings))
     forward = sum(v for _, _, v in terms)
     training = forward * (1 + knobs.backward)
-    mode = knobs.recompute if recompute is None else recompute
-    extra = {"selective": L * attn, "full": per_layer_forward}.get(mode, 0.0)
-    return FlopCount(tuple(terms), forward, training, extra, training + extra)
+    extra = _recomputed(_mode(knobs, recompute), scores, per_layer_forward + mtp_layer)
+    total = training + extra
+    if shape.extra_flops:
+        total += shape.extra_flops
+    return FlopCount(tuple(terms), forward, training, extra, total, shape.extra_flops)
+
+
+def _closed_form(shape: Shape, knobs: Knobs, s: float, mode: str | float) -> FlopCount:
+    """The frameworks' closed forms, written as the same named terms.
+
+    They know d_model, heads, kv_heads, d_ff, vocab and s only: MLA, windows,
+    experts beyond top_k and MTP are outside them, as they are in the frameworks.
+    """
+    m, L, d, H, G, V = knobs.multiply_add, shape.layers, shape.d_model, shape.heads, shape.kv_heads, shape.vocab
+    a = {"full": 2.0, "causal": 1.0, "excluded": 0.0}[knobs.attention]
+    embeddings = m * d * V if knobs.embeddings == "included" else 0.0
+    if knobs.formula == "eq3":
+        # 24·f·B·s·L·d²·(1 + s/6d + V/16Ld): per pass 24·L·d² + 4·L·s·d + 1.5·d·V (m = 2), so the
+        # logits are scaled with the layers, and a counted recomputation re-runs the whole pass.
+        terms = [("qkv_projection", "L·m·3·d²", L * m * 3 * d * d), ("attention_output", "L·m·d²", L * m * d * d),
+                 ("ffn", "L·m·8·d² (two matmuls of d × 4d)", L * m * 8 * d * d),
+                 ("attention_scores", f"L·{a:g}·m·s·d", L * a * m * s * d),
+                 ("logits", "0.75·m·d·V (eq. 3: V/16Ld of 24·L·d²)" if knobs.logits == "included" else "excluded",
+                  0.75 * m * d * V if knobs.logits == "included" else 0.0),
+                 ("embeddings", "m·d·V" if embeddings else "excluded", embeddings)]
+        scores = L * a * m * s * d
+        recomputable = sum(v for n, _, v in terms if n != "embeddings")
+        if mode == "selective":  # f = 4 for any activation checkpointing, selective included
+            mode = "full"
+    elif knobs.formula == "megatron_lm_2023":
+        # 60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld): per pass (m = 2) 20·L·d² + 4·(G/H)·L·d² + 4·L·s·d + 2·d·V,
+        # the FFN taken as two matmuls of d × 4d whatever the model's FFN is.
+        terms = [("qkv_projection", "L·m·(1 + 2·G/H)·d²", L * m * (1 + 2 * G / H) * d * d),
+                 ("attention_output", "L·m·d²", L * m * d * d),
+                 ("ffn", "L·m·8·d² (two matmuls of d × 4d)", L * m * 8 * d * d),
+                 ("attention_scores", f"L·{a:g}·m·s·d", L * a * m * s * d),
+                 ("logits", "m·d·V" if knobs.logits == "included" else "excluded",
+                  m * d * V if knobs.logits == "included" else 0.0),
+                 ("embeddings", "m·d·V" if embeddings else "excluded", embeddings)]
+        scores = L * a * m * s * d
+        recomputable = sum(v for n, _, v in terms if n not in ("logits", "embeddings"))
+    else:  # megatron_deepspeed_2024
+        # (1 + 2 // (H // G) + 1)·d² projections, 2·(d // H)·H·s attention, n·f·d·top_k FFN, d·V logits
+        # (multiply-adds); full recomputation re-runs the whole forward, selective the attention.
+        kv = 2 // max(H // G, 1)
+        Q = d // H
+        expert = shape.ffn_matmuls * m * d * shape.d_ff_expert
+        ffn = (L - shape.moe_layers) * shape.ffn_matmuls * m * d * shape.d_ff + shape.moe_layers * shape.top_k * expert
+        terms = [("qkv_projection", "L·m·(1 + 2 // (H // G))·d²", L * m * (1 + kv) * d * d),
+                 ("attention_output", "L·m·d²", L * m * d * d),
+                 ("ffn", "L·n·m·d·f (MoE: top_k experts, no shared, no router)", ffn),
+                 ("attention_scores", f"L·{a:g}·m·s·(d // H)·H", L * a * m * s * Q * H),
+                 ("logits", "m·d·V" if knobs.logits == "included" else "excluded",
+                  m * d * V if knobs.logits == "included" else 0.0),
+                 ("embeddings", "m·d·V" if embeddings else "excluded", embeddings)]
+        scores = L * a * m * s * Q * H
+        recomputable = sum(v for n, _, v in terms if n != "embeddings")
+    forward = sum(v for _, _, v in terms)
+    training = forward * (1 + knobs.backward)
+    extra = _recomputed(mode, scores, recomputable)
+    total = training + extra + shape.extra_flops
+    return FlopCount(tuple(terms), forward, training, extra, total, shape.extra_flops)
+
+
+def _layer_params(shape: Shape) -> tuple[float, float, float]:
+    """Weights of one layer's attention, one dense FFN, and one MoE FFN (all experts, router)."""
+    d = shape.d_model
+    attention = sum(macs for _, _, macs in _projection_macs(shape))
+    dense_ffn = shape.ffn_matmuls * d * shape.d_ff
+    moe_ffn = (shape.experts + shape.shared_experts) * shape.ffn_matmuls * d * shape.d_ff_expert + d * shape.experts
+    return attention, dense_ffn, moe_ffn
 
 
 def params_from_shape(shape: Shape) -> float:
-    """Parameters implied by the shape: matmul weights and embeddings (norms and biases ignored)."""
-    d, H, Q, G = shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
-    attention = d * (H * Q + 2 * G * Q) + H * Q * d
-    dense_ffn = shape.ffn_matmuls * d * shape.d_ff
-    moe_ffn = (shape.experts + shape.shared_experts) * shape.ffn_matmuls * d * shape.d_ff_expert + d * shape.experts
+    """Parameters implied by the shape: matmul weights and embeddings (norms and biases ignored).
+
+    MTP modules are not included: papers quote the main model (DeepSeek-V3's
+    671B leaves out the 14B of its MTP module).
+    """
+    if not shape.mla:  # the original arithmetic, kept as it was
+        d, H, Q, G = shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
+        attention = d * (H * Q + 2 * G * Q) + H * Q * d
+    else:
+        attention = _layer_params(shape)[0]
+    _, dense_ffn, moe_ffn = _layer_params(shape)
     layers = shape.layers * attention + (shape.layers - shape.moe_layers) * dense_ffn + shape.moe_layers * moe_ffn
-    embeddings = shape.vocab * d * (1 if shape.tied_embeddings else 2)
+    embeddings = shape.vocab * shape.d_model * (1 if shape.tied_embeddings else 2)
     return layers + embeddings
+
+
+def active_params_from_shape(shape: Shape) -> float:
+    """Parameters a token passes through: the shape's count with top_k + shared experts per MoE layer
+    instead of all of them (the router counted), embeddings included as in :func:`params_from_shape`."""
+    d = shape.d_model
+    attention, dense_ffn, _ = _layer_params(shape)
+    moe_ffn = (shape.top_k + shape.shared_experts) * shape.ffn_matmuls * d * shape.d_ff_expert + d * shape.experts
+    layers = shape.layers * attention + (shape.layers - shape.moe_layers) * dense_ffn + shape.moe_layers * moe_ffn
+    return layers + shape.vocab * d * (1 if shape.tied_embeddings else 2)

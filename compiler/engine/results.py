@@ -120,6 +120,7 @@ class RunResult:
     diagnosis: object | None = None  # ranks.Diagnosis
     calendar_table: object | None = None  # breakdown.CalendarTable
     time_to_target: Metric | None = None  # target.reached_at × step_time
+    demanded: frozenset = frozenset()  # on-demand metrics some claim uses (aggregate_flops)
 
     def figure(self, name: str) -> Metric | None:
         """A metric reconstructed from inputs, else one implied by a claim."""

@@ -53,6 +53,16 @@ def _breakdown_json(rec) -> dict | None:
     }
 
 
+def _knobs_json(knobs) -> dict:
+    """The knobs; `windows`, `router` and `formula` only where they differ from their default."""
+    from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS
+
+    out = {k: getattr(knobs, k) for k in ("multiply_add", "attention", "logits", "embeddings",
+                                            "backward", "recompute", "padding", "moe", "optimizer")}
+    out.update({k: getattr(knobs, k) for k in EXTRA_KNOBS if getattr(knobs, k) != KNOB_DEFAULTS[k]})
+    return out
+
+
 def run_json(rr) -> dict:
     out = {
         "title": rr.run.title,
@@ -62,8 +72,7 @@ def run_json(rr) -> dict:
         "implied": {name: m.to_json() for name, m in rr.implied.items()},
         "convention": {
             "preset": rr.knobs.preset,
-            "knobs": {k: getattr(rr.knobs, k) for k in ("multiply_add", "attention", "logits", "embeddings",
-                                                          "backward", "recompute", "padding", "moe", "optimizer")},
+            "knobs": _knobs_json(rr.knobs),
             "origin": dict(rr.knobs.origin),
         },
         "conventions": rr.conventions,

@@ -30,7 +30,8 @@ class EFF601(Rule):
     the declared inputs where they suffice; otherwise the claim is checked
     against the run's other claims (a claimed MFU against the MFU a claimed
     throughput gives under the declared, or assumed, convention). For an MFU, it
-    also shows the MFU under every standard convention, so the reader sees
+    also shows the MFU under every standard convention, and for an HFU the HFU
+    (the recomputation that ran counted, padding included), so the reader sees
     whether any of them reproduces the claim.
 
     ## Why is this bad?
@@ -97,7 +98,7 @@ class EFF601(Rule):
                 tolerance = f" (tolerance ±{shown(cr.tolerance, cr.unit)})" if cr.tolerance is not None else ""
                 notes = []
                 if claim.name in ("mfu", "hfu") and result.conventions:
-                    notes.append(self._presets_note(result, cr.claimed, cr.tolerance or 0.0))
+                    notes.append(self._presets_note(result, cr.claimed, cr.tolerance or 0.0, claim.name))
                 metric = result.figure(claim.name)
                 if metric is not None and metric.assumed:
                     notes.append("the reconstruction rests on assumed values (see the derivation); declare them to firm it up")
@@ -113,13 +114,16 @@ class EFF601(Rule):
                 )
 
     @staticmethod
-    def _presets_note(result, claimed: float, tolerance: float) -> str:
-        rows = [(label, row["mfu"]) for label, row in result.conventions.items()
-                if label != "declared" and row.get("mfu") is not None]
+    def _presets_note(result, claimed: float, tolerance: float, metric: str = "mfu") -> str:
+        """The claimed metric under every standard preset: MFU for an MFU claim, HFU (the
+        recomputation that ran, padding included) for an HFU claim."""
+        name = metric.upper()
+        rows = [(label, row[metric]) for label, row in result.conventions.items()
+                if label != "declared" and row.get(metric) is not None]
         if not rows:
-            return "MFU under the standard presets is not recoverable (no step time)"
+            return f"{name} under the standard presets is not recoverable (no step time)"
         shown = ", ".join(f"{label} {percent(v)}" for label, v in rows)
         hits = [label for label, v in rows if abs(v - claimed) <= tolerance]
         verdict = (f"{' and '.join(hits)} reproduce{'s' if len(hits) == 1 else ''} the claim"
                    if hits else "none reproduces the claim")
-        return f"MFU under each standard preset: {shown}; {verdict}"
+        return f"{name} under each standard preset: {shown}; {verdict}"
