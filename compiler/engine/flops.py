@@ -21,9 +21,10 @@ framework hard-codes, such as eq. 3 of Narayanan et al. 2021).
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
-from effspec.front.ir import Block, Run
+from effspec.front.ir import Block, Run, Value
 
 PRESETS: dict[str, dict[str, str]] = {
     "palm": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
@@ -105,8 +106,9 @@ PRESET_NOTES = {
 STANDARD_PRESETS = ("palm", "megatron", "kaplan", "chinchilla")
 FRAMEWORK_PRESETS = tuple(p for p in PRESETS if p not in STANDARD_PRESETS)
 PRESET_NAMES = (*PRESETS, "custom")
-KNOB_DEFAULTS = {"multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded",
-                 "windows": "counted", "router": "counted", "formula": "shape"}
+KNOB_DEFAULTS: dict[str, float | str] = {
+    "multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded",
+    "windows": "counted", "router": "counted", "formula": "shape"}
 CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
 # Knobs added with the framework presets: shown (text, JSON) only where they differ from the default.
 EXTRA_KNOBS = ("windows", "router", "formula")
@@ -127,7 +129,7 @@ class Knobs:
     padding: str
     moe: str
     optimizer: str
-    origin: dict = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
+    origin: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
     windows: str = "counted"  # counted | ignored
     router: str = "counted"  # counted | excluded
     formula: str = "shape"  # shape | eq3 | megatron_lm_2023 | megatron_deepspeed_2024
@@ -162,10 +164,11 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
     written = {e.key: e.value for e in block.entries} if block else {}
     # No block: palm, assumed (EFF101).  A block without a preset is custom,
     # which must write every knob out.
-    preset = "palm" if block is None else written.get("preset", "custom")
+    preset = "palm" if block is None else block.text("preset", "custom")
     base = PRESETS.get(preset, {})
     missing = [k for k in CUSTOM_REQUIRED if k not in written] if preset == "custom" else []
-    values, origin = {}, {}
+    values: dict[str, Value] = {}
+    origin: dict[str, str] = {}
     for knob in KNOB_NAMES:
         if knob in written:
             values[knob], origin[knob] = written[knob], "written"
@@ -180,11 +183,28 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
             origin.pop(knob, None)
     origin["preset"] = "written" if "preset" in written else "assumed"
     par = run.block("parallelism")
-    ran = par.value("recompute", "none") if par is not None else "none"
-    return Knobs(preset, float(values["multiply_add"]), values["attention"], values["logits"],
-                 values["embeddings"], float(values["backward"]), values["recompute"], values["padding"],
-                 values["moe"], values["optimizer"], origin, values["windows"], values["router"], values["formula"],
-                 ran), missing
+    ran = _share_or_text(par.value("recompute", "none")) if par is not None else "none"
+    return Knobs(preset, _number(values["multiply_add"]), _text(values["attention"]), _text(values["logits"]),
+                 _text(values["embeddings"]), _number(values["backward"]), _share_or_text(values["recompute"]),
+                 _text(values["padding"]), _text(values["moe"]), _text(values["optimizer"]), origin,
+                 _text(values["windows"]), _text(values["router"]), _text(values["formula"]), ran), missing
+
+
+# A knob is a quantity (multiply_add, backward) or an enum: the key table fixes which.
+def _number(value: Value) -> float:
+    assert isinstance(value, (int, float)), value
+    return float(value)
+
+
+def _text(value: Value) -> str:
+    assert isinstance(value, str), value
+    return value
+
+
+def _share_or_text(value: Value) -> str | float:
+    """`recompute`: a mode (text) or a share of the forward pass (a number)."""
+    assert isinstance(value, (str, int, float)) and not isinstance(value, bool), value
+    return value if isinstance(value, str) else float(value)
 
 
 @dataclass(frozen=True)
@@ -221,6 +241,16 @@ class Shape:
     def ffn_matmuls(self) -> int:
         return 3 if self.ffn in ("swiglu", "geglu") else 2
 
+    def as_tuple(self) -> tuple[object, ...]:
+        """The shape as a comparable tuple: every field, except the frontier ones (MLA, MTP, window,
+        extra FLOPs) left at their defaults, so a plain shape's tuple is the same as before them."""
+        values = [getattr(self, f.name) for f in dataclasses.fields(self)]
+        defaults = [f.default for f in dataclasses.fields(self)]
+        while values and defaults[-1] is not dataclasses.MISSING and values[-1] == defaults[-1]:
+            values.pop()
+            defaults.pop()
+        return tuple(values)
+
     @property
     def mla(self) -> bool:
         return self.kv_lora_rank > 0
@@ -242,25 +272,25 @@ class Shape:
 
 def shape_of(model: Block | None) -> Shape | None:
     """The dense or MoE shape, or None for `custom` or an incomplete model."""
-    if model is None or model.value("kind") not in ("dense_transformer", "moe_transformer"):
+    kind = model.text("kind") if model is not None else None
+    if model is None or kind not in ("dense_transformer", "moe_transformer"):
         return None
-    v = model.value
-    needed = ("layers", "d_model", "heads", "ffn", "vocab")
-    if any(v(k) is None for k in needed):
+    v = model.integer  # the shape's keys are integers but kind, ffn and tied_embeddings
+    layers, d_model, heads, ffn, vocab = v("layers"), v("d_model"), v("heads"), model.text("ffn"), v("vocab")
+    if layers is None or d_model is None or heads is None or ffn is None or vocab is None:
         return None
-    moe = v("kind") == "moe_transformer"
+    moe = kind == "moe_transformer"
     d_ff = v("d_ff", v("d_ff_expert") if moe else None)
     if d_ff is None:
         return None
-    layers = v("layers")
     kv_lora = v("kv_lora_rank", 0)
     if kv_lora and any(v(k) is None for k in ("qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")):
         return None
-    window = v("sliding_window")
+    window = model.number("sliding_window")
     return Shape(
-        kind=v("kind"), layers=layers, d_model=v("d_model"), heads=v("heads"),
-        head_dim=v("head_dim", v("d_model") / v("heads")), kv_heads=v("kv_heads", v("heads")),
-        ffn=v("ffn"), d_ff=d_ff, vocab=v("vocab"), tied_embeddings=bool(v("tied_embeddings", False)),
+        kind=kind, layers=layers, d_model=d_model, heads=heads,
+        head_dim=v("head_dim", d_model / heads), kv_heads=v("kv_heads", heads),
+        ffn=ffn, d_ff=d_ff, vocab=vocab, tied_embeddings=bool(model.value("tied_embeddings", False)),
         experts=v("experts", 0) if moe else 0, top_k=v("top_k", 0) if moe else 0,
         shared_experts=v("shared_experts", 0) if moe else 0,
         d_ff_expert=v("d_ff_expert", d_ff) if moe else 0,
@@ -272,7 +302,7 @@ def shape_of(model: Block | None) -> Shape | None:
         mtp_depth=v("mtp_depth", 0),
         sliding_window=float(window) if window is not None else None,
         sliding_layers=min(v("sliding_layers", layers), layers) if window is not None else 0,
-        extra_flops=float(v("extra_flops_per_token", 0.0)),
+        extra_flops=float(model.number("extra_flops_per_token", 0.0)),
     )
 
 
@@ -498,13 +528,3 @@ def params_from_shape(shape: Shape) -> float:
     layers = shape.layers * attention + (shape.layers - shape.moe_layers) * dense_ffn + shape.moe_layers * moe_ffn
     embeddings = shape.vocab * shape.d_model * (1 if shape.tied_embeddings else 2)
     return layers + embeddings
-
-
-def active_params_from_shape(shape: Shape) -> float:
-    """Parameters a token passes through: the shape's count with top_k + shared experts per MoE layer
-    instead of all of them (the router counted), embeddings included as in :func:`params_from_shape`."""
-    d = shape.d_model
-    attention, dense_ffn, _ = _layer_params(shape)
-    moe_ffn = (shape.top_k + shape.shared_experts) * shape.ffn_matmuls * d * shape.d_ff_expert + d * shape.experts
-    layers = shape.layers * attention + (shape.layers - shape.moe_layers) * dense_ffn + shape.moe_layers * moe_ffn
-    return layers + shape.vocab * d * (1 if shape.tied_embeddings else 2)
