@@ -19,7 +19,6 @@ import sys
 import pytest
 
 from effspec import check_text
-from effspec.engine import flops
 
 
 def run_of(text: str, run: str = "r"):

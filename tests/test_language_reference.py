@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import effspec
-from effspec.front import keys
+from effspec.front import keys, presets
 from effspec.front.limits import LIMITS
 from effspec.rules import code_table
 
@@ -157,7 +157,8 @@ def render_code_table() -> str:
     return "\n".join(rows + ["", CODES_END])
 
 
-GENERATED = ((TABLES_BEGIN, TABLES_END, render_key_tables), (CODES_BEGIN, CODES_END, render_code_table))
+GENERATED = ((TABLES_BEGIN, TABLES_END, render_key_tables), (CODES_BEGIN, CODES_END, render_code_table),
+             (presets.TABLE_BEGIN, presets.TABLE_END, presets.reference_table))
 
 
 def _region(text: str, begin: str, end: str) -> tuple[int, int]:
@@ -220,11 +221,11 @@ def test_reference_example_compiles(line: int, block: str, reference_folder: Pat
     assert result.evaluation is not None
 
 
-@pytest.mark.parametrize("begin, end, render", GENERATED, ids=("key tables", "code table"))
+@pytest.mark.parametrize("begin, end, render", GENERATED, ids=("key tables", "code table", "preset table"))
 def test_generated_tables_are_current(begin, end, render, reference) -> None:
     start, stop = _region(reference, begin, end)
     assert reference[start:stop] == render(), \
-        "spec/language.md is stale against compiler/front/keys.py or the code table: run `python tests/test_language_reference.py --write`"
+        "spec/language.md is stale against compiler/front/keys.py, presets.py or the code table: run `python tests/test_language_reference.py --write`"
 
 
 def test_unit_allow_list_matches_grammar(reference) -> None:

@@ -10,11 +10,13 @@ too and asserted exactly, so the test says what the preset leaves out.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from effspec import check_text
 from effspec.engine import flops
-from effspec.front import keys
+from effspec.front import keys, presets
 
 
 def fpt(model: str, preset: str, seq: int, extra: str = "", run: str = "r") -> float:
@@ -58,10 +60,27 @@ def test_every_preset_has_a_test_and_a_note():
               "llm_foundry", "olmo_core", "olmo_core_pre511", "gpt_neox", "nemo", "nemo_pre14424", "megatron_deepspeed",
               "megatron_deepspeed_pre371"}
     assert set(flops.FRAMEWORK_PRESETS) == tested
-    assert set(keys.PRESETS) == set(flops.PRESET_NAMES)          # the front end's list is the engine's
+    assert flops.STANDARD_PRESETS == ("palm", "megatron", "kaplan", "chinchilla")   # gap.py and EFF601 compare these
     for preset in tested:
-        note = flops.PRESET_NOTES[preset]
-        assert "@" in note and ".py" in note, preset              # names the upstream file and commit
+        entry = presets.by_name(preset)
+        assert "@" in entry.upstream and ".py" in entry.upstream, preset   # names the upstream file and commit
+        assert entry.upstream in flops.PRESET_NOTES[preset]
+
+
+def test_one_table_feeds_the_language_the_engine_and_explain():
+    """compiler/front/presets.py is the only list: keys, flops, explain and the reference read it."""
+    names = tuple(p.name for p in presets.PRESETS)
+    assert keys.PRESETS == (*names, "custom") == keys.BLOCKS["convention"]["preset"].choices
+    assert tuple(flops.PRESETS) == names and flops.PRESET_NAMES == keys.PRESETS
+    for p in presets.PRESETS:
+        assert flops.PRESETS[p.name] == dict(p.knobs)
+        assert p.upstream in presets.page(p.name) and f"`{p.name}`" in presets.reference_table()
+    reference = (Path(__file__).resolve().parents[1] / "spec" / "language.md").read_text(encoding="utf-8")
+    assert presets.reference_table() in reference
+    # Every knob a framework preset sets is one the key table accepts.
+    for p in presets.PRESETS:
+        for knob, value in presets.expanded(p).items():
+            assert value in keys.BLOCKS["convention"][knob].choices, (p.name, knob, value)
 
 
 def test_nanogpt():

@@ -376,7 +376,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = f
     ``demanded`` names the on-demand metrics (`aggregate_flops`) that some claim uses."""
     knobs, knobs_missing = flops.knobs_for(run)
     _check_convention(run, knobs_missing, diags)
-    work, par = run.block("work"), run.block("parallelism")
+    work = run.block("work")
     shape = flops.shape_of(run.block("model"))
     seq_len = work.number("seq_len") if work is not None else None
     flop_count = flops.count(shape, knobs, seq_len) if shape else None

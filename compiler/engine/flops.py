@@ -24,86 +24,13 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from effspec.front import presets as preset_table
 from effspec.front.ir import Block, Run, Value
 
-PRESETS: dict[str, dict[str, str]] = {
-    "palm": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
-    "megatron": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "full"},
-    "kaplan": {"attention": "excluded", "logits": "excluded", "embeddings": "excluded", "recompute": "excluded"},
-    "chinchilla": {"attention": "full", "logits": "included", "embeddings": "included", "recompute": "excluded"},
-    # Framework presets: each reproduces one function at one commit (PRESET_NOTES).
-    "nanogpt": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                "windows": "ignored"},
-    "torchtitan": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                   "windows": "ignored"},
-    "megatron_lm": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                    "windows": "ignored", "router": "excluded"},
-    "megatron_lm_2024": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                         "windows": "ignored", "router": "excluded"},
-    "megatron_lm_2023": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                         "formula": "megatron_lm_2023"},
-    "maxtext": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
-    "maxtext_pre1988": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
-    "llm_foundry": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                    "windows": "ignored"},
-    "olmo_core": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
-    "olmo_core_pre511": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                         "windows": "ignored"},
-    "gpt_neox": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                 "formula": "eq3"},
-    "nemo": {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-             "windows": "ignored", "router": "excluded"},
-    "nemo_pre14424": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded",
-                      "windows": "ignored", "router": "excluded"},
-    "megatron_deepspeed": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "executed",
-                           "formula": "megatron_deepspeed_2024"},
-    "megatron_deepspeed_pre371": {"attention": "full", "logits": "included", "embeddings": "excluded",
-                                  "recompute": "executed", "formula": "eq3"},
-}
-PRESET_NOTES = {
-    "palm": "6N + 12·L·H·Q·s (Chowdhery et al. 2022, App. B)",
-    "megatron": "96·B·s·L·d²·(1 + s/6d + V/16Ld) (Narayanan et al. 2021, eq. 3); counts full recomputation",
-    "kaplan": "6 × non-embedding parameters (Kaplan et al. 2020)",
-    "chinchilla": "Hoffmann et al. 2022, App. F, softmax terms ignored",
-    "custom": "every knob written out",
-    "nanogpt": "6N + 12·L·H·Q·T with tied embeddings: karpathy/nanoGPT@3adf61e model.py estimate_mfu (L289-303); "
-               "N also counts norm weights and biases, which effspec leaves out",
-    "torchtitan": "6·N_matmul + 6·L·H·(Q_qk + Q_v)·s, full attention on every layer: "
-                  "pytorch/torchtitan@b5bcd76 torchtitan/models/utils.py get_dense_model_nparams_and_flops / "
-                  "get_moe_model_nparams_and_flops; N also counts norm weights",
-    "megatron_lm": "3·2·Σ GEMMs, causal core attention, no router, logits × (1 + MTP): NVIDIA/Megatron-LM@d98e8a6 "
-                   "megatron/training/training.py num_floating_point_operations (causal since 8873b55d6a, 2025-03-06)",
-    "megatron_lm_2024": "12·B·s·L·d²·((1 + G/H + s/d)·HQ/d + f·k·g/d + V/2Ld), full attention, no router: "
-                        "NVIDIA/Megatron-LM@8873b55d6a^ megatron/training/training.py (from e116d81ed7, 2024-03-25, "
-                        "until 8873b55d6a, 2025-03-06)",
-    "megatron_lm_2023": "60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld), FFN taken as 4d GELU: NVIDIA/Megatron-LM@2748e7c7d4 "
-                        "megatron/training.py num_floating_point_operations (2023-11-28, until e116d81ed7)",
-    "maxtext": "3 × (weight matmuls + causal attention + unembedding), router counted, sliding windows counted: "
-               "AI-Hypercomputer/maxtext@e591f30 src/maxtext/utils/maxtext_utils.py calculate_tflops_training_per_device "
-               "(causal since PR #1988, 2adc3bab1, 2025-07-22)",
-    "maxtext_pre1988": "the same with full (non-causal) attention: AI-Hypercomputer/maxtext@33339821e "
-                       "MaxText/maxtext_utils.py calculate_tflops_training_per_device (before PR #1988)",
-    "llm_foundry": "(2·N_active·s + 4·L·d·s²)·3 per sequence, embedding lookup not counted: "
-                   "mosaicml/llm-foundry@8c8dd48 llmfoundry/models/mpt/modeling_mpt.py flops_per_batch and "
-                   "llmfoundry/models/utils/mpt_param_count.py; N also counts norm weights",
-    "olmo_core": "6 × parameters of each block + 12·H·Q·min(W, s) per layer, bottom-up: allenai/OLMo-core@fa6c501 "
-                 "(since dc84ab401, PR #511, 2025-12-22) src/olmo_core/nn/attention/__init__.py num_flops_per_token; "
-                 "norm weights are counted there and left out here",
-    "olmo_core_pre511": "6·N_non-embedding + 12·L·H·(d/H)·s: allenai/OLMo-core@2f253f81 "
-                        "src/olmo_core/nn/transformer/model.py num_flops_per_token (before PR #511); N also counts norm weights",
-    "gpt_neox": "72·B·s·L·d²·(1 + s/6d + V/16Ld) for MFU (eq. 3 with f = 3; HFU uses f = 4 when checkpointing ran): "
-                "EleutherAI/gpt-neox@ea7aefd megatron/logging.py get_forward_backward_flops / get_actual_flops",
-    "nemo": "B·s·L·d²·(12 + 12·G/H + 18·f/d + 6·s/d + 6·V/Ld) (llama3; causal): NVIDIA/NeMo@8cfedd7 "
-            "nemo/utils/flops_formulas.py (causal since 6251117f4c, PR #14424, 2025-08-09)",
-    "nemo_pre14424": "the same with 12·s/d (full attention): NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py",
-    "megatron_deepspeed": "2 × (3 fwd MACs + recomputed fwd) with K/V counted as (2 // (H/G))·d²: "
-                          "microsoft/Megatron-DeepSpeed@f4157be megatron/utils.py throughput_calculator "
-                          "(since b7b2d5ef, PR #371, 2024-08-19)",
-    "megatron_deepspeed_pre371": "24·f·B·s·L·d²·(1 + s/6d + V/16Ld), f = 4 when activation checkpointing ran, else 3: "
-                                 "microsoft/Megatron-DeepSpeed@cc3a94c megatron/utils.py throughput_calculator "
-                                 "(7041c862, 2022-08-08, until b7b2d5ef)",
-}
-STANDARD_PRESETS = ("palm", "megatron", "kaplan", "chinchilla")
+# Every preset comes from the one table in effspec.front.presets (name, knobs, upstream formula).
+PRESETS: dict[str, dict[str, str]] = {p.name: dict(p.knobs) for p in preset_table.PRESETS}
+PRESET_NOTES: dict[str, str] = {**{p.name: p.note for p in preset_table.PRESETS}, "custom": preset_table.CUSTOM_NOTE}
+STANDARD_PRESETS = tuple(p.name for p in preset_table.PRESETS if p.paper)  # palm, megatron, kaplan, chinchilla
 FRAMEWORK_PRESETS = tuple(p for p in PRESETS if p not in STANDARD_PRESETS)
 PRESET_NAMES = (*PRESETS, "custom")
 KNOB_DEFAULTS: dict[str, float | str] = {

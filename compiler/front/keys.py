@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
+from effspec.front import presets
+
 PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed")
 
 
@@ -48,10 +50,8 @@ def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
     return Key(name, "enum", choices=tuple(choices), doc=doc)
 
 
-# The convention presets: the papers' first, then the frameworks' (engine/flops.py expands each).
-PRESETS = ("palm", "megatron", "kaplan", "chinchilla", "nanogpt", "torchtitan", "megatron_lm", "megatron_lm_2024",
-           "megatron_lm_2023", "maxtext", "maxtext_pre1988", "llm_foundry", "olmo_core", "olmo_core_pre511",
-           "gpt_neox", "nemo", "nemo_pre14424", "megatron_deepspeed", "megatron_deepspeed_pre371", "custom")
+# The convention presets, from their one table (effspec.front.presets), then `custom`.
+PRESETS = presets.names()
 
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
 BREAKDOWN_CATEGORIES = (
