@@ -64,7 +64,7 @@ class Knobs:
 
     def with_preset(self, preset: str) -> Knobs:
         """The same multiply-add, backward, padding and MoE counting, under another preset."""
-        knobs = {**KNOB_DEFAULTS, **PRESETS[preset]}
+        knobs = {k: str(v) for k, v in {**KNOB_DEFAULTS, **PRESETS[preset]}.items()}
         return Knobs(preset, self.multiply_add, knobs["attention"], knobs["logits"], knobs["embeddings"],
                      self.backward, knobs["recompute"], self.padding, self.moe, self.optimizer, {},
                      knobs["windows"], knobs["router"], knobs["formula"], self.ran)
@@ -268,10 +268,11 @@ def _projection_macs(shape: Shape) -> list[tuple[str, str, float]]:
     d, H = shape.d_model, shape.heads
     if not shape.mla:
         Q, G = shape.head_dim, shape.kv_heads
-        return [("qkv_projection", "m·d·(H·Q + 2·G·Q)", d * (H * Q + 2 * G * Q)),
-                ("attention_output", "m·H·Q·d", H * Q * d)]
+        return [("qkv_projection", "m·d·(H·Q + 2·G·Q)", float(d * (H * Q + 2 * G * Q))),
+                ("attention_output", "m·H·Q·d", float(H * Q * d))]
     rq, rkv = shape.q_lora_rank, shape.kv_lora_rank
     qn, qr, qv = shape.qk_nope_head_dim, shape.qk_rope_head_dim, shape.v_head_dim
+    out: list[tuple[str, str, float]]
     out = ([("mla_q_down", "m·d·r_q", d * rq), ("mla_q_up", "m·r_q·H·(Q_n + Q_r)", rq * H * (qn + qr))] if rq else
            [("mla_q_projection", "m·d·H·(Q_n + Q_r)", d * H * (qn + qr))])
     return out + [("mla_kv_down", "m·d·r_kv", d * rkv), ("mla_rope_key", "m·d·Q_r", d * qr),
@@ -287,9 +288,9 @@ def _mode(knobs: Knobs, recompute: str | float | None) -> str | float:
 def _recomputed(mode: str | float, attention: float, layers: float) -> float:
     """The extra forward work a recompute mode adds: `selective` the attention scores,
     `full` every per-layer term, a share that part of every per-layer term."""
-    if isinstance(mode, (int, float)) and not isinstance(mode, bool):
-        return mode * layers
-    return {"selective": attention, "full": layers}.get(mode, 0.0)
+    if isinstance(mode, str):
+        return {"selective": attention, "full": layers}.get(mode, 0.0)
+    return float(mode) * layers
 
 
 def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None = None) -> FlopCount | None:

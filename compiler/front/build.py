@@ -187,7 +187,8 @@ def _check_model_shape(ctx: BuildContext, entries: list[Entry]) -> None:
     layers = by_key.get("layers")
     for key in ("sliding_layers", "moe_layers"):
         entry = by_key.get(key)
-        if entry is not None and layers is not None and entry.value > layers.value:
+        if (entry is not None and layers is not None and isinstance(entry.value, int) and isinstance(layers.value, int)
+                and entry.value > layers.value):
             ctx.error("EFF011", entry.value_span, f"`{key}` = {entry.value} exceeds `layers` = {layers.value}",
                       f"`{key}` counts some of the model's layers")
 
