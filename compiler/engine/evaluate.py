@@ -136,9 +136,9 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     inputs = [i for i in (written_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
                            "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers", *_SHAPE_EXTRAS)) if i is not None]
-    if model.get("head_dim") is None:
+    if model.get("head_dim") is None and not shape.mla:  # MLA's head sizes are its own keys
         inputs.append(Input("model.head_dim", shape.head_dim, "", "default: d_model / heads"))
-    if model.get("kv_heads") is None:
+    if model.get("kv_heads") is None and not shape.mla:
         inputs.append(Input("model.kv_heads", shape.kv_heads, "", "default: heads"))
     seq = entry_input(run.block("work"), "seq_len")
     if seq is not None and k.attention != "excluded":

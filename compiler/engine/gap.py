@@ -148,7 +148,13 @@ def _gqa_ignored(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
 def _mla_as_mha(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
     model = run.block("model")
     if model is not None and model.get("kv_lora_rank") is not None:
-        yield "MLA counted as plain MHA (the MLA keys left out)", with_entries(run, "model", {}, drop=MLA_KEYS)
+        width = model.value("v_head_dim")
+        if isinstance(width, int) and model.get("heads") is not None:
+            # The nearest plain shape: every head with its own keys and values of the value width.
+            yield (f"MLA counted as plain MHA ({model.value('heads')} heads of {width})",
+                   with_entries(run, "model", {"head_dim": (width, str(width))}, drop=MLA_KEYS))
+        else:
+            yield "MLA counted as plain MHA (the MLA keys left out)", with_entries(run, "model", {}, drop=MLA_KEYS)
 
 
 def _peaks(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
