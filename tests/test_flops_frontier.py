@@ -369,3 +369,82 @@ def test_aggregate_flops_in_the_json_through_the_cli(tmp_path):
     assert run["metrics"]["aggregate_flops"]["unit"] == "FLOP/s"
     assert run["metrics"]["aggregate_flops"]["value"] == small_fpt([4096] * 6) * 4096 * 16 / 2
     assert run["claims"]["aggregate_flops"]["status"] == "consistent"       # 11.88 TFLOP/s vs 11.9 ± (0.05 + 0.119)
+
+
+# ---------------------------------------------------------------------------- the DeepSeek-V3 example, end to end
+
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "deepseek_v3.eff"
+
+
+def test_deepseek_v3_example_end_to_end(tmp_path):
+    """examples/deepseek_v3.eff: the MFU from the report's GPU-hours, by hand.
+
+    Tokens per second: 14.8e12 tokens over 2,664,000 GPU-hours on 2048 GPUs = 14.8e12 / (2,664,000 × 3600 / 2048).
+    FLOPs per token with MTP: 6 × (41,741,647,872 + 1,698,627,584) = 260,641,652,736.  Peak: H800 dense FP8 1978.9e12.
+    HFU adds 8 % of the per-layer forward once (MTP block included): 2 × 0.08 × (40,814,968,832 + 771,948,544).
+    """
+    result = __import__("effspec").load(EXAMPLE)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    rr = result.evaluation.runs["deepseek_v3"]
+    tps = 14.8e12 / (2_664_000 * 3600 / 2048)
+    assert tps == pytest.approx(3_160_493.8, abs=0.1)
+    fpt = 6 * (41_741_647_872 + 1_698_627_584)
+    assert rr.metrics["flops_per_token"].value == fpt == 260_641_652_736
+    mfu = fpt * tps / (2048 * 1978.9e12)
+    assert rr.metrics["mfu"].value == pytest.approx(mfu, rel=1e-12)
+    assert mfu == pytest.approx(0.20326, abs=1e-5)
+    hfu = (fpt + 2 * 0.08 * (40_814_968_832 + 771_948_544)) * tps / (2048 * 1978.9e12)
+    assert rr.metrics["hfu"].value == pytest.approx(hfu, rel=1e-12)
+    assert rr.claims["valid_tokens_per_second"].status == "consistent"   # 180K GPU-h per 1e12 tokens: the same rate
+    # The run as often quoted: the BF16 peak (EFF201) and the headline 2.788M GPU-hours (EFF601).
+    quoted = [(d.code, d.span.line) for d in result.diagnostics]
+    assert quoted == [("EFF201", 106), ("EFF601", 111)]
+    assert result.evaluation.runs["deepseek_v3_as_quoted"].metrics["mfu"].value == pytest.approx(
+        fpt * tps / (2048 * 989.4e12), rel=1e-12)                                    # 40.65 %
+    # The report, rendered by the CLI, carries the figures and the MLA terms.
+    for name, shown in (("deepseek_v3.md", ("20.33 %", "20.84 %", "40.65 %", "**mismatch**")),
+                        ("deepseek_v3.html", ("20.33 %", "260.6 GFLOP/token", "mla_kv_up 2.047e09", "mtp 3.397e09"))):
+        out = tmp_path / name
+        proc = subprocess.run([sys.executable, "-m", "effspec", "report", str(EXAMPLE), "-o", str(out)],
+                              capture_output=True, text=True)
+        assert out.exists(), proc.stderr
+        text = out.read_text(encoding="utf-8")
+        assert all(s in text for s in shown), (name, [s for s in shown if s not in text])
+
+
+def test_flop_terms_in_the_json():
+    """Each frontier term is in the JSON `terms` with its forward FLOPs per token (by hand, as above)."""
+    from effspec.report.text import result_json
+
+    doc = result_json(check_text(spec(DEEPSEEK_V3 + "  mtp_depth = 1  extra_flops_per_token = 1 GFLOP/token",
+                                      "preset = palm  attention = causal")))
+    terms = doc["runs"]["r"]["terms"]
+    assert terms["mla_q_down"]["forward_flops_per_token"] == 2 * L * d * rq
+    assert terms["mla_q_up"]["forward_flops_per_token"] == 2 * L * rq * H * (qn + qr)
+    assert terms["mla_kv_down"]["forward_flops_per_token"] == 2 * L * d * rkv
+    assert terms["mla_rope_key"]["forward_flops_per_token"] == 2 * L * d * qr
+    assert terms["mla_kv_up"]["forward_flops_per_token"] == 2 * L * rkv * H * (qn + qv)
+    assert terms["mtp"]["forward_flops_per_token"] == 2 * 1_698_627_584
+    assert terms["extra_flops_per_token"]["training_flops_per_token"] == 1e9
+    # A plain model keeps its earlier JSON outline: no `terms`.
+    plain = result_json(check_text(spec(SMALL)))
+    assert "terms" not in plain["runs"]["r"]
+
+
+def test_explain_the_gap_mla_counted_as_mha():
+    """A source that counted DeepSeek-V3 as 128 plain heads of 128 (347.76 GFLOP/token, see above) gets
+    an MFU 1.3885 × too high; the MLA candidate reproduces it."""
+    step = 1.0
+    tokens = 4096 * 16
+    plain_mfu = 347_761_803_264 * tokens / (step * 16 * 1978.9e12)
+    text = spec(DEEPSEEK_V3, "preset = palm  attention = causal",
+                hardware='accelerator = "H800-SXM5-80GB"  count = 16 device  dtype = fp8  peak = catalog',
+                timing='step_time = 1 s  warmup = 0 step  boundary = "barrier"',
+                extra=f'claim mfu = {plain_mfu * 100:.3g} % from paper "as quoted"')
+    result = check_text(text)
+    cr = result.evaluation.runs["r"].claims["mfu"]
+    assert cr.status == "mismatch"
+    assert cr.reconstructed == pytest.approx(250_449_887_232 * tokens / (16 * 1978.9e12), rel=1e-12)
+    hits = [e for e in cr.explanations if e.candidate == "mla"]
+    assert hits and hits[0].change == "MLA counted as plain MHA (128 heads of 128)"
+    assert hits[0].value == pytest.approx(plain_mfu, rel=1e-12)
