@@ -448,3 +448,36 @@ def test_explain_the_gap_mla_counted_as_mha():
     hits = [e for e in cr.explanations if e.candidate == "mla"]
     assert hits and hits[0].change == "MLA counted as plain MHA (128 heads of 128)"
     assert hits[0].value == pytest.approx(plain_mfu, rel=1e-12)
+
+
+def test_explain_the_gap_by_framework_presets_only_where_no_paper_preset_does():
+    """A log that counted the sliding window at full length (torchtitan's count, pytorch/torchtitan#4300):
+    6 layers at s = 4096 keys instead of W = 1024.  No paper preset counts that; the framework presets
+    that ignore windows (full attention, logits in, embeddings out) all give the same figure: one note.
+    (gpt_neox and megatron_deepspeed_pre371 code eq. 3 with its logits at 0.75·m·d·V: not the same.)"""
+    fpt_full_length = small_fpt([4096] * 6)                          # 362,545,152 FLOP/token
+    mfu = fpt_full_length * 4096 * 16 / (2.0 * 16 * 989.4e12)        # step 2 s, 16 × H100 dense BF16
+    text = spec(SMALL + "  sliding_window = 1024 token", "preset = palm  attention = causal",
+                hardware='accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog',
+                extra=f'claim mfu = {mfu * 100:.4g} % from log "train.log"')
+    result = check_text(text)
+    cr = result.evaluation.runs["r"].claims["mfu"]
+    assert cr.status == "mismatch"
+    presets_hit = [e.change.removeprefix("preset = ") for e in cr.explanations if e.candidate == "preset"]
+    # ... and the closed forms, which have no window either (on this MHA, GELU-4d shape they are exact).
+    assert set(presets_hit) == {"nanogpt", "torchtitan", "megatron_lm_2024", "llm_foundry", "olmo_core_pre511",
+                                "nemo_pre14424", "megatron_lm_2023", "megatron_deepspeed"}
+    assert all(e.value == pytest.approx(mfu, rel=1e-12) for e in cr.explanations if e.candidate == "preset")
+    (eff601,) = [d for d in result.diagnostics if d.code == "EFF601"]
+    grouped = [n for n in eff601.notes if n.startswith("reproduced if preset = ")]
+    assert grouped == [f"reproduced if preset = {' or '.join(presets_hit)}: {mfu * 100:.4g} %"]
+
+
+def test_explain_the_gap_lists_no_framework_preset_where_a_paper_preset_reproduces():
+    """Full attention at W = s: palm reproduces the claim, so the frameworks that agree add nothing."""
+    mfu = small_fpt([4096] * 6) * 4096 * 16 / (2.0 * 16 * 989.4e12)
+    text = spec(SMALL, "preset = palm  attention = causal",
+                hardware='accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog',
+                extra=f'claim mfu = {mfu * 100:.4g} % from paper "Table 1"')
+    cr = check_text(text).evaluation.runs["r"].claims["mfu"]
+    assert [e.change for e in cr.explanations if e.candidate == "preset"] == ["preset = palm"]

@@ -70,7 +70,10 @@ class EFF601(Rule):
     as plain MHA, every other catalog peak of the accelerator (the sparse
     figure, another datatype's), padding counted, warm-up steps kept, mean
     against median, and a figure off by the device count (per device against
-    aggregate). A scaling's claim (`claim efficiency = …` in a `scaling`) is
+    aggregate). A framework preset (`torchtitan`, `megatron_lm`, …) is listed
+    only where no standard preset reproduces the claim, and presets that give
+    the same figure share one note ("reproduced if preset = nanogpt or
+    torchtitan: 53 %"). A scaling's claim (`claim efficiency = …` in a `scaling`) is
     checked the same way against the series' final point, or the run it names
     with `[RUN]`.
 
