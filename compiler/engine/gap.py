@@ -40,7 +40,7 @@ _GAP = Provenance("assumed", "explain the gap: one changed input")
 # MLA keys (DeepSeek-V2/V3 configs). Present only once the language has them;
 # the candidate below looks for `kv_lora_rank` and so applies only to MLA models.
 MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
-# Re-evaluations per spec: ~25 per run with a mismatch, so about 160 runs' worth.
+# Re-evaluations per spec: ~35 per run with a mismatch (19 of them presets), so about 110 runs' worth.
 BUDGET = 4_000
 # Knobs a preset does not set: the run keeps its own when the preset changes.
 _KEPT_KNOBS = ("multiply_add", "backward", "padding", "moe", "optimizer")
