@@ -310,9 +310,21 @@ def test_palm_540b_hfu_without_the_share_is_eff601_with_hfu_per_preset():
     assert rr.claims["hfu"].by_preset["palm"] == pytest.approx(rr.conventions["palm"]["mfu"])
 
 
-def test_hfu_per_preset_only_appears_with_an_hfu_claim():
-    rr, _ = run_of(palm_540b("", 'claim mfu = 46.2 % from paper "PaLM, Table 3"'))
-    assert all("hfu" not in row for row in rr.conventions.values())
+def test_hfu_per_preset_counts_the_declared_share_under_each_preset():
+    """With the 75 % share declared and an HFU claim of 60 % (a mismatch), each standard preset's HFU
+    adds 0.75 × its own per-layer forward: kaplan's has no attention scores, so it is lower."""
+    claims = 'claim hfu = 60 % from paper "as quoted"'
+    rr, _ = run_of(palm_540b("parallelism { recompute = 75 % }", claims))
+    L_, d_, H_, Q_, s_ = 118, 18432, 48, 256, 2048
+    layer = d_ * (H_ * Q_ + 2 * Q_) + H_ * Q_ * d_ + 3 * d_ * 73728
+    rate = 238.3e3 / (6144 * 275e12)
+    palm_fpt = 6 * (L_ * layer + 256000 * d_) + 12 * L_ * H_ * Q_ * s_
+    palm = rate * (palm_fpt + 0.75 * (2 * L_ * layer + 4 * L_ * H_ * Q_ * s_))
+    kaplan = rate * (6 * L_ * layer + 0.75 * 2 * L_ * layer)
+    assert rr.claims["hfu"].status == "mismatch"
+    assert rr.claims["hfu"].by_preset["palm"] == pytest.approx(palm, rel=1e-12)      # 57.69 %
+    assert rr.claims["hfu"].by_preset["kaplan"] == pytest.approx(kaplan, rel=1e-12)
+    assert all("hfu" not in row for row in rr.conventions.values())                   # the table stays MFU
 
 
 # ---------------------------------------------------------------------------- extra FLOPs
