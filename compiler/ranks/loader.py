@@ -93,6 +93,12 @@ def _check_ranges(np, values: dict, cell_text, rel: str) -> None:
             r = int(bad[0])
             raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
                        "is not a finite time ≥ 0 s", "times are seconds, never negative")
+    total = values[TIME_COLUMNS[0]] + values[TIME_COLUMNS[1]] + values[TIME_COLUMNS[2]]
+    empty = np.flatnonzero(~(total > 0))
+    if empty.size:
+        r = int(empty[0])
+        raise _Bad("EFF011", f"`{rel}` row {r + 2}: " + " + ".join(f"`{n}`" for n in TIME_COLUMNS)
+                   + " is 0 s: a rank's step takes time", "a row splits the time one rank spent on one step")
 
 
 def _load(path: str, rel: str) -> RankTable:

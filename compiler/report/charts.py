@@ -115,8 +115,9 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
         fig, ax = _figure(6.4, 2.2)
         lo, hi = min(samples), max(samples)
         bins = max(5, min(40, len(samples) // 4))
-        width = (hi - lo) / bins if hi > lo else max(abs(hi) * 0.01, 1e-6)
-        edges = [lo + i * width for i in range(bins + 1)] if hi > lo else [lo - width, lo + width]
+        spread = hi > lo and lo + (hi - lo) / bins > lo  # samples a hair apart have no bin width either
+        width = (hi - lo) / bins if spread else max(abs(hi) * 0.01, 1e-6)
+        edges = [lo + i * width for i in range(bins + 1)] if spread else [lo - width, lo + width]
         counts = [0] * (len(edges) - 1)
         for v in samples:
             k = min(int((v - edges[0]) / (edges[1] - edges[0])), len(counts) - 1)
