@@ -12,7 +12,8 @@ from effspec.rules import AuditContext, Rule
 
 def _culprit(run: Run, metric: Metric) -> Span | None:
     """The span of the input the figure rests on: the first input written in the spec, found
-    by its span or, for a derived input (the step time's median, say), by the entry of that name."""
+    by its span or, for a derived input (the step time's median, say), by the entry of that
+    name, or else the claim an implied figure rests on."""
     for i in metric.inputs:
         if i.span is not None:
             return i.span
@@ -21,6 +22,9 @@ def _culprit(run: Run, metric: Metric) -> Span | None:
             entry = block.get(i.name)
             if entry is not None:
                 return entry.value_span
+    for claim in run.claims:  # an implied figure: the claim it rests on (basis "claim `throughput` (line 9)")
+        if metric.basis.startswith(f"claim `{claim.key}`"):
+            return claim.value_span
     return None
 
 
