@@ -100,11 +100,11 @@ PRESETS: tuple[Preset, ...] = (
            formula="60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld), FFN taken as 4d GELU",
            upstream="NVIDIA/Megatron-LM@2748e7c7d4 megatron/training.py num_floating_point_operations "
                     "(authored 2023-11-26, committed 2023-11-28; until 9677b3bbc2, 2024-02-28, which took f from "
-                    "ffn_hidden_size; for a 4d GELU FFN the value is unchanged after it)"),
+                    "ffn_hidden_size; a dense 4d GELU model with H·Q = d keeps the value until 8873b55d6a)"),
     Preset(name="maxtext",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded"},
            formula="3 × (weight matmuls + causal attention + unembedding), router and sliding windows counted",
-           description="windows are counted in the Gemma 2/3/4 and GPT-OSS paths only (others at full s)",
+           description="windows are counted in the Gemma 2/3/4, GPT-OSS and DeepSeek-V4 paths only (others at full s)",
            upstream="AI-Hypercomputer/maxtext@e591f30 src/maxtext/utils/maxtext_utils.py "
                     "calculate_tflops_training_per_device (causal since PR #1988, 2adc3bab1, 2025-07-22)"),
     Preset(name="maxtext_pre1988",
