@@ -71,33 +71,49 @@ def _offset(text: str, line: int, column: int) -> int:
 
 
 def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, str]]]:
-    """Rewrite the unit misspellings the parser names a fix for; return the text,
-    the errors left (none when it parses) and the fixes made."""
+    """Rewrite the unit misspellings the parser names a fix for.
+
+    Returns the text, the errors that stop formatting (those of the text as
+    given, so that their lines and columns are the user's; none when the fixed
+    text parses) and the fixes made, each at its place in the text as given
+    when it is in the first round (fixes are applied last line first, so
+    earlier places do not move)."""
     from effspec.front.syntax import parse
 
+    original = text
+    first: list[Diagnostic] | None = None
     fixes: list[tuple[Span, str, str]] = []
     for _ in range(_MAX_FIX_ROUNDS):
         tree, diags = parse(text)
+        if first is None:
+            first = diags
         if tree is not None:
             return text, [], fixes
-        edits: list[tuple[int, int, str, str, Span]] = []
-        for d in diags:
-            unit = _UNKNOWN_UNIT.match(d.message)
-            hint = _WRITE.match(d.help or "")
-            if d.code != "EFF001" or unit is None or hint is None or d.span is None:
-                return text, diags, fixes
-            written, now = unit.group(1), hint.group(1)
-            start = _offset(text, d.span.line, d.span.column)
-            if text[start:start + len(written)] != written:
-                return text, diags, fixes
-            if "/" in written:  # `TFLOPS/device`: the hint names the first word's fix
-                now += written[written.index("/"):]
-            edits.append((start, start + len(written), written, now, d.span))
-        for start, end, written, now, span in sorted(edits, reverse=True):
+        edits = _unit_edits(text, diags)
+        if edits is None:
+            break
+        for start, end, written, now, span in sorted(edits, key=lambda e: e[0], reverse=True):
             text = text[:start] + now + text[end:]
             fixes.append((span, written, now))
-    tree, diags = parse(text)
-    return text, diags, fixes
+    return original, first or [], fixes
+
+
+def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str, str, Span]] | None:
+    """One edit per diagnostic if every one is an unknown unit with a named fix; else None."""
+    edits: list[tuple[int, int, str, str, Span]] = []
+    for d in diags:
+        unit = _UNKNOWN_UNIT.match(d.message)
+        hint = _WRITE.match(d.help or "")
+        if d.code != "EFF001" or unit is None or hint is None or d.span is None:
+            return None
+        written, now = unit.group(1), hint.group(1)
+        start = _offset(text, d.span.line, d.span.column)
+        if text[start:start + len(written)] != written:
+            return None
+        if "/" in written:  # `TFLOPS/device`: the hint names the first word's fix
+            now += written[written.index("/"):]
+        edits.append((start, start + len(written), written, now, d.span))
+    return edits or None
 
 
 def format_text(text: str) -> Formatted:
