@@ -12,6 +12,7 @@ import sys
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list
+from effspec.cli.catalog import register as register_catalog
 from effspec.cli.fmt import register as register_fmt
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
@@ -53,6 +54,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--list", action="store_true", help="list every code")
     e.set_defaults(func=lambda a: cmd_list(a) if a.list or not a.code else cmd_explain(a))
     register_fmt(sub)
+    register_catalog(sub)
     return p
 
 
