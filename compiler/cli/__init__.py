@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list
-from effspec.cli.catalog import register as register_catalog
 from effspec.cli.fmt import register as register_fmt
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
