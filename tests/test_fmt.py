@@ -247,3 +247,13 @@ def test_a_bug_never_reaches_the_file(monkeypatch):
 def test_byte_order_mark_and_crlf():
     text = '\ufeffeff 1\r\nrun r {\r\n  title = "t"  # c\r\n}\r\n'
     assert format_text(text).text == 'eff 1\n\nrun r {\n  title = "t"  # c\n}\n'
+
+
+def test_a_line_pragma_follows_each_statement_of_its_line():
+    text = ('eff 1\nrun r {\n  hardware { accelerator = "H100-SXM5-80GB"\n'
+            '    count = 8 device  peak = 400 TFLOP/s  # effspec: ignore[EFF203]\n  }\n}\n')
+    out = format_text(text).text
+    assert out == ('eff 1\n\nrun r {\n  hardware {\n    accelerator = "H100-SXM5-80GB"\n'
+                   '    count       = 8 device     # effspec: ignore[EFF203]\n'
+                   '    peak        = 400 TFLOP/s  # effspec: ignore[EFF203]\n  }\n}\n')
+    assert _codes(out, "x.eff", None) == _codes(text, "x.eff", None)

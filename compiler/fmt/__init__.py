@@ -123,7 +123,10 @@ def format_text(text: str) -> Formatted:
     fixed, errors, fixes = _fix_units(text)
     if errors:
         return Formatted(text, None, errors, fixes)
-    out = render(read(fixed, _unit_pattern()), block_order())
+    try:
+        out = render(read(fixed, _unit_pattern()), block_order())
+    except (ValueError, IndexError) as exc:  # the reader and the parser disagree: a bug, reported as one
+        raise FormatterError(f"the formatter could not read the spec ({exc})") from None
     before, after = ir_signature(fixed), ir_signature(out)
     if before != after:
         raise FormatterError("the formatted text does not compile to the same IR")

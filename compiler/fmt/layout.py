@@ -78,6 +78,9 @@ class Node:
     dangling: list[Comment] = field(default_factory=list)  # before a block's `}`
     blank_before: bool = False
     one_line: bool = False  # a block written on one line
+    first_line: int = 0  # where it was written (0-based), for pragmas that cover a line
+    last_line: int = 0
+    open_line: int = -1  # a block's `{`
 
     @property
     def name(self) -> str:
@@ -297,6 +300,7 @@ def _provenance(r: _Reader) -> str:
 
 def _statement(r: _Reader) -> Node:
     leading, blank = r.take_leading()
+    first_line = r.line_of(r.pos)
     word = r.name()
     if word == "claim":
         head = "claim " + _dotted(r)
@@ -312,7 +316,9 @@ def _statement(r: _Reader) -> Node:
         node = Node("assign", word)
     if node.kind != "block":
         node.value = _value(r) + _provenance(r)
+        node.last_line = r.line_of(r.last_end - 1)
         node.trailing = r.trailing()
+    node.first_line = first_line
     # comments written inside the statement go on their own lines above it
     node.leading = leading + node.leading + r.take_inner()
     node.blank_before = blank
@@ -333,9 +339,29 @@ def _braced(r: _Reader, kind: str, head: str) -> Node:
     node.dangling += r.take_inner()
     end = r.pos
     r.literal("}")
-    node.one_line = r.line_of(start) == r.line_of(end)
+    node.open_line, node.last_line = r.line_of(start), r.line_of(end)
+    node.one_line = node.open_line == node.last_line
     node.trailing = r.trailing()
+    _spread_pragmas(node)
     return node
+
+
+def _is_pragma(comment: str | None) -> bool:
+    return comment is not None and _LINE_PRAGMA.search(comment) is not None
+
+
+def _spread_pragmas(node: Node) -> None:
+    """A line pragma covers every statement written on its line: when the layout
+    puts those statements on lines of their own, each gets a copy of it."""
+    covering = [(s.last_line, s.trailing) for s in node.body if _is_pragma(s.trailing)]
+    if _is_pragma(node.trailing) and not node.one_line:
+        covering.append((node.last_line, node.trailing))
+    for line, pragma in covering:
+        for stmt in node.body:
+            if stmt.trailing is None and line in (stmt.first_line, stmt.last_line):
+                stmt.trailing = pragma
+        if node.open_comment is None and node.open_line == line and node.body and node.body[0].trailing != pragma:
+            node.open_comment = pragma
 
 
 def read(text: str, unit: re.Pattern[str]) -> File:
@@ -391,6 +417,8 @@ def _compact(node: Node) -> bool:
         return False
     if any(s.leading for s in node.body) or any(s.trailing for s in node.body[:-1]):
         return False
+    if not node.body:
+        return True
     if len(node.body) == 1:
         return not (node.trailing and node.body[0].trailing)
     pragma = node.trailing is not None and _LINE_PRAGMA.search(node.trailing)
