@@ -32,8 +32,9 @@ The layout:
   brackets, a unit one space after its number; parentheses are kept;
 - blank lines between statements are kept (at most one).
 
-One exception keeps a pragma's meaning: `# effspec: ignore[…]` silences findings
-*on its line*, so a one-line block that carries such a pragma stays on one line.
+Pragmas keep their meaning: `# effspec: ignore[…]` silences findings *on its
+line*, so a one-line block that carries such a pragma stays on one line, and
+when a line holding several statements is split, each gets a copy of it.
 """
 
 from __future__ import annotations
