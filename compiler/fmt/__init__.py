@@ -16,6 +16,7 @@ module does not.
 
 from __future__ import annotations
 
+import gc
 import re
 from dataclasses import dataclass, field
 from functools import cache
@@ -70,14 +71,14 @@ def _offset(text: str, line: int, column: int) -> int:
     return start + column - 1
 
 
-def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, str]]]:
+def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, str]], Any]:
     """Rewrite the unit misspellings the parser names a fix for.
 
     Returns the text, the errors that stop formatting (those of the text as
     given, so that their lines and columns are the user's; none when the fixed
     text parses) and the fixes made, each at its place in the text as given
     when it is in the first round (fixes are applied last line first, so
-    earlier places do not move)."""
+    earlier places do not move), and the parse tree of the text returned."""
     from effspec.front.syntax import parse
 
     original = text
@@ -88,14 +89,14 @@ def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, 
         if first is None:
             first = diags
         if tree is not None:
-            return text, [], fixes
+            return text, [], fixes, tree
         edits = _unit_edits(text, diags)
         if edits is None:
             break
         for start, end, written, now, span in sorted(edits, key=lambda e: e[0], reverse=True):
             text = text[:start] + now + text[end:]
             fixes.append((span, written, now))
-    return original, first or [], fixes
+    return original, first or [], fixes, None
 
 
 def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str, str, Span]] | None:
@@ -118,16 +119,29 @@ def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str,
 
 def format_text(text: str) -> Formatted:
     """Format one spec.  Raises FormatterError if the result would not mean the same."""
+    # As in effspec.check_text: the trees are many small objects without
+    # cycles worth collecting, and the collector rescanning them as they grow
+    # would cost more than the formatting.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        return _format(text)
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+
+
+def _format(text: str) -> Formatted:
     from effspec.fmt.layout import read, render
 
-    fixed, errors, fixes = _fix_units(text)
+    fixed, errors, fixes, tree = _fix_units(text)
     if errors:
         return Formatted(text, None, errors, fixes)
     try:
         out = render(read(fixed, _unit_pattern()), block_order())
     except (ValueError, IndexError) as exc:  # the reader and the parser disagree: a bug, reported as one
         raise FormatterError(f"the formatter could not read the spec ({exc})") from None
-    before, after = ir_signature(fixed), ir_signature(out)
+    before, after = ir_signature(fixed, tree=tree), ir_signature(out)
     if before != after:
         raise FormatterError("the formatted text does not compile to the same IR")
     return Formatted(text, out, [], fixes)
@@ -160,21 +174,24 @@ def _strip(node: Any) -> Any:
     return node
 
 
-def ir_signature(text: str, folder: str | None = None) -> object:
+def ir_signature(text: str, folder: str | None = None, tree: Any = None) -> object:
     """What a spec means to the compiler: its IR as JSON without source positions
     (or, when the front end rejects it, the codes it reports), for comparing a
     spec before and after formatting.  ``folder`` anchors `file "…"` references;
-    without one they are not read (both sides alike)."""
+    without one they are not read (both sides alike).  ``tree``, the parse
+    tree of ``text`` when the caller has it, saves parsing it again."""
     from effspec.front.build import build_ir
     from effspec.front.ir import to_json
     from effspec.front.syntax import parse
 
-    # Comments carry no meaning for the IR (pragmas act on diagnostics, not
-    # on it), but a value written over several lines keeps them in its text.
-    text = _STRING_OR_COMMENT.sub(lambda m: m.group(1) or "", text)
-    tree, diags = parse(text)
     if tree is None:
-        return ("syntax", sorted(d.code for d in diags))
+        tree, diags = parse(text)
+        if tree is None:
+            return ("syntax", sorted(d.code for d in diags))
+    # Comments carry no meaning for the IR (pragmas act on diagnostics, not
+    # on it), but a value written over several lines keeps them in its text:
+    # they are blanked, column for column, so the tree's positions still hold.
+    text = _STRING_OR_COMMENT.sub(lambda m: m.group(1) or " " * len(m.group(0)), text)
     spec, build_diags = build_ir(tree, text, "<fmt>", folder)
     codes = sorted(d.code for d in build_diags)
     return (_strip(to_json(spec)) if spec is not None else None, codes)

@@ -109,6 +109,8 @@ class _Reader:
         self.blank = False  # a blank line since the last token or comment
         self.newline = True  # a newline since the last token
         self.last_end = 0  # end of the last token
+        self._line_pos = 0  # line_of's memo: a position and its line
+        self._line = 0
 
     # -- whitespace and comments
     def skip(self) -> None:
@@ -215,7 +217,12 @@ class _Reader:
         return self.pos >= len(self.text)
 
     def line_of(self, pos: int) -> int:
-        return self.text.count("\n", 0, pos)
+        """0-based line of ``pos``; counted on from the last position asked (asked in order)."""
+        if pos < self._line_pos:
+            self._line_pos, self._line = 0, 0
+        self._line += self.text.count("\n", self._line_pos, pos)
+        self._line_pos = pos
+        return self._line
 
 
 # -- values ---------------------------------------------------------------
@@ -329,18 +336,17 @@ def _statement(r: _Reader) -> Node:
 def _braced(r: _Reader, kind: str, head: str) -> Node:
     """A `{ … }` body after ``head``: a block, run or scaling."""
     r.skip()
-    start = r.pos
-    r.literal("{")
     node = Node(kind, head)
+    node.open_line = r.line_of(r.pos)
+    r.literal("{")
     node.open_comment = r.trailing()
     node.leading = r.take_inner()  # between the head and its `{`
     while not r.peek("}"):
         node.body.append(_statement(r))
     node.dangling, _ = r.take_leading()
     node.dangling += r.take_inner()
-    end = r.pos
+    node.last_line = r.line_of(r.pos)
     r.literal("}")
-    node.open_line, node.last_line = r.line_of(start), r.line_of(end)
     node.one_line = node.open_line == node.last_line
     node.trailing = r.trailing()
     _spread_pragmas(node)
