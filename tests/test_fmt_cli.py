@@ -179,3 +179,10 @@ def test_check_loads_neither_the_formatter_nor_pygments(tmp_path):
              "print(sorted(m for m in sys.modules if m.split('.')[0] == 'pygments' or m.startswith('effspec.fmt')))")
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120)
     assert proc.stdout.strip().splitlines()[-1] == "[]", proc.stdout + proc.stderr
+
+
+def test_diff_marks_a_missing_final_newline():
+    proc = effspec("fmt", "--diff", "-", stdin='eff 1\nrun r { title = "t" }')
+    assert proc.returncode == 1
+    assert proc.stdout == ('--- <stdin>\n+++ <stdin>\n@@ -1,2 +1,5 @@\n eff 1\n-run r { title = "t" }\n'
+                           '\\ No newline at end of file\n+\n+run r {\n+  title = "t"\n+}\n')

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import difflib
 import os
+import re
 import sys
 
 from effspec.diagnostics import printable, render_text
@@ -91,9 +92,8 @@ def _one(path: str, args) -> tuple[int, bool]:
     if not result.changed:
         return 0, False
     if args.diff:
-        sys.stdout.writelines(difflib.unified_diff(
-            source.splitlines(keepends=True), result.text.splitlines(keepends=True),
-            fromfile=shown, tofile=shown))
+        for line in difflib.unified_diff(_lines(source), _lines(result.text), fromfile=shown, tofile=shown):
+            sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
     if args.check or args.diff:
         if args.check:
             print(f"would reformat {printable(shown)}", file=sys.stderr)
@@ -101,6 +101,11 @@ def _one(path: str, args) -> tuple[int, bool]:
     write_atomic(os.path.realpath(path), result.text)  # through a symlink, not over it
     print(f"reformatted {printable(shown)}", file=sys.stderr)
     return 0, True
+
+
+def _lines(text: str) -> list[str]:
+    """Lines with their \\n, split on \\n only (as the parser counts them; not on \\f or U+2028)."""
+    return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
 def cmd_fmt(args) -> int:
