@@ -257,3 +257,14 @@ def test_a_line_pragma_follows_each_statement_of_its_line():
                    '    count       = 8 device     # effspec: ignore[EFF203]\n'
                    '    peak        = 400 TFLOP/s  # effspec: ignore[EFF203]\n  }\n}\n')
     assert _codes(out, "x.eff", None) == _codes(text, "x.eff", None)
+
+
+def test_a_pragma_inside_a_statement_goes_to_the_end_of_its_line():
+    text = ('eff 1\nrun r {\n  timing # effspec: ignore[EFF502]\n  { step_time = [1, 2] s  warmup = # effspec: ignore\n'
+            '    0 step }\n}\n')
+    assert format_text(text).text == (
+        "eff 1\n\nrun r {\n"
+        "  timing {  # effspec: ignore[EFF502]\n"
+        "    step_time = [1, 2] s  # effspec: ignore\n"
+        "    warmup    = 0 step    # effspec: ignore\n"
+        "  }\n}\n")

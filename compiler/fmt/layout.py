@@ -34,7 +34,10 @@ The layout:
 
 Pragmas keep their meaning: `# effspec: ignore[…]` silences findings *on its
 line*, so a one-line block that carries such a pragma stays on one line, and
-when a line holding several statements is split, each gets a copy of it.
+when a line holding several statements is split, each gets a copy of it.  A
+pragma written after a token inside a statement goes to the end of the
+statement's line; if the statement spanned several lines, it then covers all
+of it (the one reach the layout cannot keep).
 """
 
 from __future__ import annotations
@@ -63,6 +66,8 @@ def unit_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
 class Comment:
     text: str
     blank_before: bool = False
+    line: int = 0  # 0-based line where it was written
+    own_line: bool = True  # nothing but blanks before it on its line
 
 
 @dataclass
@@ -75,6 +80,7 @@ class Node:
     body: list[Node] = field(default_factory=list)
     leading: list[Comment] = field(default_factory=list)
     trailing: str | None = None  # after the statement, or after a block's `}`
+    pragmas: list[tuple[int, str]] = field(default_factory=list)  # line pragmas on the lines it was written on
     open_comment: str | None = None  # after a block's `{`
     dangling: list[Comment] = field(default_factory=list)  # before a block's `}`
     blank_before: bool = False
@@ -109,8 +115,8 @@ class _Reader:
         self.blank = False  # a blank line since the last token or comment
         self.newline = True  # a newline since the last token
         self.last_end = 0  # end of the last token
-        self._line_pos = 0  # line_of's memo: a position and its line
-        self._line = 0
+        self.line = 0  # 0-based line of pos
+        self.last_line = 0  # line of the last token
 
     # -- whitespace and comments
     def skip(self) -> None:
@@ -119,13 +125,14 @@ class _Reader:
             m = _WS.match(text, self.pos)
             if m:
                 newlines = m.group(0).count("\n")
+                self.line += newlines
                 self.newline = self.newline or newlines > 0
                 self.blank = self.blank or newlines >= 2
                 self.pos = m.end()
             m = _COMMENT.match(text, self.pos)
             if not m:
                 return
-            comment = Comment(m.group(0).rstrip(), blank_before=self.blank)
+            comment = Comment(m.group(0).rstrip(), blank_before=self.blank, line=self.line, own_line=self.newline)
             if self.newline:
                 self.pending.append((m.start(), comment))
             else:
@@ -156,8 +163,9 @@ class _Reader:
         return [c for _, c in comments], self.blank
 
     def _consumed(self, end: int) -> None:
-        self.pos = end
+        self.pos = end  # a token never holds a newline: the line stays
         self.last_end = end
+        self.last_line = self.line
         self.newline = False
         self.blank = False
 
@@ -216,13 +224,6 @@ class _Reader:
         self.skip()
         return self.pos >= len(self.text)
 
-    def line_of(self, pos: int) -> int:
-        """0-based line of ``pos``; counted on from the last position asked (asked in order)."""
-        if pos < self._line_pos:
-            self._line_pos, self._line = 0, 0
-        self._line += self.text.count("\n", self._line_pos, pos)
-        self._line_pos = pos
-        return self._line
 
 
 # -- values ---------------------------------------------------------------
@@ -308,7 +309,7 @@ def _provenance(r: _Reader) -> str:
 
 def _statement(r: _Reader) -> Node:
     leading, blank = r.take_leading()
-    first_line = r.line_of(r.pos)
+    first_line = r.line
     word = r.name()
     if word == "claim":
         head = "claim " + _dotted(r)
@@ -324,31 +325,55 @@ def _statement(r: _Reader) -> Node:
         node = Node("assign", word)
     if node.kind != "block":
         node.value = _value(r) + _provenance(r)
-        node.last_line = r.line_of(r.last_end - 1)
+        node.last_line = r.last_line
         node.trailing = r.trailing()
+        if _is_pragma(node.trailing):
+            node.pragmas.append((node.last_line, node.trailing or ""))
     node.first_line = first_line
-    # comments written inside the statement go on their own lines above it
-    node.leading = leading + node.leading + r.take_inner()
+    # Comments written inside the statement go on their own lines above it,
+    # but a line pragma written after a token goes to the end of its line,
+    # where it still covers the statement.
+    for comment in r.take_inner():
+        if comment.own_line or not _is_pragma(comment.text):
+            node.leading.append(comment)
+        else:
+            node.trailing = _joined(node.trailing, comment.text)
+            node.pragmas.append((comment.line, comment.text))
+    node.leading = leading + node.leading
     node.blank_before = blank
     return node
+
+
+def _joined(first: str | None, comment: str) -> str:
+    """Two comments as one: `# note  # effspec: ignore`."""
+    return comment if first is None else first if comment in first else f"{first}  {comment}"
 
 
 def _braced(r: _Reader, kind: str, head: str) -> Node:
     """A `{ … }` body after ``head``: a block, run or scaling."""
     r.skip()
     node = Node(kind, head)
-    node.open_line = r.line_of(r.pos)
+    node.open_line = r.line
     r.literal("{")
     node.open_comment = r.trailing()
-    node.leading = r.take_inner()  # between the head and its `{`
+    if _is_pragma(node.open_comment):
+        node.pragmas.append((node.open_line, node.open_comment or ""))
+    for comment in r.take_inner():  # between the head and its `{`
+        if comment.own_line or not _is_pragma(comment.text):
+            node.leading.append(comment)
+        else:  # `timing  # effspec: ignore` then `{`: after the `{`, on the block's first line
+            node.open_comment = _joined(node.open_comment, comment.text)
+            node.pragmas.append((comment.line, comment.text))
     while not r.peek("}"):
         node.body.append(_statement(r))
     node.dangling, _ = r.take_leading()
     node.dangling += r.take_inner()
-    node.last_line = r.line_of(r.pos)
     r.literal("}")
+    node.last_line = r.last_line
     node.one_line = node.open_line == node.last_line
     node.trailing = r.trailing()
+    if _is_pragma(node.trailing):
+        node.pragmas.append((node.last_line, node.trailing or ""))
     _spread_pragmas(node)
     return node
 
@@ -359,16 +384,29 @@ def _is_pragma(comment: str | None) -> bool:
 
 def _spread_pragmas(node: Node) -> None:
     """A line pragma covers every statement written on its line: when the layout
-    puts those statements on lines of their own, each gets a copy of it."""
-    covering = [(s.last_line, s.trailing) for s in node.body if _is_pragma(s.trailing)]
-    if _is_pragma(node.trailing) and not node.one_line:
-        covering.append((node.last_line, node.trailing))
-    for line, pragma in covering:
+    puts those statements on lines of their own, each gets a copy of it (and so
+    does a block's `{` or `}` line when the pragma was on it)."""
+    own = [] if _compact(node) else node.pragmas  # a compact block keeps its line, pragma and all
+    for line, pragma in [p for stmt in node.body for p in stmt.pragmas] + own:
         for stmt in node.body:
-            if stmt.trailing is None and line in (stmt.first_line, stmt.last_line):
-                stmt.trailing = pragma
-        if node.open_comment is None and node.open_line == line and node.body and node.body[0].trailing != pragma:
-            node.open_comment = pragma
+            if stmt.first_line <= line <= stmt.last_line:
+                _cover(stmt, line, pragma)
+        if node.open_line == line and not node.one_line:
+            node.open_comment = _joined(node.open_comment, pragma)
+
+
+def _cover(node: Node, line: int, pragma: str) -> None:
+    """Give ``node`` the pragma of ``line``, where the layout will print it."""
+    if node.kind != "block" or _compact(node):
+        node.trailing = _joined(node.trailing, pragma)
+        return
+    if line == node.open_line:
+        node.open_comment = _joined(node.open_comment, pragma)
+    if line == node.last_line:
+        node.trailing = _joined(node.trailing, pragma)
+    for stmt in node.body:
+        if stmt.first_line <= line <= stmt.last_line:
+            _cover(stmt, line, pragma)
 
 
 def read(text: str, unit: re.Pattern[str]) -> File:
