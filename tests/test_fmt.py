@@ -268,3 +268,14 @@ def test_a_pragma_inside_a_statement_goes_to_the_end_of_its_line():
         "    step_time = [1, 2] s  # effspec: ignore\n"
         "    warmup    = 0 step    # effspec: ignore\n"
         "  }\n}\n")
+
+
+def test_provenance_aligns_across_the_claims_that_cite_one():
+    text = ('eff 1\nrun r {\n  claim achieved_flops_per_device = 430 TFLOP/s from paper "T4"\n'
+            '  claim mfu = 43 % from paper "T4"\n  claim hfu = 50 %\n}\n')
+    assert format_text(text).text == (
+        "eff 1\n\nrun r {\n"
+        '  claim achieved_flops_per_device = 430 TFLOP/s from paper "T4"\n'
+        '  claim mfu                       = 43 %        from paper "T4"\n'
+        "  claim hfu                       = 50 %\n"
+        "}\n")

@@ -24,8 +24,9 @@ The layout:
   breakdown, ranks, calendar, target; unknown blocks after them, as written),
   then the claims; keys inside a block keep their order;
 - one statement per line in blocks with more than one, two-space indent, `=`
-  aligned across consecutive keys (and across consecutive claims), trailing
-  comments aligned across the same lines;
+  aligned across consecutive keys (and across consecutive claims), `from`
+  aligned across those of them that cite a source, trailing comments aligned
+  across the same lines;
 - a block with a single key and no comment inside is one line:
   `convention { preset = palm }`;
 - values with one space around binary operators and after commas, none inside
@@ -76,7 +77,8 @@ class Node:
 
     kind: str  # assign | claim | block | run | scaling
     head: str  # `key`, `claim name[point]`, block name, `run ID`, `scaling ID`
-    value: str = ""  # assign and claim: the value and its provenance, rendered
+    value: str = ""  # assign and claim: the value, rendered
+    provenance: str = ""  # ` from KIND "citation"`, or ""
     body: list[Node] = field(default_factory=list)
     leading: list[Comment] = field(default_factory=list)
     trailing: str | None = None  # after the statement, or after a block's `}`
@@ -324,7 +326,8 @@ def _statement(r: _Reader) -> Node:
         r.literal("=")
         node = Node("assign", word)
     if node.kind != "block":
-        node.value = _value(r) + _provenance(r)
+        node.value = _value(r)
+        node.provenance = _provenance(r)
         node.last_line = r.last_line
         node.trailing = r.trailing()
         if _is_pragma(node.trailing):
@@ -449,9 +452,10 @@ def _order(body: list[Node], block_order: dict[str, int], top: bool) -> list[Nod
     return sorted(body, key=rank)
 
 
-def _stmt_text(node: Node, width: int) -> str:
+def _stmt_text(node: Node, width: int, value_width: int = 0) -> str:
     if node.kind in ("assign", "claim"):
-        return f"{node.head.ljust(width)} = {node.value}"
+        value = node.value.ljust(value_width) if node.provenance else node.value
+        return f"{node.head.ljust(width)} = {value}{node.provenance}"
     raise AssertionError(node.kind)
 
 
@@ -499,10 +503,13 @@ def _body_lines(nodes: list[Node], indent: str, block_order: dict[str, int], top
     lines: list[str] = []
     for group in _groups(_order(nodes, block_order, top)):
         width = max(len(n.head) for n in group) if group[0].kind in ("assign", "claim") else 0
+        # `from` aligns too, across the statements of the group that have one (when several do)
+        cited = [len(n.value) for n in group if n.provenance]
+        value_width = max(cited) if len(cited) > 1 else 0
         rendered: list[tuple[Node, list[str]]] = []
         for node in group:
             if node.kind in ("assign", "claim"):
-                rendered.append((node, [indent + _stmt_text(node, width)]))
+                rendered.append((node, [indent + _stmt_text(node, width, value_width)]))
             else:
                 rendered.append((node, _node_lines(node, indent, block_order)))
         # trailing comments of one-line statements align across the group
