@@ -569,6 +569,8 @@ def test_surrogates_in_the_api_never_reach_an_encoder():
 def _report_input(tmp_path) -> Path:
     spec = tmp_path / "spec.md"  # a spec whose name is also a report's
     spec.write_bytes(EXAMPLE_A.read_bytes())
+    for csv in EXAMPLE_A.parent.glob("*.csv"):  # the step times it reads: a spec that compiles
+        (tmp_path / csv.name).write_bytes(csv.read_bytes())
     return spec
 
 
