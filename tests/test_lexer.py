@@ -101,3 +101,13 @@ def test_catalog_and_booleans_are_constants():
 def test_a_stray_character_is_an_error_token():
     got = _significant("eff 1\nrun r { title = 'x' }\n")
     assert (Error, "'") in got
+
+
+def test_guess_lexer_recognises_a_spec_by_its_header():
+    from pygments.lexers import guess_lexer
+
+    from effspec.fmt.lexer import EffLexer
+
+    text = (ROOT / "examples" / "llama3_405b_table4.eff").read_text(encoding="utf-8")
+    assert type(guess_lexer(text)) is EffLexer
+    assert EffLexer.analyse_text("print('hello')\n") == 0.0

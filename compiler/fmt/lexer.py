@@ -58,6 +58,11 @@ class EffLexer(RegexLexer):
     url = "https://github.com/effspec/effspec"
     version_added = ""
 
+    @staticmethod
+    def analyse_text(text: str) -> float:
+        """A spec starts with its header `eff 1` (after comments and blank lines)."""
+        return 0.9 if re.match(r"(?:\s*#[^\n]*\n|\s)*eff\s+[0-9]+\b", text) else 0.0
+
     tokens = {
         "root": [
             (r"[ \t\f\r\n]+", Whitespace),
