@@ -9,9 +9,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
+from effspec.cli.fmt import register as register_fmt
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
 from effspec.version import __version__
@@ -52,6 +54,8 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--list", action="store_true", help="list every code")
     e.add_argument("--presets", action="store_true", help="list every convention preset")
     e.set_defaults(func=lambda a: cmd_presets(a) if a.presets else cmd_list(a) if a.list or not a.code else cmd_explain(a))
+    register_fmt(sub)
+    register_catalog(sub)
     return p
 
 
