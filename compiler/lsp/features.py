@@ -452,7 +452,8 @@ def _claim_unit_at(a: Analysis):
 
 
 def code_actions(a: Analysis, rng: T.Range) -> list[T.CodeAction]:
-    out: list[T.CodeAction] = []
+    """The fixes for the diagnostics that touch ``rng``; one action per edit, naming every diagnostic it fixes."""
+    out: dict[tuple[Span, str], T.CodeAction] = {}
     claim_unit = _claim_unit_at(a)
     for d in a.diagnostics:
         drange = span_range(a, d.span)
@@ -460,10 +461,15 @@ def code_actions(a: Analysis, rng: T.Range) -> list[T.CodeAction]:
                 or (drange.start.line, drange.start.character) > (rng.end.line, rng.end.character):
             continue
         for fix in fixes_for(d, a.source, claim_unit):
+            action = out.get((fix.span, fix.new_text))
+            if action is not None:
+                action.diagnostics.append(lsp_diagnostic(a, d))
+                continue
             edit = T.TextEdit(range=span_range(a, fix.span), new_text=fix.new_text)
-            out.append(T.CodeAction(title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],
-                                    is_preferred=fix.preferred, edit=T.WorkspaceEdit(changes={a.uri: [edit]})))
-    return out
+            out[(fix.span, fix.new_text)] = T.CodeAction(
+                title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],
+                is_preferred=fix.preferred, edit=T.WorkspaceEdit(changes={a.uri: [edit]}))
+    return list(out.values())
 
 
 # ----------------------------------------------------------------------------
