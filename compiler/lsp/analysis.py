@@ -67,15 +67,21 @@ def path_of(uri: str) -> str:
     return uri
 
 
-def analyze(uri: str, text: str, version: int | None = None) -> Analysis:
-    """Check ``text`` as the file ``uri`` names (its folder anchors `file "…"` references)."""
+def analyze(uri: str, text: str, version: int | None = None, parser=None) -> Analysis:
+    """Check ``text`` as the file ``uri`` names (its folder anchors `file "…"` references).
+
+    ``parser`` (an :class:`effspec.lsp.incremental.IncrementalParser`, one per document) re-parses
+    only the runs that changed since its last call; the result is the same."""
     path = path_of(uri)
     folder = os.path.dirname(path) if uri.startswith("file:") and os.path.isdir(os.path.dirname(path) or ".") else None
     analysis = Analysis(uri, path, text, version)
     start = time.perf_counter()
     try:
         # Looked up on the module at call time, so a test can stand in a failing check.
-        analysis.result = effspec.check_text(text, path, folder)
+        if parser is None:
+            analysis.result = effspec.check_text(text, path, folder)
+        else:
+            analysis.result = effspec.check_text(text, path, folder, parse=parser.parse)
     except Exception as exc:  # a bug in one document must not stop the server
         analysis.crash = f"{type(exc).__name__}: {exc}"
         analysis.result = None

@@ -19,6 +19,7 @@ from pygls.lsp.server import LanguageServer
 
 from effspec.lsp import analysis as A
 from effspec.lsp import features as F
+from effspec.lsp.incremental import IncrementalParser
 from effspec.version import __version__
 
 
@@ -28,6 +29,7 @@ class EffServer(LanguageServer):
         self.settings = F.Settings()
         self.analyses: dict[str, A.Analysis] = {}
         self.pending: dict[str, asyncio.Task] = {}
+        self.parsers: dict[str, IncrementalParser] = {}  # per document: the trees of its unchanged runs
 
     def analysis(self, uri: str) -> A.Analysis:
         """The latest analysis of ``uri``, re-checked now if the text moved on since."""
@@ -39,7 +41,8 @@ class EffServer(LanguageServer):
 
     def check(self, uri: str) -> A.Analysis:
         doc = self.workspace.get_text_document(uri)
-        result = A.analyze(uri, doc.source, doc.version)
+        parser = self.parsers.setdefault(uri, IncrementalParser())
+        result = A.analyze(uri, doc.source, doc.version, parser)
         self.analyses[uri] = result
         return result
 
@@ -116,6 +119,7 @@ def did_close(ls: EffServer, params: T.DidCloseTextDocumentParams) -> None:
     if task is not None:
         task.cancel()
     ls.analyses.pop(uri, None)
+    ls.parsers.pop(uri, None)
     ls.text_document_publish_diagnostics(T.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
 
 
