@@ -6,6 +6,7 @@ Used by tests/test_lsp.py and benchmarks/lsp_latency.py: it talks to
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -131,7 +132,5 @@ class Client:
             self.proc.kill()
             self.proc.wait(timeout=10)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
-            try:
+            with contextlib.suppress(Exception):
                 stream.close()
-            except Exception:
-                pass

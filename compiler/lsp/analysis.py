@@ -12,6 +12,7 @@ import os
 import time
 import traceback
 from dataclasses import dataclass, field
+from typing import Any
 
 import effspec
 from effspec.diagnostics import Diagnostic, Span
@@ -43,11 +44,11 @@ class Analysis:
         return self.result.diagnostics if self.result is not None else []
 
     @property
-    def spec(self):  # ir.Spec | None
+    def spec(self) -> Any:  # ir.Spec | None (Result types it as object)
         return self.result.spec if self.result is not None else None
 
     @property
-    def evaluation(self):  # engine Evaluation | None
+    def evaluation(self) -> Any:  # engine Evaluation | None
         return self.result.evaluation if self.result is not None else None
 
     def source(self, span: Span) -> str:

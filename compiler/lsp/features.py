@@ -12,6 +12,7 @@ import functools
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from lsprotocol import types as T
 
@@ -21,6 +22,10 @@ from effspec.front import keys as K
 from effspec.lsp import scan
 from effspec.lsp.analysis import INTERNAL_CODE, Analysis
 from effspec.lsp.fixes import fixes_for
+
+if TYPE_CHECKING:
+    from effspec.engine.results import ClaimResult, Metric
+    from effspec.front.ir import Claim
 
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 _SEVERITY = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning,
@@ -104,10 +109,10 @@ def diagnostics(a: Analysis) -> list[T.Diagnostic]:
 
 @dataclass(frozen=True)
 class ClaimView:
-    claim: object  # ir.Claim
+    claim: Claim
     owner: str  # "run `x`" or "scaling `y`"
-    result: object | None  # ClaimResult
-    metric: object | None  # the Metric it was checked against
+    result: ClaimResult | None
+    metric: Metric | None  # the figure it was checked against
 
 
 def claim_views(a: Analysis) -> list[ClaimView]:
@@ -155,6 +160,7 @@ def _claim_markdown(view: ClaimView) -> str:
             lines.append(f"\nclaimed: {metric_value(cr.claimed, unit)}")
         return "\n".join(lines)
     mark = _MARK.get(cr.status, "")
+    assert cr.reconstructed is not None and cr.claimed is not None  # consistent or mismatch: both known
     lines.append(f"reconstructed: **{metric_value(cr.reconstructed, unit)}** {mark} {cr.status}")
     lines.append("")
     lines.append(f"claimed: {metric_value(cr.claimed, unit)} ± {metric_value(cr.tolerance or 0.0, unit)} (tolerance: half the last"
@@ -463,11 +469,11 @@ def code_actions(a: Analysis, rng: T.Range) -> list[T.CodeAction]:
         for fix in fixes_for(d, a.source, claim_unit):
             action = out.get((fix.span, fix.new_text))
             if action is not None:
-                action.diagnostics.append(lsp_diagnostic(a, d))
+                action.diagnostics = [*(action.diagnostics or ()), lsp_diagnostic(a, d)]
                 continue
             edit = T.TextEdit(range=span_range(a, fix.span), new_text=fix.new_text)
             out[(fix.span, fix.new_text)] = T.CodeAction(
-                title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],
+                title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],  # a list: appended to above
                 is_preferred=fix.preferred, edit=T.WorkspaceEdit(changes={a.uri: [edit]}))
     return list(out.values())
 
@@ -484,34 +490,37 @@ def document_symbols(a: Analysis) -> list[T.DocumentSymbol]:
     """Runs and scalings, with their blocks and claims as children (from tokens: works on broken text)."""
     toks = [t for t in scan.tokens(a.text) if t.kind != "comment"]
     out: list[T.DocumentSymbol] = []
-    stack: list[tuple[T.DocumentSymbol, scan.Tok]] = []
+    stack: list[tuple[T.DocumentSymbol, list[T.DocumentSymbol]]] = []  # open symbols and their children
     S = T.SymbolKind
     for i, t in enumerate(toks):
         if t.text == "{":
             prev, prev2 = (toks[i - 1] if i >= 1 else None), (toks[i - 2] if i >= 2 else None)
             if not stack and prev2 is not None and prev2.text in ("run", "scaling") and prev is not None and prev.kind == "name":
                 sym = T.DocumentSymbol(name=prev.text, detail=prev2.text, kind=S.Class if prev2.text == "run" else S.Module,
-                                       range=_tok_range(a, prev2, t), selection_range=_tok_range(a, prev, prev), children=[])
+                                       range=_tok_range(a, prev2, t), selection_range=_tok_range(a, prev, prev))
                 out.append(sym)
             elif stack and prev is not None and prev.kind == "name":
                 sym = T.DocumentSymbol(name=prev.text, detail="block", kind=S.Struct, range=_tok_range(a, prev, t),
-                                       selection_range=_tok_range(a, prev, prev), children=[])
-                stack[-1][0].children.append(sym)
-            else:
+                                       selection_range=_tok_range(a, prev, prev))
+                stack[-1][1].append(sym)
+            else:  # a brace with no name before it (broken text): kept for the nesting, not listed
                 sym = T.DocumentSymbol(name="{", kind=S.Object, range=_tok_range(a, t, t), selection_range=_tok_range(a, t, t))
-            stack.append((sym, t))
+            stack.append((sym, []))
         elif t.text == "}" and stack:
-            sym, start = stack.pop()
+            sym, children = stack.pop()
             sym.range = T.Range(start=sym.range.start, end=_tok_range(a, t, t).end)
+            sym.children = children
         elif t.text == "claim" and stack and i + 1 < len(toks) and toks[i + 1].kind == "name":
             name_tok = toks[i + 1]
             j = i + 2
             while j + 1 < len(toks) and toks[j].text == "." and toks[j + 1].kind == "name":
                 j += 2
             name = a.text[name_tok.start:toks[j - 1].end]
-            stack[-1][0].children.append(T.DocumentSymbol(
+            stack[-1][1].append(T.DocumentSymbol(
                 name=f"claim {name}", kind=S.Field, range=_tok_range(a, t, toks[j - 1]),
                 selection_range=_tok_range(a, name_tok, toks[j - 1])))
+    for sym, children in stack:  # not closed yet (typing)
+        sym.children = children
     return out
 
 

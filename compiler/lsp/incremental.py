@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _LINE_FIELDS = ("line", "end_line", "container_line", "container_end_line")
 _POS_FIELDS = ("start_pos", "end_pos", "container_start_pos", "container_end_pos")
@@ -27,7 +28,7 @@ _POS_FIELDS = ("start_pos", "end_pos", "container_start_pos", "container_end_pos
 class _Entry:
     line: int  # 1-based line of the item's first character when it was parsed or last moved
     offset: int
-    tree: object  # lark Tree
+    tree: Any  # a lark Tree
 
 
 def _shift(tree, lines: int, offset: int) -> None:
@@ -43,6 +44,7 @@ def _shift(tree, lines: int, offset: int) -> None:
         seen.add(id(node))
         if isinstance(node, Token):
             # the lexer sets all four on every token
+            assert node.start_pos is not None and node.end_pos is not None and node.line is not None and node.end_line is not None
             node.start_pos += offset
             node.end_pos += offset
             if lines:
