@@ -43,6 +43,7 @@ def same(parser: IncrementalParser, text: str) -> None:
     full_tree, full_diags = parse(text)
     assert diags == full_diags
     assert dump(tree) == dump(full_tree)
+    assert parser.errors == 0
 
 
 def edits_of(text: str) -> list[str]:

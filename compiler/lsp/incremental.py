@@ -29,44 +29,43 @@ class _Entry:
     line: int  # 1-based line of the item's first character when it was parsed or last moved
     offset: int
     tree: Any  # a lark Tree
+    tokens: list[Any]  # every Token of the tree, once
+    metas: list[Any]  # every non-empty Meta of its nodes, once
 
+    @classmethod
+    def of(cls, line: int, offset: int, tree: Any) -> _Entry:
+        from lark import Token, Tree
 
-def _shift(tree, lines: int, offset: int) -> None:
-    """Move every token and node position of ``tree`` by ``lines`` and ``offset`` (in place, each object once)."""
-    from lark import Token, Tree
+        tokens: dict[int, Any] = {}
+        metas: dict[int, Any] = {}
+        stack = [tree]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, Token):
+                tokens[id(node)] = node
+            elif isinstance(node, Tree):
+                if not getattr(node.meta, "empty", True):
+                    metas[id(node.meta)] = node.meta
+                stack.extend(node.children)
+        return cls(line, offset, tree, list(tokens.values()), list(metas.values()))
 
-    seen: set[int] = set()
-    stack = [tree]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, Token):
-            # the lexer sets all four on every token
-            assert node.start_pos is not None and node.end_pos is not None and node.line is not None and node.end_line is not None
-            node.start_pos += offset
-            node.end_pos += offset
-            if lines:
-                node.line += lines
-                node.end_line += lines
-        elif isinstance(node, Tree):
-            meta = node.meta
-            if id(meta) not in seen and not getattr(meta, "empty", True):
-                seen.add(id(meta))
-                _move(meta, lines, offset)
-            stack.extend(node.children)
-
-
-def _move(meta, lines: int, offset: int) -> None:
-    for name in _LINE_FIELDS if lines else ():
-        value = getattr(meta, name, None)
-        if isinstance(value, int):
-            setattr(meta, name, value + lines)
-    for name in _POS_FIELDS:
-        value = getattr(meta, name, None)
-        if isinstance(value, int):
-            setattr(meta, name, value + offset)
+    def move(self, line: int, offset: int) -> None:
+        """Move every position of the tree to an item that now starts at ``line`` and ``offset``."""
+        lines, shift = line - self.line, offset - self.offset
+        for tok in self.tokens:  # the lexer sets all four on every token
+            tok.start_pos += shift
+            tok.end_pos += shift
+        for meta in self.metas:
+            for name in _POS_FIELDS:
+                setattr(meta, name, getattr(meta, name) + shift)
+        if lines:
+            for tok in self.tokens:
+                tok.line += lines
+                tok.end_line += lines
+            for meta in self.metas:
+                for name in _LINE_FIELDS:
+                    setattr(meta, name, getattr(meta, name) + lines)
+        self.line, self.offset = line, offset
 
 
 # Strings, comments and braces: all that matters inside an item to find where it ends.
@@ -121,6 +120,7 @@ class IncrementalParser:
         self.limit = limit
         self.hits = 0
         self.misses = 0
+        self.errors = 0  # the fast path raised (a bug): the full parse was used
 
     def parse(self, text: str):
         from effspec.front import syntax
@@ -129,6 +129,7 @@ class IncrementalParser:
         try:
             tree = self._fast(text)
         except Exception:  # never worse than the full parse
+            self.errors += 1
             self.items.clear()
             tree = None
         return (tree, []) if tree is not None else syntax.parse(text)
@@ -166,13 +167,12 @@ class IncrementalParser:
                 parsed = self._parse(padded)
                 if parsed is None or len(parsed.children) != 2:
                     return None
-                entry = _Entry(line, start, parsed.children[1])
+                entry = _Entry.of(line, start, parsed.children[1])
                 self.items[key] = entry
             else:
                 self.hits += 1
                 if entry.line != line or entry.offset != start:
-                    _shift(entry.tree, line - entry.line, start - entry.offset)
-                    entry.line, entry.offset = line, start
+                    entry.move(line, start)
             used.add(key)
             trees.append(entry.tree)
         if len(self.items) > self.limit:  # forget the items no longer in the text
