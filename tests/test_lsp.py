@@ -429,3 +429,61 @@ def test_document_symbols_and_go_to_definition(lsp, small):
                                                            "position": at(needle, offset=len(needle) - 2)})
         declared = at(f"run {name} {{", offset=4)
         assert location["range"]["start"] == declared and location["uri"] == small
+
+
+def test_positions_are_utf16_code_units(lsp):
+    # Two astral characters (2 UTF-16 units each) before a claim on the same line:
+    # the claim's hint and its diagnostic move right by 2 units per character.
+    line = '  title = "🚀🚀"  claim throughput = 48000 token/s'
+    text = SMALL.replace("  claim throughput = 48000 token/s\n", "", 1).replace('  title = "hand-checked"', line, 1)
+    uri = uri_of(lsp.folder / "astral.eff")
+    lsp.open(uri, text)
+    diags = lsp.diagnostics(uri)
+    n = text.split("\n").index(line)
+    mismatch = next(d for d in diags if d["code"] == "EFF601")
+    value_at = line.index("48000")  # code points
+    assert mismatch["range"]["start"] == {"line": n, "character": value_at + 2}
+    assert mismatch["data"]["column"] == value_at + 1  # the CLI's JSON counts code points, 1-based
+    hints = lsp.request("textDocument/inlayHint", {"textDocument": {"uri": uri}, "range": {
+        "start": {"line": 0, "character": 0}, "end": {"line": 40, "character": 0}}})
+    throughput = next(h for h in hints if "token/s" in h["label"])
+    assert throughput["position"] == {"line": n, "character": len(line) + 2}
+    text_hover = hover_text(lsp, uri, {"line": n, "character": line.index("throughput") + 2})
+    assert "52,429 token/s" in text_hover
+
+
+def test_incremental_text_changes_are_applied(lsp):
+    # Editors send ranges, not the whole text: break `count = 16 device` with an insertion, then delete it.
+    uri = uri_of(lsp.folder / "ranged.eff")
+    lsp.open(uri, SMALL)
+    first = lsp.diagnostics(uri)
+    pos = at("count = 16", offset=8)
+    lsp.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 2}, "contentChanges": [
+        {"range": {"start": pos, "end": pos}, "text": "= "}]})
+    assert [d["code"] for d in lsp.diagnostics(uri, version=2)] == ["EFF001"]
+    end = {"line": pos["line"], "character": pos["character"] + 2}
+    lsp.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": 3}, "contentChanges": [
+        {"range": {"start": pos, "end": end}, "text": ""}]})
+    assert lsp.diagnostics(uri, version=3) == first
+
+
+def test_lsp_without_pygls_is_a_tool_error_not_a_traceback():
+    code = "import sys; sys.modules['pygls'] = None; from effspec.cli import main; sys.exit(main(['lsp']))"
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "effspec: `effspec lsp` needs pygls: pip install 'effspec[lsp]'"
+
+
+def test_the_vscode_extension_starts_effspec_lsp_for_eff_files():
+    vscode = ROOT / "editors" / "vscode"
+    package = json.loads((vscode / "package.json").read_text(encoding="utf-8"))
+    language = package["contributes"]["languages"][0]
+    assert language["extensions"] == [".eff"]
+    assert (vscode / language["configuration"]).exists()
+    grammar = package["contributes"]["grammars"][0]
+    assert grammar["scopeName"] == "source.eff" and (vscode / grammar["path"]).exists()
+    config = json.loads((vscode / "language-configuration.json").read_text(encoding="utf-8"))
+    assert config["comments"]["lineComment"] == "#"  # grammar/eff.lark: COMMENT: /#[^\n]*/
+    assert ["{", "}"] in config["brackets"] and ["[", "]"] in config["brackets"]
+    script = (vscode / package["main"]).read_text(encoding="utf-8")
+    assert 'args: ["lsp"]' in script and "vscode-languageclient" in script
