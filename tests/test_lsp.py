@@ -487,3 +487,22 @@ def test_the_vscode_extension_starts_effspec_lsp_for_eff_files():
     assert ["{", "}"] in config["brackets"] and ["[", "]"] in config["brackets"]
     script = (vscode / package["main"]).read_text(encoding="utf-8")
     assert 'args: ["lsp"]' in script and "vscode-languageclient" in script
+
+
+def test_completion_of_a_compound_unit_replaces_what_is_typed(lsp):
+    text = "eff 1\nrun a {\n  work { seq_len = 2048 token/ }\n}\n"
+    uri = uri_of(lsp.folder / "unit.eff")
+    lsp.open(uri, text)
+    lsp.diagnostics(uri)
+    col = text.split("\n")[2].index("token/") + len("token/")
+    result = lsp.request("textDocument/completion", {"textDocument": {"uri": uri}, "position": {"line": 2, "character": col}})
+    item = next(i for i in result["items"] if i["label"] == "token/sequence")
+    assert item["textEdit"]["range"] == {"start": {"line": 2, "character": col - 6}, "end": {"line": 2, "character": col}}
+    assert item["textEdit"]["newText"] == "token/sequence"
+    # a new key after a finished value is a key again, not a unit
+    text2 = "eff 1\nrun a {\n  timing { step_time = 4 s  war }\n}\n"
+    lsp.change(uri, text2, 2)
+    col2 = text2.split("\n")[2].index("war") + 3
+    labels = [i["label"] for i in lsp.request("textDocument/completion", {"textDocument": {"uri": uri},
+                                                                          "position": {"line": 2, "character": col2}})["items"]]
+    assert "warmup" in labels and "ms" not in labels

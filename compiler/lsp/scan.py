@@ -176,9 +176,29 @@ def context_at(text: str, line: int, col: int) -> Context:
         ctx = _value_context(toks, "unit", prefix, prefix_start)
         if ctx.key is not None:
             return ctx
+    unit = _unit_start(toks, offset - len(prefix)) if toks and toks[-1].kind == "punct" or prefix else None
+    if unit is not None:  # `2048 token/` or `780 TFLOP/s`: a compound unit being typed
+        start, number_index = unit
+        ctx = _value_context(toks[: number_index + 1], "unit", text[start:offset], toks[number_index + 1].col)
+        if ctx.key is not None:
+            return ctx
     if last is not None and last.kind == "punct" and last.text in "[,":
         return _value_context(toks, "list", prefix, prefix_start)
     return Context("statement", frames, prefix=prefix, prefix_start=prefix_start)
+
+
+def _unit_start(toks: list[Tok], word_start: int) -> tuple[int, int] | None:
+    """Where a unit written after a number starts when the text before the cursor is one with no
+    space inside (`2048 token/`, `780 TFLOP/s^`): (its offset, the number's index), else None.
+    ``word_start`` is where the word being typed starts (the cursor when there is none)."""
+    end = word_start
+    i = len(toks) - 1
+    while i >= 1 and (toks[i].kind == "name" or toks[i].text in ("/", "*", "^", "-")) and toks[i].end == end:
+        end = toks[i].start
+        if toks[i].kind == "name" and toks[i - 1].kind == "number" and toks[i].start > toks[i - 1].end:
+            return toks[i].start, i - 1
+        i -= 1
+    return None
 
 
 def _value_context(toks: list[Tok], where: str, prefix: str, prefix_start: int) -> Context:

@@ -47,7 +47,7 @@ class EffServer(LanguageServer):
         return result
 
     def publish(self, uri: str) -> None:
-        result = self.check(uri)
+        result = self.analysis(uri)  # checked already if a hover or hint asked for this text
         try:
             diags = F.diagnostics(result)
         except Exception as exc:  # a diagnostic that cannot be converted: still say something
@@ -95,6 +95,9 @@ def initialize(ls: EffServer, params: T.InitializeParams) -> None:
 @server.feature(T.WORKSPACE_DID_CHANGE_CONFIGURATION)
 def did_change_configuration(ls: EffServer, params: T.DidChangeConfigurationParams) -> None:
     ls.settings.update(params.settings)
+    refresh = ls.client_capabilities.workspace and ls.client_capabilities.workspace.inlay_hint
+    if refresh and refresh.refresh_support:  # ask the editor to fetch the hints again
+        ls.workspace_inlay_hint_refresh(None)
 
 
 @server.feature(T.TEXT_DOCUMENT_DID_OPEN)
