@@ -7,8 +7,8 @@ message names, so an edit never lands on the wrong characters.
 
 | fix | diagnostic | edit |
 |---|---|---|
-| unit spelling | EFF001 `unknown unit \`tokens\`` + help `write \`token\`` | the unit, replaced |
-| did you mean | EFF002 / EFF003 `… \`hieght\` …` + help `did you mean \`height\`?` | the name, replaced |
+| unit spelling | EFF001 "unknown unit `tokens`", help "write `token`" | the unit, replaced |
+| did you mean | EFF002 / EFF003 "… `layer` …", help "did you mean `layers`?" | the name, replaced |
 | bare ratio claim | EFF604 / EFF601 on a claim of a ratio written as a bare number above 1 (`claim mfu = 52`) | `52 %` |
 """
 
