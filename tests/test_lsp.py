@@ -188,7 +188,7 @@ def test_hover_on_a_key_shows_its_reference_entry(lsp, small):
     text = hover_text(lsp, small, at("seq_len", offset=2))
     assert "**`seq_len`** in `work`" in text and "`token/sequence`" in text and "> 0, ≤ 1e9" in text
     text = hover_text(lsp, small, at("warmup", offset=1))
-    assert "unit: `step`" in text and "default: 0, assumed" in text
+    assert "unit: `step`" in text and "default (when not written): 0, assumed" in text
     text = hover_text(lsp, small, at("count", offset=1))
     assert "required" in text  # hardware needs accelerator and count
 

@@ -249,7 +249,8 @@ def key_markdown(block: str, name: str) -> str | None:
         lines.append(f"- unit: {unit}")
     if row.get("range"):
         lines.append(f"- range: {row['range']}")
-    lines.append(f"- default: {row.get('default') or 'none (not written: not used)'}")
+    if row.get("default"):
+        lines.append(f"- default (when not written): {row['default']}")
     required = name in K.REQUIRED.get(block, ())
     if required:
         lines.append("- required")
@@ -289,7 +290,11 @@ def _peak_markdown(a: Analysis, tok: scan.Tok) -> str | None:
         known = "\n".join(f"- {r.dtype} {r.sparsity}: {quantity(r.flops, 'FLOP/s')}" for r in rows)
         return (f"**catalog**: no row for `{pool.accelerator}` at {pool.dtype} {pool.sparsity}"
                 + (f"\n\nits rows:\n{known}" if rows else "\n\nthe accelerator is not in the catalog"))
-    lines = [f"**catalog row** `{row.accelerator}` · {row.dtype} · {row.sparsity}", "",
+    written = pool.peak_input is not None and pool.peak_input.provenance != "catalog"
+    head = "**catalog row**" if not written else (
+        f"written: **{quantity(pool.peak or 0.0, 'FLOP/s')}** ({pool.peak_input.provenance}"
+        f"{': ' + pool.peak_input.citation if pool.peak_input.citation else ''}); for comparison, the **catalog row**")
+    lines = [f"{head} `{row.accelerator}` · {row.dtype} · {row.sparsity}", "",
              f"peak: **{quantity(row.flops, 'FLOP/s' if row.dtype != 'int8' else 'OP/s')}** per device",
              f"× {pool.active:g} active devices = {quantity(row.flops * pool.active, 'FLOP/s')}", "",
              f"source: {row.citation}"]
