@@ -71,3 +71,15 @@ def test_broken_and_empty_texts_answer_without_error():
         F.definition(a, pos)
         F.document_symbols(a)
         F.diagnostics(a)
+
+
+def test_a_written_peak_is_shown_beside_the_catalog_row():
+    example = ROOT / "examples" / "example_b_vendor_claim.eff"
+    text = example.read_text(encoding="utf-8")
+    a = analyze(example.as_uri(), text)
+    lines = text.split("\n")
+    n = next(i for i, line in enumerate(lines) if line.strip().startswith("peak "))
+    value = F.hover(a, T.Position(line=n, character=lines[n].index("peak") + 1)).contents.value
+    # the vendor's 624 TFLOP/s is the A100's 2:4-sparse figure; the dense BF16 datasheet row is 312
+    assert "written: **624 TFLOP/s** (paper: footnote 3)" in value
+    assert "**catalog row** `A100-SXM4` · bf16 · dense" in value and "**312 TFLOP/s**" in value
