@@ -22,12 +22,12 @@ from effspec.front import keys as K
 from effspec.lsp import scan
 from effspec.lsp.analysis import INTERNAL_CODE, Analysis
 from effspec.lsp.fixes import fixes_for
+from effspec.report.sarif import RULE_URL  # the rule pages SARIF links to
 
 if TYPE_CHECKING:
     from effspec.engine.results import ClaimResult, Metric
     from effspec.front.ir import Claim
 
-RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 _SEVERITY = {"error": T.DiagnosticSeverity.Error, "warning": T.DiagnosticSeverity.Warning,
              "info": T.DiagnosticSeverity.Information}
 _MARK = {"consistent": "✓", "mismatch": "✗"}
