@@ -120,3 +120,22 @@ def test_the_matcher_is_not_vacuous():
     assert got[line.index('"A100"')] == "string.quoted.double.eff"
     assert got[line.index("# note")] == "comment.line.number-sign.eff"
     assert scopes("  ")[0] is None
+
+
+def compare_with_vscode(tokens_json: str) -> int:
+    """Compare editors/vscode/scripts/tokenize.js's output (the real engine) with :func:`scopes`; the count of differences."""
+    tokens = json.loads(Path(tokens_json).read_text(encoding="utf-8"))
+    texts = {p.name: p.read_text(encoding="utf-8").split("\n") for p in (ROOT / "examples").glob("*.eff")}
+    diffs = 0
+    for file, line, col, text, scope in tokens:
+        ours = scopes(texts[file][line - 1])
+        for i in range(col - 1, col - 1 + len(text)):
+            if text.strip() and (ours[i] or "source.eff") != scope:
+                diffs += 1
+                print(f"{file}:{line}:{i + 1} {text!r}: vscode {scope}, ours {ours[i]}")
+    print(f"{len(tokens)} tokens, {diffs} differences")
+    return diffs
+
+
+if __name__ == "__main__":
+    sys.exit(1 if compare_with_vscode(sys.argv[1]) else 0)
