@@ -108,21 +108,47 @@ def test_the_check_with_the_incremental_parser_equals_the_cli_check(example):
     text = example.read_text(encoding="utf-8")
     for version in (text, "# edited\n" + text, text):
         plain = result_json(effspec.check_text(version, str(example), str(example.parent)))
-        fast = result_json(effspec.check_text(version, str(example), str(example.parent), parse=parser.parse))
+        fast = result_json(effspec.check_text(version, str(example), str(example.parent), parse=parser.parse,
+                                              memo=parser.memo))
+        parser.memo.prune()
         assert json.dumps(fast, sort_keys=True) == json.dumps(plain, sort_keys=True)
 
 
-def test_random_edits_keep_the_trees_equal():
+def test_the_build_memo_reuses_unchanged_runs_and_the_check_is_the_same():
+    text = generate_spec(12, seed=3)
+    items = len(split(text)[1])
+    parser = IncrementalParser()
+    session = edits_of(text) + [text.replace("claim mfu", "claim  mfu", 3), text]
+    reused = []
+    for version in session:
+        plain = result_json(effspec.check_text(version, "g.eff"))
+        hits = parser.memo.hits
+        fast = result_json(effspec.check_text(version, "g.eff", parse=parser.parse, memo=parser.memo))
+        parser.memo.prune()
+        reused.append(parser.memo.hits - hits)
+        assert json.dumps(fast, sort_keys=True) == json.dumps(plain, sort_keys=True)
+        assert len(parser.memo) <= items + 1  # one version of each run is kept
+    assert reused[0] == 0  # the first check builds everything
+    assert reused[1] == items - 1  # an edit inside the first run's title line: the other runs and scalings reused
+    assert reused[2] == 0  # a comment on top moves every line: nothing can be reused
+
+
+def test_random_edits_keep_the_trees_and_the_checks_equal():
     import random
 
     rng = random.Random(16)
     text = generate_spec(6, seed=5)
     parser = IncrementalParser()
     pieces = [" ", "\n", "#", "{", "}", '"', "x", "1", "run r { }\n", "\n# note\n"]
-    for _ in range(60):
+    for step in range(60):
         at = rng.randrange(len(text) + 1)
         if rng.random() < 0.5 and len(text) > 10:
             text = text[:at] + text[at + rng.randrange(1, 4):]
         else:
             text = text[:at] + rng.choice(pieces) + text[at:]
         same(parser, text)
+        if step % 6 == 0:
+            plain = result_json(effspec.check_text(text, "r.eff"))
+            fast = result_json(effspec.check_text(text, "r.eff", parse=parser.parse, memo=parser.memo))
+            parser.memo.prune()
+            assert json.dumps(fast, sort_keys=True) == json.dumps(plain, sort_keys=True)

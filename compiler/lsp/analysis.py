@@ -82,7 +82,8 @@ def analyze(uri: str, text: str, version: int | None = None, parser=None) -> Ana
         if parser is None:
             analysis.result = effspec.check_text(text, path, folder)
         else:
-            analysis.result = effspec.check_text(text, path, folder, parse=parser.parse)
+            analysis.result = effspec.check_text(text, path, folder, parse=parser.parse, memo=parser.memo)
+            parser.memo.prune()
     except Exception as exc:  # a bug in one document must not stop the server
         analysis.crash = f"{type(exc).__name__}: {exc}"
         analysis.result = None

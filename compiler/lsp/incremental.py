@@ -11,7 +11,10 @@ compares them token by token); whenever that cannot be guaranteed cheaply -- a
 syntax error, an invisible character, deep nesting, anything between items
 that is not a comment, an item written twice -- it returns the full parse.
 
-It plugs into the pipeline as ``effspec.check_text(…, parse=parser.parse)``.
+It plugs into the pipeline as ``effspec.check_text(…, parse=parser.parse,
+memo=parser.memo)``: the memo lets the IR builder reuse a run whose lines did
+not change (its IR holds lines and columns, so identical lines at the same
+place give an identical IR; a run with a `file` reference is always rebuilt).
 """
 
 from __future__ import annotations
@@ -112,10 +115,38 @@ def split(text: str) -> tuple[int, list[tuple[int, int, int, int]]] | None:
     return header.end(), items
 
 
+class ItemMemo(dict):
+    """The IR builder's memo (``effspec.check_text(…, memo=…)``): a run's IR by its exact lines.
+    :meth:`prune` keeps only what the last check used, so it holds one version of each run."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.used: set[object] = set()
+        self.hits = 0
+
+    def get(self, key, default=None):
+        value = super().get(key, default)
+        if value is not default:
+            self.used.add(key)
+            self.hits += 1
+        return value
+
+    def __setitem__(self, key, value) -> None:
+        self.used.add(key)
+        super().__setitem__(key, value)
+
+    def prune(self) -> None:
+        for key in [k for k in self if k not in self.used]:
+            del self[key]
+        self.used = set()
+
+
 class IncrementalParser:
-    """A drop-in for :func:`effspec.front.syntax.parse` that remembers the trees of top-level items."""
+    """A drop-in for :func:`effspec.front.syntax.parse` that remembers the trees of top-level items
+    (and carries the build memo of the same document, :attr:`memo`)."""
 
     def __init__(self, limit: int = 20_000) -> None:
+        self.memo = ItemMemo()
         self.items: dict[tuple[str, int], _Entry] = {}  # (item text, column) -> its tree and where it is
         self.limit = limit
         self.hits = 0
