@@ -8,7 +8,7 @@ now is (its line numbers and offsets; columns are per line and do not move).
 The trees it returns are the trees :func:`effspec.front.syntax.parse` returns
 for the whole text, position for position (tests/test_lsp_incremental.py
 compares them token by token); whenever that cannot be guaranteed cheaply -- a
-syntax error, an invisible character, deep nesting, anything between items
+syntax error, an invisible character, deep nesting or too many runs, anything between items
 that is not a comment, an item written twice -- it returns the full parse.
 
 It plugs into the pipeline as ``effspec.check_text(…, parse=parser.parse,
@@ -173,7 +173,7 @@ class IncrementalParser:
         from effspec.front.limits import LIMITS
 
         if len(text) > LIMITS.max_spec_bytes or text.startswith("\ufeff") or syntax._INVISIBLE.search(text) \
-                or syntax._nesting(text) is not None:
+                or syntax._prescan(text) is not None:
             return None
         parts = split(text)
         if parts is None:
