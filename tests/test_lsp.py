@@ -489,6 +489,15 @@ def test_the_vscode_extension_starts_effspec_lsp_for_eff_files():
     assert 'args: ["lsp"]' in script and "vscode-languageclient" in script
 
 
+def test_completion_of_provenance_kinds_after_from(lsp):
+    text = 'eff 1\nrun a {\n  hardware { accelerator = "A100-SXM4-80GB"  count = 8 device from  }\n}\n'
+    uri = uri_of(lsp.folder / "provenance.eff")
+    lsp.open(uri, text)
+    lsp.diagnostics(uri)
+    col = text.split("\n")[2].index("from ") + 5
+    assert complete(lsp, uri, text, 2, col) == ["measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed"]
+
+
 def test_completion_of_a_compound_unit_replaces_what_is_typed(lsp):
     text = "eff 1\nrun a {\n  work { seq_len = 2048 token/ }\n}\n"
     uri = uri_of(lsp.folder / "unit.eff")
@@ -506,3 +515,11 @@ def test_completion_of_a_compound_unit_replaces_what_is_typed(lsp):
     labels = [i["label"] for i in lsp.request("textDocument/completion", {"textDocument": {"uri": uri},
                                                                           "position": {"line": 2, "character": col2}})["items"]]
     assert "warmup" in labels and "ms" not in labels
+
+
+def test_hover_on_a_run_id_shows_its_figures(lsp, small):
+    text = hover_text(lsp, small, at("baseline = small", offset=12))
+    assert text.startswith("**run `small`**: hand-checked")
+    value = float(re.search(r"- mfu = ([0-9.]+) %", text).group(1))
+    assert value == pytest.approx(MFU * 100, abs=0.005)
+    assert "- step_time = 10 s" in text

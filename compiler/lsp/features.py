@@ -204,6 +204,8 @@ def hover(a: Analysis, pos: T.Position) -> T.Hover | None:
             text = (text or "") + "\n\n---\n\n" + (_peak_markdown(a, tok) or "")
     elif nxt is not None and nxt.text == "{" and block == "run":
         text = _block_markdown(tok.text)
+    elif tok.text in run_ids(a.text) and (nxt is None or nxt.text not in ("=", "{") or (prev is not None and prev.text == "run")):
+        text = _run_markdown(a, tok.text)
     if not text:
         return None
     return T.Hover(contents=T.MarkupContent(kind=T.MarkupKind.Markdown, value=text), range=rng)
@@ -255,6 +257,24 @@ def key_markdown(block: str, name: str) -> str | None:
     if required:
         lines.append("- required")
     lines.append("\nSee spec/language.md, section 5.")
+    return "\n".join(lines)
+
+
+_RUN_FIGURES = ("mfu", "hfu", "valid_tokens_per_second", "step_time", "achieved_flops_per_device", "aggregate_peak")
+
+
+def _run_markdown(a: Analysis, run_id: str) -> str | None:
+    """A run's title and its main reconstructed figures (where a run id is declared or named)."""
+    ev = a.evaluation
+    rr = ev.runs.get(run_id) if ev is not None else None
+    if rr is None:
+        return f"**run `{run_id}`**"
+    lines = [f"**run `{run_id}`**" + (f": {rr.run.title}" if rr.run.title else ""), ""]
+    for name in _RUN_FIGURES:
+        metric = rr.figure(name)
+        if metric is not None:
+            lines.append(f"- {name} = {metric_value(metric.value, metric.unit)}"
+                         + (" (implied by a claim)" if metric.basis != "inputs" else ""))
     return "\n".join(lines)
 
 
@@ -413,6 +433,8 @@ def _completion_names(a: Analysis, ctx: scan.Context):
     C = T.CompletionItemKind
     if ctx.where == "top":
         return (["eff 1"] if not a.text.lstrip().startswith("eff") else []) + ["run", "scaling"], C.Keyword, None
+    if ctx.where == "provenance":
+        return list(K.PROVENANCE_KINDS), C.EnumMember, lambda _n: 'from KIND "citation"'
     if ctx.where == "claim":
         if block == "scaling":
             return ["efficiency", *K.SCALING_CLAIMABLE], C.Field, None

@@ -111,7 +111,8 @@ class Context:
     """What the cursor is inside and what it follows.
 
     ``where`` is one of: ``top`` (between runs), ``statement`` (a key, a block
-    or `claim` may start here), ``claim`` (after `claim`), ``value`` (after
+    or `claim` may start here), ``claim`` (after `claim`), ``provenance`` (after a
+    value's `from`), ``value`` (after
     `key =`), ``unit`` (after a number that is a key's value), ``list`` (inside
     `[ … ]` of a key), ``string`` (inside a string after `key =`).
     """
@@ -170,6 +171,8 @@ def context_at(text: str, line: int, col: int) -> Context:
     last = toks[-1] if toks else None
     if last is not None and last.kind == "name" and last.text == "claim":
         return Context("claim", frames, prefix=prefix, prefix_start=prefix_start)
+    if last is not None and last.kind == "name" and last.text == "from" and len(toks) >= 2 and toks[-2].text != "=":
+        return Context("provenance", frames, prefix=prefix, prefix_start=prefix_start)
     if last is not None and last.kind == "punct" and last.text == "=":
         return _value_context(toks, "value", prefix, prefix_start)
     if last is not None and last.kind == "number":
