@@ -427,8 +427,7 @@ def _key_detail(block: str):
 
 
 def _completion_names(a: Analysis, ctx: scan.Context):
-    from effspec.engine import catalog
-
+    """(labels, item kind, detail function) for a context: structure (blocks, keys, claims) or a key's value."""
     block = ctx.block
     C = T.CompletionItemKind
     if ctx.where == "top":
@@ -445,11 +444,20 @@ def _completion_names(a: Analysis, ctx: scan.Context):
         if block == "scaling":
             return ["claim", *K.BLOCKS["scaling"]], C.Property, _key_detail("scaling")
         return list(K.BLOCKS.get(block or "", {})), C.Property, _key_detail(block or "")
+    return _value_names(a, ctx)
+
+
+def _value_names(a: Analysis, ctx: scan.Context):
+    """What may follow `key =`: enum values, `catalog`, run ids, accelerators; or, after a number, its units."""
+    from effspec.engine import catalog
+
+    block = ctx.block
+    C = T.CompletionItemKind
     key = K.BLOCKS.get(block or "", {}).get(ctx.key or "")
     if key is None:
         return [], C.Text, None
     if ctx.where == "unit":
-        return list(units_for(block, key.name)), C.Unit, None
+        return list(units_for(block or "", key.name)), C.Unit, None
     if key.kind == "enum" and ctx.where == "value":
         return list(key.choices), C.EnumMember, None
     if key.kind == "bool" and ctx.where == "value":
