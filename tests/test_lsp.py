@@ -380,6 +380,10 @@ def test_changes_are_debounced_to_the_last(tmp_path):
         client.diagnostics(uri, version=6)
         earlier = [n for n in client.notifications if n.get("method") == "textDocument/publishDiagnostics"]
         assert earlier == []  # versions 2-5 were never checked: each change cancelled the one before
+        # an edit undone before the pause: the text of version 6 again, published under version 8
+        client.change(uri, SMALL.replace("count = 16 device", "count = = 16 device"), 7)
+        client.change(uri, SMALL.replace("claim mfu = 12.6 %", "claim mfu = 16 %"), 8)
+        assert [d["code"] for d in client.diagnostics(uri, version=8)] == ["EFF601", "EFF601", "EFF304", "EFF304"]
     finally:
         client.close()
 

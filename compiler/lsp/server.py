@@ -37,6 +37,7 @@ class EffServer(LanguageServer):
         current = self.analyses.get(uri)
         if current is None or current.text != doc.source:
             current = self.check(uri)
+        current.version = doc.version  # the same text again (an undo): its check stands, under the new version
         return current
 
     def check(self, uri: str) -> A.Analysis:
