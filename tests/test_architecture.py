@@ -4,7 +4,7 @@
    function-level ones too; `if TYPE_CHECKING:` imports do not run and are
    left out).
 2. The pipeline's direction: base <- front <- ranks <- engine <- rules <-
-   report | fmt <- cli; nothing imports a later stage, and report and fmt
+   report | fmt <- lsp <- cli; nothing imports a later stage, and report and fmt
    (the formatter), side by side, do not import each other.  (`lint-imports` checks the
    same layers from pyproject's contracts; this test needs no extra tool.)
 3. No function over 80 lines in front/ or engine/.
@@ -22,13 +22,14 @@ PACKAGE = ROOT / "compiler"
 
 # Lower number = earlier stage.  The root package is the Python API that
 # runs the pipeline (load, check_text): above the rules, below the report
-# and the CLI, which use it.  __main__ sits on top.
+# and the CLI, which use it.  The language server (lsp) sits above the report
+# and below the CLI, whose `effspec lsp` starts it.  __main__ sits on top.
 LAYERS = {
     "diagnostics": 0, "codes": 0, "display": 0, "version": 0, "atomic": 0, "data": 0,
-    "front": 1, "ranks": 2, "engine": 3, "rules": 4, "report": 6, "fmt": 6, "cli": 7,
+    "front": 1, "ranks": 2, "engine": 3, "rules": 4, "report": 6, "fmt": 6, "lsp": 7, "cli": 8,
 }
 API = 5
-TOP = 8
+TOP = 9
 MAX_FUNCTION_LINES = 80
 
 

@@ -14,6 +14,7 @@ from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.fmt import register as register_fmt
+from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
 from effspec.version import __version__
@@ -56,6 +57,12 @@ def parser() -> argparse.ArgumentParser:
     e.set_defaults(func=lambda a: cmd_presets(a) if a.presets else cmd_list(a) if a.list or not a.code else cmd_explain(a))
     register_fmt(sub)
     register_catalog(sub)
+    s = sub.add_parser("lsp", help="run the language server on stdio (needs: pip install 'effspec[lsp]')")
+    s.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
+    s.add_argument("--debounce-ms", type=float, default=None, metavar="MS",
+                   help="wait this long after a change before re-checking (default 30)")
+    s.add_argument("--no-inlay-hints", action="store_true", help="send no inlay hints after claims")
+    s.set_defaults(func=cmd_lsp)
     return p
 
 
