@@ -130,13 +130,29 @@ def hover_text(lsp, uri, position) -> str:
 # ----------------------------------------------------------------------------
 
 
-def test_initialize_advertises_the_features_and_no_formatting(lsp):
+def test_initialize_advertises_the_features(lsp):
     caps = lsp.caps
     for feature in ("hoverProvider", "completionProvider", "inlayHintProvider", "codeActionProvider",
-                    "documentSymbolProvider", "definitionProvider"):
+                    "documentSymbolProvider", "definitionProvider", "documentFormattingProvider"):
         assert caps.get(feature), feature
     assert caps["textDocumentSync"]["openClose"] is True
-    assert "documentFormattingProvider" not in caps  # no `effspec fmt` yet: not offered
+
+
+def test_formatting_is_effspec_fmt(lsp):
+    """textDocument/formatting returns `effspec fmt`'s layout; nothing for a text with syntax errors."""
+    from effspec.fmt import format_text
+
+    uri = uri_of(lsp.folder / "messy.eff")
+    messy = "eff 1\nrun a { timing { step_time = 1 s   warmup = 0 step } # kept\n  claim mfu=40 % }\n"
+    lsp.open(uri, messy)
+    edits = lsp.request("textDocument/formatting", {"textDocument": {"uri": uri},
+                                                    "options": {"tabSize": 2, "insertSpaces": True}})
+    assert apply(messy, edits) == format_text(messy).text
+    assert "# kept" in apply(messy, edits)
+    broken = uri_of(lsp.folder / "broken.eff")
+    lsp.open(broken, "eff 1\nrun a { timing { step_time = = 1 s } }\n")
+    assert not lsp.request("textDocument/formatting", {"textDocument": {"uri": broken},
+                                                       "options": {"tabSize": 2, "insertSpaces": True}})
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.name)

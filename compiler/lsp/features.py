@@ -572,3 +572,19 @@ def definition(a: Analysis, pos: T.Position) -> T.Location | None:
     if nxt is not None and nxt.text in ("=", "{"):
         return None  # a key or a block of that name
     return T.Location(uri=a.uri, range=_tok_range(a, decl, decl))
+
+
+def formatting(text: str) -> list[T.TextEdit] | None:
+    """`effspec fmt`'s layout as one edit over the whole document; none when the text has errors
+    the formatter cannot fix, or the layout would not mean the same (as `effspec fmt` refuses)."""
+    from effspec.fmt import FormatterError, format_text
+
+    try:
+        formatted = format_text(text)
+    except FormatterError:
+        return None
+    if formatted.text is None or formatted.text == text:
+        return [] if formatted.text is not None else None
+    lines = text.split("\n")
+    end = T.Position(line=len(lines) - 1, character=len(lines[-1].encode("utf-16-le")) // 2)
+    return [T.TextEdit(range=T.Range(start=T.Position(line=0, character=0), end=end), new_text=formatted.text)]

@@ -157,6 +157,13 @@ def code_action(ls: EffServer, params: T.CodeActionParams) -> list[T.CodeAction]
     return F.code_actions(ls.analysis(params.text_document.uri), params.range)
 
 
+@server.feature(T.TEXT_DOCUMENT_FORMATTING)
+@_guarded(None)
+def formatting(ls: EffServer, params: T.DocumentFormattingParams) -> list[T.TextEdit] | None:
+    doc = ls.workspace.get_text_document(params.text_document.uri)
+    return F.formatting(doc.source)
+
+
 @server.feature(T.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
 @_guarded([])
 def document_symbol(ls: EffServer, params: T.DocumentSymbolParams) -> list[T.DocumentSymbol]:
