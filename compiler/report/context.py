@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass, field
 
 from effspec.codes import CODES
-from effspec.diagnostics import sanitize
+from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, sanitize
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import PRESET_NOTES
 from effspec.report.mapping import as_mapping
@@ -619,11 +619,21 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
 
 
 def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
+    """The finding's lines and one either side; a long line is cut to the
+    columns around the caret (``excerpt_window``), the cuts marked with "…"."""
     if span is None or not (1 <= span.line <= len(lines)):
         return ()
     last = min(max(span.end_line, span.line), span.line + 4, len(lines))
     first = max(1, span.line - 1)
-    return tuple(ExcerptLine(n, _clean(lines[n - 1].replace("\t", "    ")), span.line <= n <= last)
+    start = excerpt_window(len(lines[span.line - 1]), span.column)[0]  # the same columns on every line
+    stop = start + EXCERPT_COLUMNS
+
+    def shown(text: str) -> str:
+        if start == 0 and len(text) <= stop:
+            return text
+        return (ELLIPSIS if start > 0 else "") + text[start:stop] + (ELLIPSIS if len(text) > stop else "")
+
+    return tuple(ExcerptLine(n, _clean(shown(lines[n - 1]).replace("\t", "    ")), span.line <= n <= last)
                  for n in range(first, min(len(lines), last + 1) + 1) if n <= len(lines))
 
 
@@ -655,7 +665,8 @@ def build(result, charts: bool = False) -> Report:
     runs = tuple(run_view(rr, charts) for rr in ev.runs.values()) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
-    counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
+    omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
+    counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
     source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
     return Report(report_title(result), _clean(os.path.basename(result.file)), runs, scalings, findings, counts,
                   source, ev is not None)

@@ -12,7 +12,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 
 from effspec.codes import CODES
 from effspec.diagnostics import Diagnostic, Span
@@ -28,6 +28,11 @@ class AuditContext:
     spec: object  # ir.Spec
     evaluation: object  # evaluate.Evaluation
     source: str
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """``source`` split at ``\\n`` (as the parser counts lines), once per audit, not once per finding."""
+        return self.source.split("\n")
 
 
 class Rule:
