@@ -174,3 +174,11 @@ def cap(diags: list[Diagnostic], limit: int = MAX_DIAGNOSTICS) -> tuple[list[Dia
         "EFF030", "info", None, f"and {total:,} more findings not shown ({counts})",
         f"a file shows at most {limit} findings, errors first; fix these and check again"))
     return kept, omitted
+
+
+def name_list(names, limit: int = 8, width: int = 40) -> str:
+    """At most ``limit`` names in backquotes, each cut to ``width`` characters,
+    then "and N more": a help line that lists a hostile file's header stays short."""
+    names = list(names)
+    shown = ", ".join(f"`{clip(n, width)}`" for n in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")

@@ -175,3 +175,151 @@ def test_cli_four_thousand_duplicates_on_one_line(tmp_path):
     assert done.returncode == 1, done.stderr
     assert out.stat().st_size < big.stat().st_size + 500_000
     assert len(done.stderr) < 200_000
+
+
+# ----------------------------------------------------------------------------
+# 2. Per-rank tables and step-time CSVs: memory bounded by the file, not by the grid
+
+
+def _memory_bench():
+    """benchmarks/memory_bench.py, whose generators and peak() the tests share."""
+    import importlib.util
+
+    path = os.path.join(ROOT, "benchmarks", "memory_bench.py")
+    spec = importlib.util.spec_from_file_location("memory_bench", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+BENCH = _memory_bench()
+MB = 1024 * 1024
+
+
+def test_sparse_rank_grid_is_refused_before_a_matrix_is_allocated(tmp_path):
+    """123 KB, a distinct rank and step on every row: 86 s and 2.1 GB before the grid bound."""
+    rows = 5_470
+    with open(tmp_path / "ranks.csv", "w") as fh:
+        fh.write("rank,node,step,compute,comm,stall\n")
+        fh.writelines(f"{i},n{i // 8},{i},1,0.1,0\n" for i in range(rows))
+    assert 120_000 < (tmp_path / "ranks.csv").stat().st_size < 130_000
+    (tmp_path / "s.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n')
+    rss, _wall, _cpu, status, out = BENCH.peak([EFFSPEC, "check", "--format", "json", str(tmp_path / "s.eff")], TIMEOUT)
+    assert status == 1, out
+    (d,) = [d for d in json.loads(out)["diagnostics"] if d["code"] == "EFF030"]
+    assert (d["line"], d["column"], d["severity"]) == (3, 21, "error")
+    assert d["message"] == ("`ranks.csv`: 5,470 ranks × 5,470 steps is a grid of 29,920,900 cells for 5,470 rows; "
+                            "the limit is 4 cells per row")
+    assert rss < 500, rss  # MB; a dense grid of this table is 29.9 M cells × 8 bytes × several matrices
+
+
+def test_a_step_time_csv_with_an_emoji_is_read_in_memory_near_its_size(tmp_path):
+    """One emoji made the decoded text 4 bytes a character, held twice: a 245 MB file took 2.1 GB."""
+    rows = BENCH.write_steps_csv(str(tmp_path / "steps.csv"), 20 * 10**6)
+    (tmp_path / "steps.eff").write_text(BENCH.STEPS_SPEC)
+    size = (tmp_path / "steps.csv").stat().st_size
+    rss, _wall, _cpu, status, out = BENCH.peak([EFFSPEC, "check", "--format", "json", str(tmp_path / "steps.eff")], TIMEOUT)
+    assert status == 0, out[-2000:]
+    stats = json.loads(out)["runs"]["big"]["step_statistics"]
+    assert stats["rows"] == rows == 344_827 and stats["count"] == rows
+    assert stats["min"] == 1.0 and stats["max"] == 1.00999
+    # 212 MB before (10.9 × the file); now the bytes once, read twice as they are joined, and the floats.
+    assert rss * MB < 4 * size + 100 * MB, (rss, size)
+
+
+def test_a_quoted_rank_csv_is_read_in_memory_near_its_size(tmp_path):
+    """Quoted cells take the csv-module path; a 135 MB file took 2.2 GB there."""
+    rows = BENCH.write_quoted_ranks_csv(str(tmp_path / "ranks.csv"), 20 * 10**6)
+    (tmp_path / "ranks.eff").write_text(BENCH.RANKS_SPEC)
+    size = (tmp_path / "ranks.csv").stat().st_size
+    rss, _wall, _cpu, status, out = BENCH.peak([EFFSPEC, "check", "--format", "json", str(tmp_path / "ranks.eff")], TIMEOUT)
+    assert status == 0, out[-2000:]
+    diagnosis = json.loads(out)["runs"]["big"]["diagnosis"]
+    assert diagnosis["rows"] == rows == 1024 * 355 and diagnosis["ranks_count"] == 1024 and diagnosis["steps_count"] == 355
+    # 363 MB before (19 × the file).
+    assert rss * MB < 4 * size + 100 * MB, (rss, size)
+
+
+def test_slow_path_reads_the_same_table_as_the_fast_path(tmp_path):
+    """Quoting every cell changes the path, not the numbers; chunking keeps row order across chunks."""
+    from effspec.ranks import loader
+
+    plain = tmp_path / "plain.csv"
+    quoted = tmp_path / "quoted.csv"
+    BENCH.write_quoted_ranks_csv(str(quoted), 3 * 10**6, ranks=64)  # 52,000+ rows: several chunks of cells
+    plain.write_bytes(quoted.read_bytes().replace(b'"', b""))
+    a = loader.load_rank_table(str(plain), "plain.csv", None, [])
+    b = loader.load_rank_table(str(quoted), "quoted.csv", None, [])
+    assert a.rows == b.rows > loader._SLOW_CHUNK_CELLS // 6
+    for name in ("rank", "node", "step", "compute", "comm", "stall"):
+        assert (getattr(a, name) == getattr(b, name)).all(), name
+    assert a.node_names == b.node_names
+
+
+def _step_csv_spec(tmp_path, data: bytes, column: str = "t"):
+    from effspec import load
+
+    (tmp_path / "steps.csv").write_bytes(data)
+    (tmp_path / "a.eff").write_text(f'eff 1\nrun a {{\n  timing {{ step_time = file "steps.csv" column "{column}" }}\n}}\n')
+    result = load(tmp_path / "a.eff")
+    return [d for d in result.diagnostics if d.code < "EFF100"]
+
+
+def test_csv_positions_are_counted_in_characters_without_decoding_the_file(tmp_path):
+    # Line 3: `é` is two bytes, one column; the bad byte follows it at column 3.
+    (d,) = _step_csv_spec(tmp_path, b"t\n1\n\xc3\xa9\xff\n")
+    assert d.message == "`steps.csv` line 3, column 2: not valid UTF-8 (byte 0xff)"
+    # A byte-order mark is not a column of line 1 (it used to shift the column by its three bytes).
+    (d,) = _step_csv_spec(tmp_path, b"\xef\xbb\xbfab\xff\n1\n")
+    assert d.message == "`steps.csv` line 1, column 3: not valid UTF-8 (byte 0xff)"
+    (d,) = _step_csv_spec(tmp_path, b"\xef\xbb\xbft\n1\n2\x00\n")
+    assert d.message == "`steps.csv` line 3, column 2: a NUL byte: not a CSV file"
+    # A bad byte beyond the first megabyte chunk, after a character split across the chunk boundary.
+    head = b"t\n" + b"1\n" * ((1 << 20) // 2 - 2) + b"1"
+    data = head + "é".encode() + b"\n1\n\xfe\n"
+    assert len(head) == (1 << 20) - 1  # `é` straddles the chunk boundary
+    (d,) = _step_csv_spec(tmp_path, data)
+    assert d.message == f"`steps.csv` line {(1 << 19) + 2}, column 1: not valid UTF-8 (byte 0xfe)"
+
+
+def test_a_csv_line_longer_than_any_row_is_refused_before_it_is_decoded(tmp_path):
+    from effspec.front.files import MAX_CSV_LINE_CHARS
+
+    (d,) = _step_csv_spec(tmp_path, b"t\n1\n" + b"9" * (MAX_CSV_LINE_CHARS + 10) + b"\n")
+    assert (d.code, d.message) == ("EFF030", f"`steps.csv` row 3 is longer than {MAX_CSV_LINE_CHARS:,} characters")
+
+
+def test_step_csv_values_are_unchanged_by_streaming(tmp_path):
+    from effspec import load
+
+    (tmp_path / "steps.csv").write_bytes(b'\xef\xbb\xbfstep,t\r\n1,"1.5"\r\n2,2e0\n\n3, 0.25 \n')
+    (tmp_path / "a.eff").write_text('eff 1\nrun a {\n  timing { step_time = file "steps.csv" column "t" }\n}\n')
+    samples = load(tmp_path / "a.eff").spec.runs[0].block("timing").value("step_time")
+    assert samples.values == (1.5, 2.0, 0.25) and isinstance(samples.values, tuple)
+
+
+# ----------------------------------------------------------------------------
+# 4. Argument validation and short help lines
+
+
+def test_missing_step_column_lists_a_few_short_header_names(tmp_path):
+    header = ",".join(f"col{i}" for i in range(60)) + "," + "h" * 5000
+    (d,) = _step_csv_spec(tmp_path, (header + "\n" + ",".join("1" * 61) + "\n").encode(), column="x" * 300)
+    assert d.code == "EFF020"
+    assert d.message == "`steps.csv` has no column `" + "x" * 99 + "…`"
+    assert d.help == "columns: " + ", ".join(f"`col{i}`" for i in range(8)) + " and 53 more"
+
+
+def test_missing_rank_columns_list_a_few_short_header_names(tmp_path):
+    """A header of a million names used to be echoed whole in the help."""
+    from effspec.ranks.loader import load_rank_table
+
+    names = ["rank", "y" * 1000] + [f"c{i}" for i in range(1_000_000)]
+    (tmp_path / "ranks.csv").write_text(",".join(names) + "\n")
+    diags = []
+    assert load_rank_table(str(tmp_path / "ranks.csv"), "ranks.csv", None, diags) is None
+    (d,) = diags
+    assert d.message == "`ranks.csv` has no columns `node`, `step`, `compute`, `comm`, `stall`"
+    assert d.help == ("the header must name rank, node, step, compute, comm, stall; found: `rank`, `" + "y" * 39 + "…`, "
+                      + ", ".join(f"`c{i}`" for i in range(6)) + " and 999,994 more")  # 1,000,002 names, 8 shown
