@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import sysconfig
 
 import pytest
@@ -323,3 +324,97 @@ def test_missing_rank_columns_list_a_few_short_header_names(tmp_path):
     assert d.message == "`ranks.csv` has no columns `node`, `step`, `compute`, `comm`, `stall`"
     assert d.help == ("the header must name rank, node, step, compute, comm, stall; found: `rank`, `" + "y" * 39 + "…`, "
                       + ", ".join(f"`c{i}`" for i in range(6)) + " and 999,994 more")  # 1,000,002 names, 8 shown
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e308", "-1", "-0.5", "86401", "ten"])
+def test_timeout_must_be_finite_seconds(value, tmp_path, capsys):
+    from effspec import cli
+
+    out = tmp_path / "r.json"
+    assert cli.main(["report", os.path.join(ROOT, "examples", "example_c_scaling.eff"), "-o", str(out), f"--timeout={value}"]) == 2
+    err = capsys.readouterr().err
+    assert "argument --timeout: expected " in err and repr(value) in err
+    assert not out.exists()
+
+
+def test_timeout_zero_means_no_bound(tmp_path):
+    from effspec import cli
+
+    out = tmp_path / "r.json"
+    assert cli.main(["report", os.path.join(ROOT, "examples", "example_c_scaling.eff"), "-o", str(out), "--timeout", "0"]) == 0
+    assert json.loads(out.read_text())["file"].endswith("example_c_scaling.eff")
+
+
+# ----------------------------------------------------------------------------
+# 3. Reports: a wall-clock bound for every format, and charts only where they say something
+
+
+@pytest.fixture(scope="module")
+def large_spec(tmp_path_factory):
+    sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+    try:
+        from gen import generate_spec
+    finally:
+        sys.path.pop(0)
+    path = tmp_path_factory.mktemp("large") / "runs100.eff"
+    path.write_text(generate_spec(100, seed=0))
+    return path
+
+
+@pytest.mark.parametrize("suffix, name", [(".html", "HTML"), (".md", "Markdown"), (".json", "JSON")])
+def test_every_format_has_a_wall_clock_bound(large_spec, tmp_path, suffix, name):
+    """A render that outlives --timeout is abandoned: exit 2, and an existing output is left as it was."""
+    out = tmp_path / f"report{suffix}"
+    out.write_bytes(b"old report")
+    done = run_cli("report", str(large_spec), "-o", str(out), "--timeout", "0.001")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().strip() == (
+        f"effspec: {out}: {name} rendering took longer than 0.001 s and was abandoned; "
+        "the old output, if any, is unchanged (raise the bound with --timeout)")
+    assert out.read_bytes() == b"old report" and sorted(os.listdir(tmp_path)) == [out.name]
+
+
+def test_charts_only_where_they_say_something():
+    from effspec.engine.stats import step_statistics
+    from effspec.report import charts
+
+    few = (1.0, 1.1, 1.0, 1.2) * 4 + (1.0, 1.05, 1.0)  # 19 samples
+    assert charts.MIN_HISTOGRAM_SAMPLES == 20
+    assert charts.step_time_chart(list(few), step_statistics(few, 0), "a") is None
+    many = few + (1.3,)
+    assert charts.step_time_chart(list(many), step_statistics(many, 0), "b").startswith("<svg")
+    same = (1.0,) * 50  # no spread: nothing to draw
+    assert charts.step_time_chart(list(same), step_statistics(same, 0), "c") is None
+    assert charts.step_time_chart([1.0], step_statistics((1.0,), 0), "d") is None  # one sample
+
+    class Row:
+        def __init__(self, category, share):
+            self.category, self.share = category, share
+
+    class Breakdown:
+        rows = [Row("model_compute", 1.0), Row("bubble", 0.0)]
+
+    assert charts.breakdown_chart(Breakdown(), "e") is None  # one segment says what the table says
+    Breakdown.rows = [Row("model_compute", 0.7), Row("bubble", 0.3)]
+    assert charts.breakdown_chart(Breakdown(), "f").startswith("<svg")
+
+
+def test_the_chart_style_is_built_once():
+    from effspec.report import charts
+
+    charts._style.cache_clear()
+    for salt in ("a", "b", "c"):
+        with charts._styled(salt):
+            pass
+    assert charts._style.cache_info().misses == 1 and charts._style.cache_info().hits == 2
+    assert charts._style()["svg.fonttype"] == "path"
+
+
+def test_per_run_report_size_is_small(large_spec):
+    """100 generated runs (10 samples each after warm-up): no histogram per run; charts for breakdowns and scaling only."""
+    from effspec import load
+
+    html = render(load(large_spec), "html")
+    # 25 breakdowns (every fourth run) and 25 scaling curves; before: 100 more histograms, 7.2 MB.
+    assert html.count(b"<svg") == 50
+    assert len(html) < 5_000_000
