@@ -15,9 +15,13 @@ from __future__ import annotations
 import io
 from contextlib import contextmanager
 from functools import cache
+from typing import TYPE_CHECKING, Any
 
 from effspec.display import percent, quantity, sig
 from effspec.report.mapping import as_mapping
+
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
+    from matplotlib.typing import RcKeyType
 
 # Gray levels, each with its own hatch, so neighbours differ in print.  Dotted
 # hatches ('.', 'o') are avoided: matplotlib writes them as huge SVG patterns.
@@ -26,7 +30,7 @@ STYLES = (
     ("#ffffff", "\\\\\\"), ("#b8b8b8", "xx"), ("#f2f2f2", "--"), ("#ffffff", "++"),
 )
 INK = "#1a1a1a"
-RC = {
+RC: dict[RcKeyType, Any] = {  # rc_context's own parameter type
     "svg.fonttype": "path",
     "font.family": "DejaVu Sans",
     "font.size": 7.5,
@@ -145,9 +149,9 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
             counts[k] += 1
         # Two bar calls (steady bins, stall bins), not one a bin: each call is a container of artists.
         for stall, color, hatch in ((False, "#c8c8c8", ""), (True, "#5e5e5e", "////")):
-            bins = [i for i in range(len(counts)) if (edges[i] >= stats.stall_threshold) == stall]
-            if bins:
-                ax.bar([edges[i] for i in bins], [counts[i] for i in bins], width=[edges[i + 1] - edges[i] for i in bins],
+            picked = [i for i in range(len(counts)) if (edges[i] >= stats.stall_threshold) == stall]
+            if picked:
+                ax.bar([edges[i] for i in picked], [counts[i] for i in picked], width=[edges[i + 1] - edges[i] for i in picked],
                        align="edge", color=color, hatch=hatch, edgecolor=INK, linewidth=0.4)
         ymax = max(counts) or 1
         ax.axvline(stats.median, color=INK, lw=1.2)
@@ -250,7 +254,7 @@ def rank_rows(diagnosis) -> list[tuple[str, float, float, float]]:
 
 def run_charts(rr) -> dict:
     """The charts of one run, by name; absent where the data is absent."""
-    out = {}
+    out: dict[str, str | None] = {}
     if rr.breakdown is not None:
         svg = breakdown_chart(rr.breakdown, f"{rr.run.id}-breakdown")
         if svg:
