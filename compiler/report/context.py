@@ -86,9 +86,43 @@ def value_text(value: float, unit: str, name: str = "") -> str:
     return metric_value(value, unit)
 
 
-def _clean(text: object) -> str:
-    """Spec text for display: control and bidi characters dropped (Trojan Source)."""
-    return sanitize(str(text)) if text is not None else ""
+# A long unbroken string made PDF layout superlinear (a 20,000-character title
+# took 12.7 s), and CSS break opportunities (overflow-wrap: anywhere) made it
+# slower still.  Every spec string shown outside the Source section is cut, the
+# cut marked with "…" and the full length; the Source section shows it whole.
+MAX_SHOWN_CHARS = 1000  # a value, citation, formula or note
+MAX_TITLE_CHARS = 200  # a title, run or scaling id: headings, the contents, <title>
+
+
+def elide(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and "… (N characters)" when it is longer."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    """Spec text for display: control and bidi characters dropped (Trojan Source), cut to ``limit``."""
+    return elide(sanitize(str(text)), limit) if text is not None else ""
+
+
+# The Source section shows every line whole (it is the spec as written), so a
+# long line gets break opportunities instead: <wbr> every BREAK_EVERY characters.
+# Without them WeasyPrint's overflow-wrap search was quadratic in the unbroken run.
+BREAK_EVERY = 64
+
+
+def source_text(line: str) -> str:
+    """A source line for the Source section: sanitised, tabs as four spaces, and
+    a long line as markup with a break opportunity every ``BREAK_EVERY`` characters."""
+    text = sanitize(line.replace("\t", "    "))
+    if len(text) <= BREAK_EVERY:
+        return text
+    from markupsafe import Markup
+
+    return Markup("<wbr>").join(text[i:i + BREAK_EVERY] for i in range(0, len(text), BREAK_EVERY))
+
+
+def _title(text: object) -> str:
+    return _clean(text, MAX_TITLE_CHARS)
 
 
 def _shown(value: object, unit: str) -> str:
@@ -540,7 +574,7 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
 def run_view(rr, charts: bool = False) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
     view = RunView(
-        rr.run.id, _clean(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
+        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
         _conventions(rr), _metrics(rr),
         tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
@@ -622,7 +656,7 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     kind = sr.scaling.kind or "—"
     if sr.scaling.kind == "weak" and sr.scaling.per_device == "flops":
         kind = "weak (model FLOPs per device fixed)"
-    view = ScalingView(sr.scaling.id, _clean(kind), _clean(sr.scaling.baseline or "—"),
+    view = ScalingView(_title(sr.scaling.id), _clean(kind), _title(sr.scaling.baseline or "—"),
                        tuple(rows), tuple(metrics), shapes, note, claims=claim_views(getattr(sr, "claims", {}).values()))
     if charts:
         from effspec.report import charts as ch
@@ -664,10 +698,10 @@ def report_title(result) -> str:
     spec = result.spec
     name = os.path.basename(result.file)
     if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
-        return _clean(spec.runs[0].title)
+        return _title(spec.runs[0].title)
     if spec is not None and spec.runs:
-        return f"{printable(name)}: {len(spec.runs)} runs"
-    return printable(name)
+        return f"{elide(printable(name), MAX_TITLE_CHARS)}: {len(spec.runs)} runs"
+    return elide(printable(name), MAX_TITLE_CHARS)
 
 
 def build(result, charts: bool = False) -> Report:
@@ -680,6 +714,6 @@ def build(result, charts: bool = False) -> Report:
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
-    source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
-    return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
+    source = tuple(SourceLine(n, source_text(t), n in flagged) for n, t in enumerate(lines, 1))
+    return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings, findings, counts,
                   source, ev is not None)
