@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -418,3 +420,160 @@ def test_per_run_report_size_is_small(large_spec):
     # 25 breakdowns (every fourth run) and 25 scaling curves; before: 100 more histograms, 7.2 MB.
     assert html.count(b"<svg") == 50
     assert len(html) < 5_000_000
+
+
+# ----------------------------------------------------------------------------
+# 5. Through the installed CLI: the issue's reproductions, each a regression test
+
+BYTES_PER_INPUT_BYTE = 4  # any format, stdout, stderr and OUT together; before the caps, 4,000 keys on one line printed 2,430 bytes per input byte
+
+
+@pytest.mark.parametrize("n", [4_000, 10_000])
+@pytest.mark.parametrize("fmt", ["text", "json", "html"])
+def test_cli_duplicate_keys_on_one_line_output_is_linear(n, fmt, tmp_path):
+    """4,000 duplicate keys on one line printed 289 MB; 10,000 made a 1.2 GB HTML file."""
+    spec = tmp_path / "dup.eff"
+    spec.write_text(duplicate_keys(n, one_line=True))
+    size = spec.stat().st_size
+    assert size == sum(len(f"seq_len = {i} token/sequence") + 1 for i in range(1, n + 1)) + len("eff 1\nrun a { work {") + len(" } }\n")
+    if fmt == "html":
+        out = tmp_path / "dup.html"
+        done = run_cli("report", str(spec), "-o", str(out))
+        produced = out.stat().st_size + len(done.stdout) + len(done.stderr)
+    else:
+        done = run_cli("check", "--format", fmt, str(spec))
+        produced = len(done.stdout) + len(done.stderr)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert b"Traceback" not in done.stderr
+    assert produced < BYTES_PER_INPUT_BYTE * size, (produced, size)
+    if fmt != "html":  # findings are capped: text and JSON do not grow with them at all
+        assert produced < 100_000, produced
+
+
+def test_cli_rank_grid_bound_on_the_reproduction(tmp_path):
+    """The issue's reproduction through the CLI, in every check format: a distinct rank and step on
+    every row is refused as EFF030 at the `samples` value (line 3, column 21), with exit status 1."""
+    rows = 5_470
+    (tmp_path / "ranks.csv").write_text("rank,node,step,compute,comm,stall\n"
+                                        + "".join(f"{i},n{i // 8},{i},1,0.1,0\n" for i in range(rows)))
+    (tmp_path / "s.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n')
+    # 5,470 ranks × 5,470 steps = 29,920,900 cells > 4 × 5,470 + 65,536 = 87,416.
+    message = ("`ranks.csv`: 5,470 ranks × 5,470 steps is a grid of 29,920,900 cells for 5,470 rows; "
+               "the limit is 4 cells per row")
+    text = run_cli("check", str(tmp_path / "s.eff"))
+    assert text.returncode == 1 and b"Traceback" not in text.stderr
+    assert f"error[EFF030]: {message}" in text.stdout.decode()
+    assert "s.eff:3:21" in text.stdout.decode()
+    sarif = run_cli("check", "--format", "sarif", str(tmp_path / "s.eff"))
+    assert sarif.returncode == 1
+    (found,) = [r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "EFF030"]
+    assert found["message"]["text"].startswith(message)
+    # One row fewer than the bound's slack is still refused; a table whose grid fits loads.
+    (tmp_path / "ok.csv").write_text("rank,node,step,compute,comm,stall\n"
+                                     + "".join(f"{i % 8},n0,{i // 8},1,0.1,0\n" for i in range(rows)))
+    (tmp_path / "ok.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ok.csv" }\n}\n')
+    ok = run_cli("check", "--format", "json", str(tmp_path / "ok.eff"))
+    assert not [d for d in json.loads(ok.stdout)["diagnostics"] if d["code"] == "EFF030"], ok.stdout[-2000:]
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "1e308", "-1"])
+def test_cli_timeout_argument_errors(value, tmp_path):
+    """Through the installed CLI: exit 2, argparse's usage and one clear line, no traceback, no output file."""
+    out = tmp_path / "r.html"
+    done = run_cli("report", os.path.join(ROOT, "examples", "example_c_scaling.eff"), "-o", str(out), f"--timeout={value}")
+    assert done.returncode == 2
+    err = done.stderr.decode()
+    assert err.startswith("usage: effspec report")
+    assert err.rstrip().endswith(f"error: argument --timeout: expected seconds from 0 (no bound) to 86,400, got {value!r}")
+    assert "Traceback" not in err and done.stdout == b"" and not out.exists()
+
+
+def test_cli_html_timeout_leaves_no_partial_file(large_spec, tmp_path):
+    """No earlier output: an abandoned HTML render leaves nothing behind (no OUT, no temporary file)."""
+    out = tmp_path / "report.html"
+    done = run_cli("report", str(large_spec), "-o", str(out), "--timeout", "0.001")
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.decode().strip() == (
+        f"effspec: {out}: HTML rendering took longer than 0.001 s and was abandoned; "
+        "the old output, if any, is unchanged (raise the bound with --timeout)")
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_a_million_column_header_gives_short_help(tmp_path):
+    """A per-rank CSV whose header names 1,000,000 columns: the help lists 8 and counts the rest."""
+    (tmp_path / "ranks.csv").write_text(",".join(f"c{i}" for i in range(1_000_000)) + "\n")
+    (tmp_path / "s.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n')
+    done = run_cli("check", str(tmp_path / "s.eff"))
+    assert done.returncode == 1, done.stderr
+    out = done.stdout.decode()
+    assert "error[EFF020]: `ranks.csv` has no columns `rank`, `node`, `step`, `compute`, `comm`, `stall`" in out
+    assert ("help: the header must name rank, node, step, compute, comm, stall; found: "
+            + ", ".join(f"`c{i}`" for i in range(8)) + " and 999,992 more") in out
+    assert len(done.stdout) < 3_000, len(done.stdout)
+    # A step-time CSV that wide is refused by its column limit before any name is listed.
+    (tmp_path / "t.eff").write_text('eff 1\nrun a {\n  timing { step_time = file "ranks.csv" column "t" }\n}\n')
+    done = run_cli("check", str(tmp_path / "t.eff"))
+    assert done.returncode == 1 and "`ranks.csv` has 1000000 columns; the limit is 64" in done.stdout.decode()
+    assert len(done.stdout) < 3_000, len(done.stdout)
+
+
+# ----------------------------------------------------------------------------
+# 6. Long unbroken strings in reports: a 20,000-character title took 12.7 s in the PDF
+
+
+def _long_strings_spec(n: int = 20_000) -> str:
+    """Example A with an n-character title, source and citation, and an n-character comment line."""
+    text = (pathlib.Path(ROOT, "examples", "example_a_measured.eff").read_text()
+            .replace('"2.35B model, 64 x H100 SXM, BF16, 4K context"', '"' + "x" * n + '"')
+            .replace('"internal run 2026-10-14, job 8812"', '"' + "z" * n + '"')
+            .replace('"Table 2"', '"' + "y" * n + '"')
+            .replace("# A 64-GPU run", "# " + "w" * n + "\n# A 64-GPU run"))
+    assert text.count("x" * n) == text.count("z" * n) == text.count("w" * n) == 1 and text.count("y" * n) == 2
+    return text
+
+
+def _runs(html: str, letter: str) -> list[int]:
+    import re
+
+    return sorted((len(m) for m in re.findall(f"{letter}+", html)), reverse=True)
+
+
+def test_long_strings_are_elided_outside_the_source_section():
+    from effspec.report.context import MAX_SHOWN_CHARS, MAX_TITLE_CHARS, build
+
+    result = check_text(_long_strings_spec(), "long.eff", folder=os.path.join(ROOT, "examples"))
+    report = build(result)
+    assert report.title == "x" * 200 + "… (20,000 characters)" and MAX_TITLE_CHARS == 200
+    assert report.runs[0].title == report.title
+    assert report.runs[0].source == "z" * 1000 + "… (20,000 characters)" and MAX_SHOWN_CHARS == 1000
+    html = render(result, "html").decode()
+    # Outside the Source section no run is longer than its cut; in it, a break opportunity every 64 characters.
+    assert _runs(html, "x")[:4] == [200, 200, 200, 64] and html.count("x" * 200 + "… (20,000 characters)") == 3
+    assert _runs(html, "z")[0] == 1000 and _runs(html, "y")[0] == 1000 and _runs(html, "w")[0] == 64
+    # Nothing is lost from the Source section: the lines read whole once the break opportunities go.
+    source = html[html.index('<section id="source"'):].replace("<wbr>", "")
+    for letter in "xyzw":
+        assert letter * 20_000 in source
+    assert len(html) < len(render(check_text(_long_strings_spec(10), "long.eff", folder=os.path.join(ROOT, "examples")),
+                                  "html")) + 2 * 100_000  # grows with the 100,000 characters added, once
+
+
+@pytest.mark.skipif(not shutil.which("pdftotext"), reason="needs pdftotext (poppler-utils; make sysdeps)")
+def test_cli_pdf_with_long_strings_is_bounded(tmp_path):
+    """Through the CLI: the PDF of 100,000 more characters in five long strings has a
+    bounded size and page count, and shows the cut title with its full length."""
+    sizes = {}
+    for n in (10, 20_000):
+        folder = tmp_path / str(n)
+        folder.mkdir()
+        (folder / "llm3b_64_steps.csv").write_bytes(pathlib.Path(ROOT, "examples", "llm3b_64_steps.csv").read_bytes())
+        (folder / "long.eff").write_text(_long_strings_spec(n))
+        done = run_cli("report", str(folder / "long.eff"), "-o", str(folder / "long.pdf"))
+        assert done.returncode == 1, done.stderr[-2000:]  # example A's two EFF601 findings
+        text = subprocess.run(["pdftotext", str(folder / "long.pdf"), "-"], capture_output=True, timeout=TIMEOUT).stdout.decode()
+        sizes[n] = ((folder / "long.pdf").stat().st_size, text.count("\f"))
+    assert "x" * 60 in text and "(20,000 characters)" in text
+    (short_bytes, short_pages), (long_bytes, long_pages) = sizes[10], sizes[20_000]
+    # The Source section holds the 100,000 characters once (about 110 monospace characters a line, 70 lines a page).
+    assert long_pages <= short_pages + 14, sizes
+    assert long_bytes < short_bytes + 10 * 100_000, sizes
