@@ -577,3 +577,22 @@ def test_cli_pdf_with_long_strings_is_bounded(tmp_path):
     # The Source section holds the 100,000 characters once (about 110 monospace characters a line, 70 lines a page).
     assert long_pages <= short_pages + 14, sizes
     assert long_bytes < short_bytes + 10 * 100_000, sizes
+
+
+def test_rank_grid_bound_at_its_edge(tmp_path):
+    """63 ranks × 1,115 steps = 70,245 cells.  An L-shaped table (rank 0 at every step, step 0 at
+    every rank) has 63 + 1,115 - 1 = 1,177 rows: 4 × 1,177 + 65,536 = 70,244 < 70,245, refused.
+    One more row (an inner cell) allows 70,248 cells, and the same grid loads."""
+    rows = [(0, s) for s in range(1115)] + [(r, 0) for r in range(1, 63)]
+    assert len(rows) == 1177
+    spec = 'eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n'
+    for extra, refused in (([], True), ([(1, 1)], False)):
+        (tmp_path / "ranks.csv").write_text("rank,node,step,compute,comm,stall\n"
+                                            + "".join(f"{r},n{r // 8},{s},1,0.1,0\n" for r, s in rows + extra))
+        result = check_text(spec, "s.eff", folder=str(tmp_path))
+        found = [d.message for d in result.diagnostics if d.code == "EFF030"]
+        if refused:
+            assert found == ["`ranks.csv`: 63 ranks × 1,115 steps is a grid of 70,245 cells for 1,177 rows; "
+                             "the limit is 4 cells per row"]
+        else:
+            assert found == [] and result.evaluation.runs["a"].diagnosis is not None
