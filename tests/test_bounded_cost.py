@@ -310,7 +310,7 @@ def test_missing_step_column_lists_a_few_short_header_names(tmp_path):
     header = ",".join(f"col{i}" for i in range(60)) + "," + "h" * 5000
     (d,) = _step_csv_spec(tmp_path, (header + "\n" + ",".join("1" * 61) + "\n").encode(), column="x" * 300)
     assert d.code == "EFF020"
-    assert d.message == "`steps.csv` has no column `" + "x" * 99 + "…`"
+    assert d.message == "`steps.csv` has no column `" + "x" * 199 + "…`"
     assert d.help == "columns: " + ", ".join(f"`col{i}`" for i in range(8)) + " and 53 more"
 
 

@@ -517,11 +517,11 @@ def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
     if column not in header:
         # difflib on two long names is slow, and a suggestion that long helps no one.
         hint = suggest(column, [h for h in header if len(h) <= 100]) if len(column) <= 100 else ""
-        ctx.error("EFF020", span, f"`{rel}` has no column `{clip(column, 100)}`",
+        ctx.error("EFF020", span, f"`{rel}` has no column `{clip(column, 200)}`",
                   (hint + " " if hint else "") + "columns: " + name_list(header))
         return None
     index = header.index(column)
-    where = f"column {index + 1} (`{clip(column, 100)}`)"
+    where = f"column {index + 1} (`{clip(column, 200)}`)"
     values = array("d")  # the floats only: 8 bytes a row, not a Python object each
     n = 1
     try:
