@@ -596,3 +596,25 @@ def test_rank_grid_bound_at_its_edge(tmp_path):
                              "the limit is 4 cells per row"]
         else:
             assert found == [] and result.evaluation.runs["a"].diagnosis is not None
+
+
+def test_long_run_and_scaling_ids_are_elided_in_reports():
+    """Example C with 20,000-character run and scaling ids: headings and tables cut them at 200
+    characters, messages and input names at 1,000, chart labels at 40; the report stays small."""
+    import re
+
+    n = 20_000
+    text = (pathlib.Path(ROOT, "examples", "example_c_scaling.eff").read_text()
+            .replace("base_8", "b" * n).replace("scaled_64", "s" * n).replace("dp_strong", "d" * n))
+    result = check_text(text, "ids.eff", folder=os.path.join(ROOT, "examples"))
+    assert result.evaluation is not None and len(result.evaluation.scalings) == 1
+    html = render(result, "html").decode()
+    page = html[:html.index('<section id="source"')]
+    for letter in "bsd":
+        assert _runs(page, letter)[0] <= 1000, letter
+        # Headings and scaling tables: the 200-character cut.
+        assert re.search(f"<h3>{letter}{{200}}… \\(20,000 characters\\)", page), letter
+    assert "b" * 39 + "…" in page and "b" * 40 + "<" not in page  # the chart's direct label, as text in an SVG comment
+    assert len(html) < 600_000, len(html)  # 128 KB with the short ids; 3.2 MB when the chart drew each id whole
+    md = render(result, "md").decode()
+    assert max(_runs(md, "b")[0], _runs(md, "s")[0], _runs(md, "d")[0]) <= 1000

@@ -95,6 +95,13 @@ def _figure(width: float, height: float):
     return fig, ax
 
 
+MAX_LABEL_CHARS = 40  # a spec identifier in a chart: each character is a path, and no one reads 20,000 of them
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "\u2026"
+
+
 def _markup(svg: str):
     from markupsafe import Markup
 
@@ -181,7 +188,7 @@ def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) 
         ax.annotate("ideal", (xs[-1], 100), xytext=(4, 2), textcoords="offset points", fontsize=6.5)
         ax.plot(xs, ys, color=INK, lw=1.2, marker="o", markerfacecolor="white", markersize=4)
         for (run, dev, _eff), y in zip(points, ys, strict=False):
-            ax.annotate(f"{run}\n{sig(y, 4)} %", (dev, y), xytext=(0, -8), textcoords="offset points",
+            ax.annotate(f"{_short(run)}\n{sig(y, 4)} %", (dev, y), xytext=(0, -8), textcoords="offset points",
                         ha="center", va="top", fontsize=6.5)
         ax.set_xscale("log", base=2)
         ax.set_xticks(xs)

@@ -596,13 +596,13 @@ _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "dp", "micro_batch", "tokens_per_micro
 
 def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
     notes: tuple[str, ...] = ()
-    title = f"{run_id}: local GEMM shapes per rank"
+    title = f"{_title(run_id)}: local GEMM shapes per rank"
     inner = getattr(items, "gemms", None)
     if inner is not None and not isinstance(items, (list, tuple, dict)):
         layout = ", ".join(f"{f} = {_cell(getattr(items, f))}" for f in _LAYOUT_FIELDS
                            if getattr(items, f, None) is not None)
         title += f" ({layout})" if layout else ""
-        notes = tuple(f"{run_id}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
+        notes = tuple(f"{_title(run_id)}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
         items = inner
     if isinstance(items, dict):
         items = [{"gemm": k, **(as_mapping(v) or {"shape": v})} for k, v in items.items()]
@@ -627,7 +627,7 @@ def _shapes(sr) -> tuple[tuple[Table, ...], str]:
                 break
         missing = getattr(run, "gemms_missing", ())
         if missing:
-            notes.append(f"{run.run_id}: local shapes need " + ", ".join(_clean(m) for m in missing))
+            notes.append(f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing))
     if not tables:
         notes.insert(0, "Local GEMM shapes are not available for this comparison.")
     return tuple(tables), "; ".join(notes)
@@ -638,7 +638,7 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     rows = []
     base = sr.baseline
     if base is not None:
-        rows.append(ScalingRunView(base.run_id + " (baseline)", f"{base.devices:g}",
+        rows.append(ScalingRunView(_title(base.run_id) + " (baseline)", f"{base.devices:g}",
                                    value_text(base.valid_tokens_per_step, "token") if base.valid_tokens_per_step is not None else "—",
                                    value_text(base.tokens_per_device, "token") if base.tokens_per_device is not None else "—",
                                    "1", "100 %", ""))
@@ -646,12 +646,13 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     for r in sr.runs:
         sp, ef = r.metrics.get("speedup"), r.metrics.get(eff_name)
         rows.append(ScalingRunView(
-            r.run_id, f"{r.devices:g}",
+            _title(r.run_id), f"{r.devices:g}",
             value_text(r.valid_tokens_per_step, "token") if r.valid_tokens_per_step is not None else "—",
             value_text(r.tokens_per_device, "token") if r.tokens_per_device is not None else "—",
             sig(sp.value) if sp else "—", percent(ef.value) if ef else "—",
             "; ".join(f"{label(n)}: needs {', '.join(map(_clean, v))}" for n, v in r.missing.items())))
-        metrics += [metric_view(m, name=f"{r.run_id}.{n}", title=f"{label(n)}: {r.run_id}") for n, m in r.metrics.items()]
+        metrics += [metric_view(m, name=f"{_title(r.run_id)}.{n}", title=f"{label(n)}: {_title(r.run_id)}")
+                    for n, m in r.metrics.items()]
     shapes, note = _shapes(sr)
     kind = sr.scaling.kind or "—"
     if sr.scaling.kind == "weak" and sr.scaling.per_device == "flops":
