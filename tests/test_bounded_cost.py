@@ -174,10 +174,14 @@ def test_cli_four_thousand_duplicates_on_one_line(tmp_path):
     big = tmp_path / "dup10k.eff"
     big.write_text(duplicate_keys(10_000, one_line=True))
     out = tmp_path / "dup.html"
+    out.write_bytes(b"good report")
     done = run_cli("report", str(big), "-o", str(out))
+    # Duplicate keys are front-end errors (EFF003): the spec does not compile, so
+    # `report` prints the capped findings and leaves OUT as it was.
     assert done.returncode == 1, done.stderr
-    assert out.stat().st_size < big.stat().st_size + 500_000
+    assert out.read_bytes() == b"good report"
     assert len(done.stderr) < 200_000
+    assert render(check_text(big.read_text(), "dup10k.eff"), "html").__len__() < big.stat().st_size + 500_000
 
 
 # ----------------------------------------------------------------------------
@@ -436,18 +440,42 @@ def test_cli_duplicate_keys_on_one_line_output_is_linear(n, fmt, tmp_path):
     spec.write_text(duplicate_keys(n, one_line=True))
     size = spec.stat().st_size
     assert size == sum(len(f"seq_len = {i} token/sequence") + 1 for i in range(1, n + 1)) + len("eff 1\nrun a { work {") + len(" } }\n")
-    if fmt == "html":
+    if fmt == "html":  # the report command: the spec does not compile, so only the capped findings, on stderr
         out = tmp_path / "dup.html"
         done = run_cli("report", str(spec), "-o", str(out))
-        produced = out.stat().st_size + len(done.stdout) + len(done.stderr)
+        assert not out.exists()
+        produced = len(done.stdout) + len(done.stderr)
+        # The HTML renderer itself, on the same result (what `report` wrote before it refused non-compiling specs).
+        html = render(check_text(spec.read_text(), "dup.eff"), "html")
+        assert len(html) < BYTES_PER_INPUT_BYTE * size, (len(html), size)
     else:
         done = run_cli("check", "--format", fmt, str(spec))
         produced = len(done.stdout) + len(done.stderr)
     assert done.returncode == 1, done.stderr[-2000:]
     assert b"Traceback" not in done.stderr
     assert produced < BYTES_PER_INPUT_BYTE * size, (produced, size)
-    if fmt != "html":  # findings are capped: text and JSON do not grow with them at all
-        assert produced < 100_000, produced
+    assert produced < 100_000, produced  # findings are capped: what is printed does not grow with them at all
+
+
+def test_cli_html_of_many_findings_on_one_line_grows_linearly(tmp_path):
+    """Audit findings (not front-end errors, so `report` writes the HTML): n empty runs on one line
+    make n EFF101 warnings and n EFF605 infos, all on line 2 (the summary counts the EFF030 note
+    as one more info).  Four times the runs make at most 4.4 times the HTML, the same stderr,
+    and the findings shown stay at 200 and the note."""
+    sizes = {}
+    for n in (500, 2_000):
+        spec = tmp_path / f"runs{n}.eff"
+        spec.write_text("eff 1\n" + " ".join(f"run r{i} {{ }}" for i in range(n)) + "\n")
+        out = tmp_path / f"runs{n}.html"
+        done = run_cli("report", str(spec), "-o", str(out))
+        assert done.returncode == 0, done.stderr[-2000:]
+        err = done.stderr.decode()
+        assert f"runs{n}.eff: {n} warnings, {n + 1} infos" in err
+        assert err.count("warning[EFF101]") + err.count("info[EFF605]") == 200
+        assert f"info[EFF030]: and {2 * n - 200:,} more findings not shown ({n - 200:,} warnings, {n:,} infos)" in err
+        sizes[n] = (out.stat().st_size, len(done.stderr))
+    assert sizes[2_000][0] < 4.4 * sizes[500][0], sizes
+    assert sizes[2_000][1] < 1.1 * sizes[500][1], sizes  # stderr: the capped findings and the summary
 
 
 def test_cli_rank_grid_bound_on_the_reproduction(tmp_path):
