@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import Diagnostic, Span, sort_key
+from effspec.diagnostics import Diagnostic, Span, cap, sort_key
 from effspec.version import __version__
 
 __all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
@@ -29,10 +29,13 @@ class Result:
     spec: object | None = None  # ir.Spec
     evaluation: object | None = None  # evaluate.Evaluation
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Findings beyond the per-file cap, by severity (``diagnostics.cap``): not
+    # in ``diagnostics``, which ends with one EFF030 info line counting them.
+    omitted: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_errors(self) -> bool:
-        return any(d.severity == "error" for d in self.diagnostics)
+        return any(d.severity == "error" for d in self.diagnostics) or bool(self.omitted.get("error"))
 
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
@@ -68,11 +71,13 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
     gc.disable()
     token = ALLOW_HARDLINKS.set(allow_hardlinks)
     try:
-        return _check(result, text, file, folder, parse, memo)
+        _check(result, text, file, folder, parse, memo)
     finally:
         ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
+    result.diagnostics, result.omitted = cap(result.diagnostics)  # bounded output, whatever the spec
+    return result
 
 
 def _check(result: Result, text: str, file: str, folder: str | None, parse=None, memo=None) -> Result:

@@ -7,6 +7,7 @@ Exit status: 0 no errors, 1 errors found (or a report could not be made),
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
 from effspec.cli.catalog import register as register_catalog
@@ -20,6 +21,21 @@ from effspec.diagnostics import printable
 from effspec.version import __version__
 
 __all__ = ["main", "parser", "ToolError"]
+
+
+MAX_TIMEOUT = 86_400.0  # a day: beyond it a bound bounds nothing (and 1e308 overflows the thread join)
+
+
+def seconds(text: str) -> float:
+    """``--timeout``: finite seconds from 0 (no bound) to MAX_TIMEOUT; inf, nan and negatives are argument errors."""
+    shown = repr(text[:40])  # repr: no control character reaches the terminal
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {shown}") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 (no bound) to {MAX_TIMEOUT:,.0f}, got {shown}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -43,8 +59,8 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("input", metavar="FILE")
     r.add_argument("-o", "--output", required=True, metavar="OUT", help=".html .pdf .json .sarif .md .tex")
     r.add_argument("--paper", choices=("a4", "letter"), default="a4")
-    r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                   help="wall-clock bound on PDF rendering (default 120; 0 for none)")
+    r.add_argument("--timeout", type=seconds, default=120.0, metavar="SECONDS",
+                   help="wall-clock bound on rendering, every format (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
     for command in (c, r):
         command.add_argument("--allow-hardlinks", action="store_true",

@@ -9,8 +9,10 @@ from effspec.diagnostics import printable, render_text
 
 def text(result) -> str:
     """rustc-style diagnostics, then a one-line summary."""
-    parts = [render_text(d, result.source, result.file) for d in result.diagnostics]
-    counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
+    lines = result.source.split("\n") if result.source is not None else []  # once, not per diagnostic
+    parts = [render_text(d, result.source, result.file, lines) for d in result.diagnostics]
+    omitted = getattr(result, "omitted", {})
+    counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no findings"
     parts.append(f"{printable(result.file)}: {summary}")
     return "\n\n".join(parts)
@@ -149,6 +151,13 @@ def result_json(result) -> dict:
     return {
         "file": result.file,
         "diagnostics": [d.to_json() for d in result.diagnostics],
+        **_omitted_json(result),
         "runs": {rid: run_json(rr) for rid, rr in ev.runs.items()} if ev else {},
         "scalings": {sid: scaling_json(sr) for sid, sr in ev.scalings.items()} if ev else {},
     }
+
+
+def _omitted_json(result) -> dict:
+    """``{"omitted": {"total": n, "error": e, …}}`` when the per-file cap left findings out, else nothing."""
+    omitted = getattr(result, "omitted", {})
+    return {"omitted": {"total": sum(omitted.values()), **omitted}} if omitted else {}

@@ -129,7 +129,9 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "Reports input beyond a fixed limit: a spec over 10 MiB, more than "
         "5,000 runs and scalings in one file, more than 1,000 claims in a run, "
         "expressions nested more than 64 levels deep, inline lists over "
-        "100,000 items, or CSV files over 256 MiB, 5,000,000 rows or 64 columns.",
+        "100,000 items, or CSV files over 256 MiB, 5,000,000 rows or 64 columns. "
+        "As an info line, it also says how many findings were not shown: a file "
+        "shows at most 200 findings (errors first), and counts the rest.",
         "The limits keep the compiler's time and memory bounded on any input, "
         "including hostile ones, so that checking a spec can never hang or "
         "exhaust memory; real specs stay far below them.",
