@@ -11,6 +11,7 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF011": ("non-finite, negative or out-of-range value", "error"),
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
+    "EFF040": ("value left to fill in (`TODO`)", "error"),
     "EFF101": ("numerator convention undeclared", "warning"),
     "EFF102": ("recomputation counted in the MFU numerator", "warning"),
     "EFF103": ("padded or dropped tokens counted as useful work", "warning"),

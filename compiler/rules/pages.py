@@ -138,6 +138,20 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "",
         _spec(extra="\n  claim mfu = 52 %"),
     ),
+    "EFF040": (
+        "Reports a value written as `TODO`: a placeholder for a fact the spec "
+        "does not have yet. `effspec import` writes one wherever a training log "
+        "is silent (the accelerator, its peak, the model shape when the log has "
+        "no argument dump), so that nothing is silently assumed. The help says "
+        "what the key takes: its unit, its choices, or `catalog` for a peak.",
+        "A placeholder is not a value. Evaluating the spec with a guessed one "
+        "would give figures that look checked but rest on nobody's statement; "
+        "the spec is therefore not evaluated until every `TODO` is replaced.",
+        "The log named no accelerator and no peak:",
+        _spec("peak = TODO"),
+        "Fill in the peak (here from the catalog) and say where each value comes from:",
+        _spec(),
+    ),
 }
 
 
