@@ -40,4 +40,5 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF604": ("impossible figure", "error"),
     "EFF605": ("metric not recoverable from the declared inputs", "info"),
     "EFF701": ("numerics changed between compared runs without a time-to-target", "warning"),
+    "EFF801": ("log line the importer could not read", "warning"),
 }
