@@ -730,3 +730,15 @@ def test_round_trip_from_a_specs_step_times_through_a_megatron_log(tmp_path: Pat
     assert imported["step_statistics"]["count"] == original["step_statistics"]["count"] == 500
     for key in ("median", "mean", "p5", "p95", "p99", "min", "max", "stall_steps"):
         assert imported["step_statistics"][key] == pytest.approx(original["step_statistics"][key], abs=1e-4), key
+
+
+def test_the_fixtures_are_what_make_fixtures_writes() -> None:
+    """The committed logs are reproducible: the seeded script regenerates them byte for byte."""
+    sys.path.insert(0, str(LOGS))
+    try:
+        import make_fixtures
+    finally:
+        sys.path.remove(str(LOGS))
+    for name, make in make_fixtures.FIXTURES.items():
+        assert (LOGS / name).read_bytes() == make().encode("utf-8"), name
+    assert (LOGS / "megatron_broken.log").read_bytes() == make_fixtures.megatron_broken().encode("utf-8", errors="surrogateescape")
