@@ -742,3 +742,39 @@ def test_the_fixtures_are_what_make_fixtures_writes() -> None:
     for name, make in make_fixtures.FIXTURES.items():
         assert (LOGS / name).read_bytes() == make().encode("utf-8"), name
     assert (LOGS / "megatron_broken.log").read_bytes() == make_fixtures.megatron_broken().encode("utf-8", errors="surrogateescape")
+
+
+# The examples of examples/README.md: each is a fresh import of its log plus these fill-ins, nothing else.
+EXAMPLES = {
+    "megatron_import": ("megatron", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"}),
+    "torchtitan_import": ("torchtitan", {**QWEN3_4B_LIKE}),
+    "maxtext_import": ("maxtext", {"kind": "moe_transformer  experts = 64  top_k = 6  shared_experts = 2  d_ff_expert = 1408  "
+                                           "moe_layers = 26", "layers": "27", "heads": "16", "d_ff": "10944",
+                                   "vocab": "102400", "ffn": "swiglu", "dtype": "bf16", "peak": "459 TFLOP/s"}),
+}
+
+
+def make_example(name: str, folder: Path) -> Path:
+    fmt, values = EXAMPLES[name]
+    if folder != ROOT / "examples":
+        shutil.copy(ROOT / "examples" / f"{name}.log", folder / f"{name}.log")
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", fmt, f"{name}.log", "-o", f"{name}.eff", "--force"],
+                          capture_output=True, text=True, cwd=folder)
+    assert proc.returncode == 0, proc.stderr
+    fill(folder / f"{name}.eff", values)
+    return folder / f"{name}.eff"
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_examples_are_a_fresh_import_plus_their_fill_ins(tmp_path: Path, name: str) -> None:
+    made = make_example(name, tmp_path)
+    assert made.read_bytes() == (ROOT / "examples" / f"{name}.eff").read_bytes()
+    for csv_file in tmp_path.glob("*.csv"):
+        assert csv_file.read_bytes() == (ROOT / "examples" / csv_file.name).read_bytes()
+
+
+if __name__ == "__main__":  # python tests/test_importers.py --write-examples
+    if sys.argv[1:] == ["--write-examples"]:
+        for example in EXAMPLES:
+            make_example(example, ROOT / "examples")
+            print(ROOT / "examples" / f"{example}.eff")
