@@ -1,4 +1,10 @@
-"""The diagnostic code table.  A code is never reused; new codes are appended."""
+"""Diagnostic codes of the front end (EFF0xx): parse, values, units, files, limits;
+and of the log importers (EFF8xx).
+
+A code is never reused; new codes are appended.  An audit rule declares its own
+code, title and severity in its file (compiler/rules/<family>/EFFnnn.py), and
+``effspec.rules.code_table()`` joins both into the table every output uses.
+"""
 
 from __future__ import annotations
 
@@ -12,33 +18,6 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
     "EFF040": ("value left to fill in (`TODO`)", "error"),
-    "EFF101": ("numerator convention undeclared", "warning"),
-    "EFF102": ("recomputation counted in the MFU numerator", "warning"),
-    "EFF103": ("padded or dropped tokens counted as useful work", "warning"),
-    "EFF104": ("MoE FLOPs counted over all experts", "error"),
-    "EFF105": ("declared parameter count disagrees with the shape", "warning"),
-    "EFF201": ("peak for another datatype or instruction path", "error"),
-    "EFF202": ("sparse (2:4) peak used for dense work", "error"),
-    "EFF203": ("declared peak disagrees with the catalog", "warning"),
-    "EFF204": ("denominator ignores unavailable devices, power caps or mixed pools", "warning"),
-    "EFF205": ("parallel layout does not multiply to the device count", "warning"),
-    "EFF301": ("strong scaling with changed global work", "error"),
-    "EFF302": ("weak scaling with changed per-device work", "error"),
-    "EFF303": ("the compared problem changed", "warning"),
-    "EFF304": ("local shapes unknown in a scaling comparison", "warning"),
-    "EFF401": ("complement fallacy: 100 % - MFU attributed to a time category", "error"),
-    "EFF402": ("breakdown does not reconcile with the step time", "error"),
-    "EFF403": ("breakdown has no explicit unclassified share", "warning"),
-    "EFF404": ("breakdown inconsistent with MFU", "error"),
-    "EFF501": ("warm-up exclusion undeclared", "warning"),
-    "EFF502": ("too few step samples to report a spread", "warning"),
-    "EFF503": ("the statistic hides stalls", "warning"),
-    "EFF504": ("synchronization boundary undeclared", "warning"),
-    "EFF601": ("claim disagrees with the reconstruction", "error"),
-    "EFF602": ("claim not recoverable from the declared inputs", "warning"),
-    "EFF603": ("MFU reported without valid tokens per second", "warning"),
-    "EFF604": ("impossible figure", "error"),
-    "EFF605": ("metric not recoverable from the declared inputs", "info"),
-    "EFF701": ("numerics changed between compared runs without a time-to-target", "warning"),
+    # EFF8xx: the log importers (effspec import), not audit rules
     "EFF801": ("log line the importer could not read", "warning"),
 }

@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -21,7 +22,7 @@ class Span:
     @staticmethod
     def of(item: object) -> Span:
         """The span of a lark Token or Tree (with propagate_positions)."""
-        meta = getattr(item, "meta", item)
+        meta: Any = getattr(item, "meta", item)  # lark's Meta or Token: positions are set once parsed
         line = getattr(meta, "line", None)
         if line is None:  # an empty tree: lark gives no position
             return Span(1, 1, 1, 1)
@@ -77,19 +78,51 @@ def sanitize(text: str) -> str:
     return _UNSAFE.sub("", text)
 
 
+def _escaped(char: str) -> str:
+    if char == "\\":
+        return "\\\\"
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
+def printable(text: str) -> str:
+    """A path (or a message that carries one) as one safe terminal line: every
+    character that is not printable -- C0 and C1 controls with tab and newline,
+    DEL, bidi and other invisible format characters, line and paragraph
+    separators, spaces other than U+0020, lone surrogates (undecodable bytes of a
+    file name), private-use and unassigned code points -- is written visibly as
+    ``\\x1b``, ``\\u202e`` or ``\\U000e0041``.  Where anything is escaped,
+    backslashes are doubled, so the line reads back unambiguously; a path with
+    nothing to escape (a Windows path too) is returned as it is.
+
+    Unlike :func:`sanitize`, nothing is dropped: a name shown must be the name
+    on disk, and a caret line's alignment is not at stake."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() and c != "\\" else _escaped(c) for c in text)
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
+def _line(text: str) -> str:
+    """A message, label, note or help on one terminal line: what :func:`sanitize`
+    drops is dropped, and what is left unprintable (a newline from a CSV header
+    the message quotes) is escaped, so no spec text can start a line of its own."""
+    return printable(sanitize(text))
+
+
 def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     """rustc-style: header, location, the source line, a caret, help."""
-    out = [f"{diag.severity}[{diag.code}]: {sanitize(diag.message)}"]
+    out = [f"{diag.severity}[{diag.code}]: {_line(diag.message)}"]
     pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:
-        out.append(f"{pad}--> {sanitize(filename)}")
+        out.append(f"{pad}--> {printable(filename)}")
     else:
         s = diag.span
-        out.append(f"{pad}--> {sanitize(filename)}:{s.line}:{s.column}")
+        out.append(f"{pad}--> {printable(filename)}:{s.line}:{s.column}")
         # split("\n"), not splitlines(): the parser counts only \n, and
         # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
         # U+2029, showing the wrong source line under the caret.
@@ -101,10 +134,10 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
             width = max(1, _width(sanitize(text[s.column - 1 : end - 1])))
             out.append(f"{pad} |")
             out.append(f"{s.line} | {sanitize(text)}")
-            label = f" {sanitize(diag.label)}" if diag.label else ""
+            label = f" {_line(diag.label)}" if diag.label else ""
             out.append(f"{pad} | {' ' * lead}{'^' * width}{label}")
     for note in diag.notes:
-        out.append(f"{pad} = note: {sanitize(note)}")
+        out.append(f"{pad} = note: {_line(note)}")
     if diag.help:
-        out.append(f"{pad} = help: {sanitize(diag.help)}")
+        out.append(f"{pad} = help: {_line(diag.help)}")
     return "\n".join(out)

@@ -530,7 +530,8 @@ def test_maxtext_import_flags_the_warmup_artefact_and_checks(tmp_path: Path) -> 
     out.write_text(text, encoding="utf-8")
     fill(out, {"dtype": "bf16", "peak": "459 TFLOP/s"})
     status, doc = check_json(out)
-    assert status == 0 and codes(doc) == {"EFF502"}
+    # EFF206 (info): the log's "TFRT TPU v5" is ambiguous (v5e or v5p), so the written 459 TFLOP/s goes unchecked.
+    assert status == 0 and codes(doc) == {"EFF206", "EFF502"}
     assert {k: v["status"] for k, v in the_run(doc)["claims"].items()} == dict.fromkeys(
         ("tflops_per_device", "throughput", "model_flops_per_step"), "consistent")
     assert the_run(doc)["metrics"]["mfu"]["value"] == pytest.approx(134.9078 / 459, rel=1e-4)  # the docs' 29.40 %

@@ -14,13 +14,21 @@ from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list
 from effspec.cli.import_ import add_import_parser
 from effspec.cli.report import cmd_report
+from effspec.diagnostics import printable
 from effspec.version import __version__
 
 __all__ = ["main", "parser", "ToolError"]
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse, but its errors echo arguments (file names from a glob) escaped."""
+
+    def error(self, message: str):
+        super().error(printable(message))
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="effspec", description="Compile and audit .eff training-efficiency specs.")
+    p = _Parser(prog="effspec", description="Compile and audit .eff training-efficiency specs.")
     p.add_argument("--version", action="version", version=f"effspec {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", required=True)
@@ -36,6 +44,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="wall-clock bound on PDF rendering (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
+    for command in (c, r):
+        command.add_argument("--allow-hardlinks", action="store_true",
+                             help="read `file` references (and specs found in a folder) that are hard links; "
+                                  "only for folders you trust, as a hard link can name any file on the disk")
     e = sub.add_parser("explain", help="print the page for a diagnostic code")
     e.add_argument("code", nargs="?", metavar="CODE")
     e.add_argument("--list", action="store_true", help="list every code")
@@ -55,7 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return args.func(args)
     except ToolError as exc:
-        print(f"effspec: {exc}", file=sys.stderr)
+        print(f"effspec: {printable(str(exc))}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
@@ -65,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.debug:
             raise
         target = getattr(args, "input", None) or ", ".join(getattr(args, "files", []) or [])
-        print(f"effspec: internal error while processing {target}: {type(exc).__name__}: {exc}\n"
+        print(f"effspec: internal error while processing {printable(target)}: {type(exc).__name__}: {printable(str(exc))}\n"
               f"This is a bug in effspec {__version__}. Please report it with the spec that triggers it: {BUG_URL}\n"
               f"(run with --debug for the traceback)", file=sys.stderr)
         return 2

@@ -16,8 +16,8 @@ def cmd_explain(args) -> int:
 
 
 def cmd_list(_args) -> int:
-    from effspec.codes import CODES
+    from effspec.rules import code_table
 
-    for code, (title, severity) in CODES.items():
+    for code, (title, severity) in code_table().items():
         print(f"{code}  {severity:<7}  {title}")
     return 0

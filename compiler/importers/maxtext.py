@@ -130,8 +130,9 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
     run.steps = flag_warmup(run.steps, summary)
     _model(run, seen)
     seq = _config(seen, "max_target_length")
-    if seq and literal(seq[0]):
-        run.put("work", Field.number("seq_len", literal(seq[0]), "token/sequence", run.cite(seq[1]), "max_target_length"))
+    seq_value = literal(seq[0]) if seq else None
+    if seq and seq_value:
+        run.put("work", Field.number("seq_len", seq_value, "token/sequence", run.cite(seq[1]), "max_target_length"))
     else:
         run.put("work", Field.todo("seq_len", "max_target_length: not in the log"))
     per, devices = _config(seen, "per_device_batch_size"), seen.get("devices")
@@ -170,7 +171,7 @@ def _model(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
         name = next((n for n in names if n in seen), names[-1])
         got = seen.get(name)
         value = literal(got[0]) if got else None
-        if value is not None and "." not in value:
+        if got is not None and value is not None and "." not in value:
             run.put("model", Field.number(key, value, "", run.cite(got[1]), name))
         elif key not in ("kv_heads", "head_dim"):
             run.put("model", Field.todo(key, f"{names[-1]}: not in the log's Config param lines"))
@@ -180,12 +181,14 @@ def _model(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
         run.put("model", Field.name("ffn", "swiglu" if gated else "gelu", run.cite(act[1]), "mlp_activations"))
     else:
         run.put("model", Field.todo("ffn", "mlp_activations: not in the log"))
-    if moe:
-        run.put("model", Field.number("experts", literal(experts[0]), "", run.cite(experts[1]), "num_experts"))
+    expert_count = literal(experts[0]) if experts else None
+    if moe and experts and expert_count:
+        run.put("model", Field.number("experts", expert_count, "", run.cite(experts[1]), "num_experts"))
         for key, name in (("top_k", "num_experts_per_tok"), ("d_ff_expert", "base_moe_mlp_dim")):
             got = _config(seen, name)
-            if got and literal(got[0]):
-                run.put("model", Field.number(key, literal(got[0]), "", run.cite(got[1]), name))
+            got_value = literal(got[0]) if got else None
+            if got and got_value:
+                run.put("model", Field.number(key, got_value, "", run.cite(got[1]), name))
             else:
                 run.put("model", Field.todo(key, f"{name}: not in the log"))
 

@@ -45,7 +45,8 @@ class Importer(LogFormat):
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
         """Eq. 3 with f = 4 under activation checkpointing (`megatron`), f = 3 without."""
-        checkpointing = run.get("parallelism", "recompute") is not None and run.get("parallelism", "recompute").value == "full"
+        recompute = run.get("parallelism", "recompute")
+        checkpointing = recompute is not None and recompute.value == "full"
         knobs = {"attention": "full", "logits": "included", "embeddings": "excluded",
                  "recompute": "full" if checkpointing else "excluded"}
         ref = "bigscience-workshop/Megatron-DeepSpeed TFLOPs (Narayanan et al. 2021 eq. 3), as tr11-176B-ml/README.md states"
@@ -94,7 +95,9 @@ class Importer(LogFormat):
                                      ("global_batch", literal(fields.get("global batch size", "")))) if v}
         flags = tuple(f for key, f in (("number of skipped iterations", "skipped"), ("number of nan iterations", "nan"))
                       if fields.get(key, "0").strip() not in ("0", ""))
-        run.steps.append(Step(int(ITERATION.search(text).group(1)), n, elapsed, figures, flags))
+        step = ITERATION.search(text)
+        if step is not None:
+            run.steps.append(Step(int(step.group(1)), n, elapsed, figures, flags))
 
 
 def _finish(run: ImportedRun, args: ArgDump, vocab) -> None:
@@ -104,7 +107,8 @@ def _finish(run: ImportedRun, args: ArgDump, vocab) -> None:
     summary = summarize(seconds(run.steps, "s"))
     run.steps = flag_warmup(run.steps, summary)
     model_from_args(run, args, vocab)
-    if run.get("model", "ffn") is not None and run.get("model", "ffn").value is None:
+    ffn = run.get("model", "ffn")
+    if ffn is not None and ffn.value is None:
         glu = args.text("glu_activation")
         if glu is not None:
             run.put("model", Field.name("ffn", glu if glu in ("swiglu", "geglu") else "gelu", run.cite(args.line("glu_activation")),

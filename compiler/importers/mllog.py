@@ -76,10 +76,12 @@ def _fill(run: ImportedRun, events: dict[str, list[tuple[dict, int]]]) -> None:
     for key in ("kind", "layers", "d_model", "heads", "ffn", "d_ff", "vocab"):
         run.put("model", Field.todo(key, f"the benchmark's reference model{what}: the log does not print its shape"))
     seq, gbs = first.get("max_sequence_length"), first.get("global_batch_size")
-    if seq and _number(seq[0].get("value")):
-        run.put("work", Field.number("seq_len", _number(seq[0]["value"]), "token/sequence", run.cite(seq[1])))
-    if gbs and _number(gbs[0].get("value")):
-        run.put("work", Field.number("global_batch", _number(gbs[0]["value"]), "sequence", run.cite(gbs[1])))
+    seq_value = _number(seq[0].get("value")) if seq else None
+    if seq and seq_value:
+        run.put("work", Field.number("seq_len", seq_value, "token/sequence", run.cite(seq[1])))
+    gbs_value = _number(gbs[0].get("value")) if gbs else None
+    if gbs and gbs_value:
+        run.put("work", Field.number("global_batch", gbs_value, "sequence", run.cite(gbs[1])))
     platform = first.get("submission_platform")
     if platform:
         run.notes.append(f"submission_platform (line {platform[1]}): {str(platform[0].get('value'))[:80]}")

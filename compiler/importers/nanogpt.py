@@ -126,7 +126,9 @@ class Importer(LogFormat):
         pct = fields.get("mfu") or fields.get("bf16_mfu")
         if pct:
             figures["mfu_percent"] = pct
-        run.steps.append(Step(int(CHAT.match(text).group(1)), n, time, figures))
+        step = CHAT.match(text)
+        if step is not None:
+            run.steps.append(Step(int(step.group(1)), n, time, figures))
 
     @staticmethod
     def _setup(text: str, n: int, seen: dict[str, tuple[str, int]]) -> None:
@@ -158,7 +160,7 @@ def _fields(run: ImportedRun, seen: dict[str, tuple[str, int]], chat: bool) -> N
     def num(key: str, name: str, block: str, unit: str = "", note: str = "") -> bool:
         got = seen.get(name)
         value = literal(got[0]) if got else None
-        if value is None:
+        if got is None or value is None:
             return False
         run.put(block, Field.number(key, value, unit, run.cite(got[1]), note or name))
         return True

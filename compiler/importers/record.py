@@ -17,6 +17,7 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import IO
 
 # The grammar's NUMBER, without the `.5` form (never printed by a framework).
 _NUMBER = re.compile(r"[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?")
@@ -134,7 +135,7 @@ class _Spool:
     """Rows of text appended once and read back in order: in memory while small, then on disk."""
 
     def __init__(self) -> None:
-        self._file: io.TextIOBase | None = None
+        self._file: IO[str] | None = None
         self._count = 0
 
     def _write(self, row: str) -> None:

@@ -87,7 +87,9 @@ class Importer(LogFormat):
             lines.warn(n, "metrics line with a zero `tps:`; skipped", excerpt=body)
             return
         figures = {k: fields[k] for k in ("tps", "tflops", "mfu") if k in fields and literal(fields[k])}
-        run.steps.append(Step(int(STEP.search(body).group(1)), n, None, figures))
+        step = STEP.search(body)
+        if step is not None:
+            run.steps.append(Step(int(step.group(1)), n, None, figures))
 
 
 def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]], rank: int | None) -> None:

@@ -14,6 +14,7 @@ import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from effspec.diagnostics import sanitize
 from effspec.importers.record import Field, ImportedRun, Source, quote
@@ -70,6 +71,11 @@ class Output:
     head: Callable[[], bytes]
 
 
+def _csv_output(path: str, run: ImportedRun, rows: Callable[[ImportedRun], Iterator[list[Any]]]) -> Output:
+    """A CSV of one run: all its rows streamed, or its first four (the header and three rows)."""
+    return Output(path, lambda: _csv(rows(run)), lambda: b"".join(_csv(itertools.islice(rows(run), 4))))
+
+
 def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
     """Every file to write: the CSVs, then OUT itself."""
     folder = os.path.dirname(os.path.abspath(out))
@@ -78,8 +84,7 @@ def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
     for run in runs:
         for kind, rows in (("steps", _steps_rows), ("ranks", _ranks_rows)):
             if f"{run.run_id}:{kind}" in names:
-                files.append(Output(os.path.join(folder, names[f"{run.run_id}:{kind}"]),
-                                    lambda r=run, f=rows: _csv(f(r)), lambda r=run, f=rows: b"".join(_csv(itertools.islice(f(r), 4)))))
+                files.append(_csv_output(os.path.join(folder, names[f"{run.run_id}:{kind}"]), run, rows))
     text = eff_text(runs, names, command).encode("utf-8")
     files.append(Output(out, lambda: (text,), lambda: text))
     return files

@@ -4,7 +4,7 @@ consistently or in bursts, while the others wait for them."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, SupportsIndex
 
 from effspec.ranks.stats import (
     BURST_EXCESS,
@@ -23,7 +23,7 @@ def _bursty(np: Any, counts_per_rank: Any, floor: int) -> Any:
     return (counts_per_rank >= floor) & (counts_per_rank > BURST_OTHERS_FACTOR * typical)
 
 
-def _how(s: RankStats, i: int, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any) -> dict[str, Any]:
+def _how(s: RankStats, i: SupportsIndex, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any) -> dict[str, Any]:
     how = []
     if consistent[i]:
         how.append(f"compute {s.rank_excess[i]:+.0%} vs the step median on average")

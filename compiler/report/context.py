@@ -15,11 +15,11 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.codes import CODES
-from effspec.diagnostics import sanitize
+from effspec.diagnostics import printable, sanitize
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import PRESET_NOTES
 from effspec.report.mapping import as_mapping
+from effspec.rules import code_table
 
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
@@ -257,6 +257,7 @@ class ScalingView:
     shapes: tuple[Table, ...]
     shapes_note: str
     charts: dict = field(default_factory=dict, hash=False, compare=False)
+    claims: tuple[ClaimView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -365,9 +366,10 @@ def _conventions(rr) -> tuple[ConventionRow, ...]:
         knobs = row.get("knobs", {})
         fpt = row.get("flops_per_token")
         mfu = row.get("mfu")
+        attention, logits, embeddings, recompute = (_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute"))
         out.append(ConventionRow(
             "declared (" + row.get("preset", "") + ")" if lbl == "declared" else lbl, _clean(row.get("preset", "")),
-            *(_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute")),
+            attention, logits, embeddings, recompute,
             quantity(fpt, "FLOP/token") if fpt is not None else "—",
             percent(mfu) if mfu is not None else "—", lbl == "declared"))
     return tuple(out)
@@ -384,14 +386,21 @@ def _metrics(rr) -> tuple[MetricView, ...]:
 
 
 def _claims(rr) -> tuple[ClaimView, ...]:
+    return claim_views(rr.claims.values())
+
+
+def claim_views(claims) -> tuple[ClaimView, ...]:
+    """Run claims, or a scaling's (`efficiency[scaled_64]`: the claim with the run it names)."""
     out = []
-    for cr in rr.claims.values():
+    for cr in claims:
         c = cr.claim
         unit = cr.unit
+        name = "speedup" if c.name.endswith("speedup") else ""
         out.append(ClaimView(
-            _clean(c.written), value_text(cr.claimed, unit) if cr.claimed is not None else _clean(c.text),
-            value_text(cr.reconstructed, unit) if cr.reconstructed is not None else "—",
-            cr.status, _clean(cr.basis), ("± " + metric_value(cr.tolerance, unit)) if cr.tolerance is not None else "",
+            _clean(c.key), value_text(cr.claimed, unit, name) if cr.claimed is not None else _clean(c.text),
+            value_text(cr.reconstructed, unit, name) if cr.reconstructed is not None else "—",
+            cr.status, _clean(cr.basis),
+            ("± " + (sig(cr.tolerance) if name else metric_value(cr.tolerance, unit))) if cr.tolerance is not None else "",
             ", ".join(_clean(m) for m in cr.missing), _clean(c.provenance.kind), _clean(c.provenance.citation),
             c.span.line))
     return tuple(out)
@@ -570,7 +579,8 @@ def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
 
 
 def _shapes(sr) -> tuple[tuple[Table, ...], str]:
-    tables, notes = [], []
+    tables: list[Table] = []
+    notes: list[str] = []
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
         for attr in _SHAPE_ATTRS:
@@ -609,8 +619,11 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
             "; ".join(f"{label(n)}: needs {', '.join(map(_clean, v))}" for n, v in r.missing.items())))
         metrics += [metric_view(m, name=f"{r.run_id}.{n}", title=f"{label(n)}: {r.run_id}") for n, m in r.metrics.items()]
     shapes, note = _shapes(sr)
-    view = ScalingView(sr.scaling.id, _clean(sr.scaling.kind or "—"), _clean(sr.scaling.baseline or "—"),
-                       tuple(rows), tuple(metrics), shapes, note)
+    kind = sr.scaling.kind or "—"
+    if sr.scaling.kind == "weak" and sr.scaling.per_device == "flops":
+        kind = "weak (model FLOPs per device fixed)"
+    view = ScalingView(sr.scaling.id, _clean(kind), _clean(sr.scaling.baseline or "—"),
+                       tuple(rows), tuple(metrics), shapes, note, claims=claim_views(getattr(sr, "claims", {}).values()))
     if charts:
         from effspec.report import charts as ch
 
@@ -629,11 +642,11 @@ def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
 
 def finding_view(d, lines: list[str]) -> FindingView:
     s = d.span
-    return FindingView(d.code, d.severity, CODES.get(d.code, ("", ""))[0], s.line if s else None,
+    return FindingView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], s.line if s else None,
                        s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
                        tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
                        # Only codes from our own table get a link: never a URL built from other text.
-                       RULE_URL.format(code=d.code) if d.code in CODES else "")
+                       RULE_URL.format(code=d.code) if d.code in code_table() else "")
 
 
 def report_title(result) -> str:
@@ -643,8 +656,8 @@ def report_title(result) -> str:
     if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
         return _clean(spec.runs[0].title)
     if spec is not None and spec.runs:
-        return f"{_clean(name)}: {len(spec.runs)} runs"
-    return _clean(name)
+        return f"{printable(name)}: {len(spec.runs)} runs"
+    return printable(name)
 
 
 def build(result, charts: bool = False) -> Report:
@@ -657,5 +670,5 @@ def build(result, charts: bool = False) -> Report:
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
     source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
-    return Report(report_title(result), _clean(os.path.basename(result.file)), runs, scalings, findings, counts,
+    return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
                   source, ev is not None)

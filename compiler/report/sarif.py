@@ -9,13 +9,15 @@ so with ``columnKind = unicodeCodePoints``.
 from __future__ import annotations
 
 import os
+from urllib.parse import quote
 
-from effspec.codes import CODES
+from effspec.rules import code_table
 from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 INFORMATION_URI = "https://github.com/effspec/effspec"
+SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
@@ -39,7 +41,7 @@ def _full_description(code: str, title: str) -> str:
 def rule_descriptors() -> list[dict]:
     """Every code in the table, in code order (so ruleIndex is stable across logs)."""
     out = []
-    for code, (title, severity) in CODES.items():
+    for code, (title, severity) in code_table().items():
         out.append({
             "id": code,
             "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
@@ -52,22 +54,35 @@ def rule_descriptors() -> list[dict]:
 
 
 def artifact_uri(path: str) -> str:
-    """The file as a relative URI where it lies under the working directory, else absolute."""
+    """The file as a URI reference that no consumer can read as anything but a file.
+
+    Under the working directory: ``./`` and the relative path, every segment
+    percent-encoded (UTF-8, and the raw bytes of an undecodable name), so a
+    folder called ``javascript:alert(1)`` is ``./javascript%3Aalert%281%29/…``,
+    never a URI with a scheme; the location says ``uriBaseId: %SRCROOT%``.
+    Elsewhere: an encoded ``file://`` URI of the absolute path."""
     absolute = os.path.abspath(path)
     try:
         rel = os.path.relpath(absolute)
     except ValueError:  # another drive on Windows
         rel = None
-    if rel is not None and not rel.startswith(".."):
-        return rel.replace(os.sep, "/").replace("%", "%25").replace(" ", "%20").replace("#", "%23").replace("?", "%3F")
+    if rel is not None and rel != os.curdir and rel.split(os.sep, 1)[0] != os.pardir:
+        return "./" + "/".join(quote(os.fsencode(part), safe="") for part in rel.split(os.sep))
+    if os.sep == "/":
+        return "file://" + quote(os.fsencode(absolute), safe="/")
     from pathlib import Path
 
-    return Path(absolute).as_uri()
+    return Path(absolute).as_uri()  # file:///C:/…, the drive's colon kept
+
+
+def _location(uri: str) -> dict:
+    """An artifactLocation: relative references name the source root they are relative to."""
+    return {"uri": uri, "uriBaseId": SRCROOT} if uri.startswith("./") else {"uri": uri}
 
 
 def _result(diag, uri: str, index: dict[str, int]) -> dict:
     message = diag.message + (f" Help: {diag.help}" if diag.help else "")
-    location: dict = {"physicalLocation": {"artifactLocation": {"uri": uri, "index": index["artifact"]}}}
+    location: dict = {"physicalLocation": {"artifactLocation": {**_location(uri), "index": index["artifact"]}}}
     s = diag.span
     if s is not None:
         end_line = max(s.end_line, s.line)
@@ -92,7 +107,7 @@ def sarif_log(results) -> dict:
     artifacts, sarif_results = [], []
     for result in results:
         uri = artifact_uri(result.file)
-        artifacts.append({"location": {"uri": uri}, "roles": ["analysisTarget"], "sourceLanguage": "eff"})
+        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff"})
         index = {**rule_index, "artifact": len(artifacts) - 1}
         sarif_results += [_result(d, uri, index) for d in result.diagnostics]
     return {

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from effspec.diagnostics import render_text
+from effspec.diagnostics import printable, render_text
 
 
 def text(result) -> str:
@@ -12,7 +12,7 @@ def text(result) -> str:
     parts = [render_text(d, result.source, result.file) for d in result.diagnostics]
     counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no findings"
-    parts.append(f"{result.file}: {summary}")
+    parts.append(f"{printable(result.file)}: {summary}")
     return "\n\n".join(parts)
 
 
@@ -105,6 +105,7 @@ def scaling_json(sr) -> dict:
         "incremental": [s.to_json() for s in getattr(sr, "incremental", [])],
         "work_changes": [{"run": w.run_id, "what": w.what, "baseline": _plain(w.baseline), "value": _plain(w.run)}
                          for w in sr.work_changes()] if hasattr(sr, "work_changes") else [],
+        "claims": {key: cr.to_json() for key, cr in getattr(sr, "claims", {}).items()},
     }
 
 

@@ -1,7 +1,8 @@
 """Audit rules: one class per file, grouped by family, found by discovery.
 
-A rule declares its ``code``, a short ``name``, its default ``severity`` (from
-the code table) and the IR ``nodes`` it looks at.  Its docstring is its page:
+A rule declares its ``code``, a short ``name``, the ``title`` and default
+``severity`` the code table shows, and the IR ``nodes`` it looks at: adding a
+rule is adding one file.  Its docstring is its page:
 the sections What it does / Why is this bad? / Example / Use instead, which
 ``effspec explain`` prints and ``spec/rules/`` is generated from.
 """
@@ -13,9 +14,14 @@ import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from effspec.codes import CODES
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import SEVERITIES, Diagnostic, Span
+
+if TYPE_CHECKING:  # annotations only: listing the rules (explain, pages) does not load the engine
+    from effspec.engine.results import Evaluation
+    from effspec.front.ir import Spec
 
 FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -25,19 +31,17 @@ PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 class AuditContext:
     """What a rule sees: the checked IR and its evaluation."""
 
-    spec: object  # ir.Spec
-    evaluation: object  # evaluate.Evaluation
+    spec: Spec
+    evaluation: Evaluation
     source: str
 
 
 class Rule:
     code: str = ""
     name: str = ""
+    title: str = ""  # the code table's short title
+    severity: str = "warning"  # the default; pragmas and configuration may change it
     nodes: tuple[str, ...] = ()
-
-    @property
-    def severity(self) -> str:
-        return CODES[self.code][1]
 
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -68,3 +72,14 @@ def rule_for(code: str) -> Rule | None:
 def run_rules(ctx: AuditContext) -> Iterator[Diagnostic]:
     for rule in all_rules():
         yield from rule.check(ctx)
+
+
+@cache
+def code_table() -> dict[str, tuple[str, str]]:
+    """Every code, front end's and rules', in code order: code -> (title, default severity)."""
+    table = dict(CODES)
+    for rule in all_rules():
+        if rule.code in table or rule.severity not in SEVERITIES or not rule.title:
+            raise ValueError(f"rule {rule.code}: a code is used once, with a title and a severity in {SEVERITIES}")
+        table[rule.code] = (rule.title, rule.severity)
+    return dict(sorted(table.items()))

@@ -60,6 +60,8 @@ class EFF603(Rule):
     """
 
     code = "EFF603"
+    title = "MFU reported without valid tokens per second"
+    severity = "warning"
     name = "mfu-without-token-rate"
     nodes = ("run.claim.mfu", "run.claim.valid_tokens_per_second", "run.timing.throughput")
 

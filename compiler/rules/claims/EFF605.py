@@ -57,6 +57,8 @@ class EFF605(Rule):
     """
 
     code = "EFF605"
+    title = "metric not recoverable from the declared inputs"
+    severity = "info"
     name = "metric-unrecoverable"
     nodes = ("run",)
 

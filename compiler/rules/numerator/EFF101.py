@@ -74,6 +74,8 @@ class EFF101(Rule):
     """
 
     code = "EFF101"
+    title = "numerator convention undeclared"
+    severity = "warning"
     name = "undeclared-numerator-convention"
     nodes = ("run.convention",)
 

@@ -65,12 +65,14 @@ class EFF502(Rule):
     """
 
     code = "EFF502"
+    title = "too few step samples to report a spread"
+    severity = "warning"
     name = "too-few-step-samples"
     nodes = ("run.timing.step_time", "run.timing.warmup")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, _timing, entry in sampled_runs(ctx):
-            rows = len(entry.value.values)
+        for run, _timing, entry, samples in sampled_runs(ctx):
+            rows = len(samples.values)
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)
             if stats is None:

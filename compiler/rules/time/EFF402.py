@@ -82,6 +82,8 @@ class EFF402(Rule):
     """
 
     code = "EFF402"
+    title = "breakdown does not reconcile with the step time"
+    severity = "error"
     name = "breakdown-not-reconciled"
     nodes = ("run.breakdown", "run.timing.step_time")
 

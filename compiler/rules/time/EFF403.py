@@ -65,6 +65,8 @@ class EFF403(Rule):
     """
 
     code = "EFF403"
+    title = "breakdown has no explicit unclassified share"
+    severity = "warning"
     name = "breakdown-without-unclassified"
     nodes = ("run.breakdown",)
 

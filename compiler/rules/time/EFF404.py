@@ -86,6 +86,8 @@ class EFF404(Rule):
     """
 
     code = "EFF404"
+    title = "breakdown inconsistent with MFU"
+    severity = "error"
     name = "breakdown-below-mfu"
     nodes = ("run.breakdown.model_compute", "run.claim.mfu")
 

@@ -1,0 +1,107 @@
+"""CONTRIBUTING.md's recipes, each proved to be a one-file change.
+
+Each test copies the package as an installed wheel lays it out (compiler/ as
+effspec/, with grammar/, templates/ and spec/ inside), adds or edits exactly
+one file as the recipe says, and runs the CLI from the copy in a fresh
+interpreter: discovery and the loaders must pick the change up with nothing
+else edited.  The recipe texts are read from CONTRIBUTING.md itself, so the
+document and the test cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+
+
+def recipe_block(title: str, language: str) -> str:
+    """The first fenced block of ``language`` under the heading ``title``."""
+    section = CONTRIBUTING.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    match = re.search(rf"^(`{{3,}}){language}\n(.*?)\n\1\n", section, re.S | re.M)
+    assert match, f"CONTRIBUTING.md: no ```{language} block under '## {title}'"
+    return match.group(2) + "\n"
+
+
+@pytest.fixture
+def package_copy(tmp_path: Path) -> Path:
+    """A copy of the package laid out as the wheel installs it."""
+    site = tmp_path / "site"
+    target = site / "effspec"
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(ROOT / "compiler", target, ignore=ignore)
+    for data in ("grammar", "templates", "spec"):
+        shutil.copytree(ROOT / data, target / data, ignore=ignore)
+    return site
+
+
+def run(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONHASHSEED", None)
+    return subprocess.run([sys.executable, "-m", "effspec", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300)
+
+
+def test_the_copy_is_what_runs(package_copy: Path, tmp_path: Path):
+    code = "import effspec, sys; print(effspec.__file__)"
+    env = dict(os.environ, PYTHONPATH=str(package_copy))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, env=env, check=True)
+    assert out.stdout.strip() == str(package_copy / "effspec" / "__init__.py")
+
+
+def test_recipe_add_a_rule_is_one_new_file(package_copy: Path, tmp_path: Path):
+    rule = recipe_block("Add a rule", "python")
+    fixture = recipe_block("Add a rule", "eff")
+    code = re.search(r'code = "(EFF\d{3})"', rule).group(1)
+    family = re.search(r"compiler/rules/(\w+)/EFF\d{3}\.py", CONTRIBUTING.split("## Add a rule", 1)[1]).group(1)
+    (package_copy / "effspec" / "rules" / family / f"{code}.py").write_text(rule, encoding="utf-8")
+    (tmp_path / "spec.eff").write_text(fixture, encoding="utf-8")
+
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    found = [d for d in json.loads(checked.stdout)["diagnostics"] if d["code"] == code]
+    assert len(found) == 1, checked.stdout + checked.stderr
+    assert (found[0]["line"], found[0]["column"]) == (5, 9)  # at the claimed metric's name
+    explained = run(package_copy, "explain", code, cwd=tmp_path)
+    assert explained.returncode == 0 and "## Use instead" in explained.stdout
+    listed = run(package_copy, "explain", "--list", cwd=tmp_path)
+    assert re.search(rf"^{code}\s+warning\s+claim cites no source", listed.stdout, re.M)
+    sarif = json.loads(run(package_copy, "check", "spec.eff", "--format", "sarif", cwd=tmp_path).stdout)
+    assert code in [r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]]
+
+
+def test_recipe_add_a_rule_is_not_discovered_without_the_file(package_copy: Path, tmp_path: Path):
+    """The same spec in an unchanged copy has no such finding: the file is what adds it."""
+    rule = recipe_block("Add a rule", "python")
+    code = re.search(r'code = "(EFF\d{3})"', rule).group(1)
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a rule", "eff"), encoding="utf-8")
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    assert code not in {d["code"] for d in json.loads(checked.stdout)["diagnostics"]}
+
+
+def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_path: Path):
+    row = json.loads(recipe_block("Add a catalog row", "json"))
+    peaks = package_copy / "effspec" / "data" / "peaks.json"
+    catalog = json.loads(peaks.read_text(encoding="utf-8"))
+    catalog["accelerators"].append(row)
+    peaks.write_text(json.dumps(catalog, indent=2) + "\n", encoding="utf-8")
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a catalog row", "eff"), encoding="utf-8")
+
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    run_json = json.loads(checked.stdout)["runs"]["acme"]
+    # 16 devices × 1,000 TFLOP/s (the row's dense BF16 figure)
+    assert run_json["metrics"]["aggregate_peak"]["value"] == pytest.approx(16 * 1000e12)
+    cited = [i for i in run_json["metrics"]["aggregate_peak"]["input_details"] if i["provenance"] == "catalog"]
+    assert cited and "Acme X1 datasheet" in cited[0]["citation"]
+
+
+def test_contributing_names_the_four_recipes():
+    for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer"):
+        assert f"## {title}" in CONTRIBUTING
