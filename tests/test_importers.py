@@ -779,3 +779,120 @@ if __name__ == "__main__":  # python tests/test_importers.py --write-examples
         for example in EXAMPLES:
             make_example(example, ROOT / "examples")
             print(ROOT / "examples" / f"{example}.eff")
+
+
+# ----------------------------------------------------------------------------
+# Every format: every CSV sample against its log line, every claim against the line it cites.
+# The expectations are read from the log by the regular expressions below (written here, from the
+# fixtures' format strings, not from the importers), and the claims' lines are the hand-derived
+# medians noted beside each case.
+
+_MEGATRON = r"iteration\s+(?P<step>\d+)/.*elapsed time per iteration \(ms\): (?P<step_time_ms>[0-9.]+)"
+SAMPLES: dict[str, tuple[str, str, dict[str, tuple[str, int]]]] = {
+    # log: (format, one step's pattern, {claim: (printed literal, cited line)})
+    # 12 iterations; kept 2-12, median 15800.0 ms at iteration 5 (line 54).
+    "megatron_train.log": ("megatron", _MEGATRON + r".*throughput per GPU \(TFLOP/s/GPU\): (?P<tflops_per_gpu>[0-9.]+)"
+                           r".*global batch size:\s+(?P<global_batch>\d+)", {"tflops_per_device": ("490.0", 54)}),
+    # no throughput printed: no claim.
+    "megatron_timers.log": ("megatron", r"consumed samples:\s+(?P<consumed_samples>\d+) \| " + _MEGATRON.split(".*", 1)[1]
+                            + r".*global batch size:\s+(?P<global_batch>\d+)", {}),
+    # 7 iterations (none warm-up), median 104.70 s at iteration 85376 (line 27), the verbatim line.
+    "megatron_deepspeed_bloom.log": ("megatron_deepspeed", r"iteration\s+(?P<step>\d+)/.*elapsed time per iteration \(s\): "
+                                     r"(?P<step_time_s>[0-9.]+).*global batch size: (?P<global_batch>\d+).*samples per second: "
+                                     r"(?P<samples_per_second>[0-9.]+) \| TFLOPs: (?P<tflops>[0-9.]+)",
+                                     {"tflops_per_device": ("149.77", 27), "throughput": ("19.561", 27)}),
+    # kept: 12 after iter 0; median 420.395 ms between iter 30 (line 26) and iter 120; nanoGPT prints mfu -100.00 %
+    # until it has measured 5 iterations, which is no figure (the CSV leaves it empty).
+    "nanogpt_train.log": ("nanogpt", r"^iter (?P<step>\d+): .*time (?P<step_time_ms>[0-9.]+)ms, mfu (?P<mfu_percent>-?[0-9.]+)%",
+                          {"mfu": ("39.96", 26)}),
+    # median 989.44 ms at step 4 (line 24, verbatim); FLOPs per token from line 16.
+    "nanochat_train.log": ("nanogpt", r"^step (?P<step>\d+)/.*dt: (?P<step_time_ms>[0-9.]+)ms \| tok/sec: (?P<tok_per_sec>[0-9,]+) "
+                           r"\| mfu: (?P<mfu_percent>[0-9.]+)",
+                           {"mfu": ("74.13", 24), "throughput": ("529,882", 24), "flops_per_token": ("3.491758e+09", 16)}),
+    # rates only; kept 2-10, median tps 9,966 at step 5 (line 12, verbatim).
+    "torchtitan_train.log": ("torchtitan", r"step:\s+(?P<step>\d+)\s.*tps: (?P<tps>[0-9,]+)\s+tflops: (?P<tflops>[0-9.]+)\s+mfu: "
+                             r"(?P<mfu>[0-9.]+)%", {"throughput": ("9,966", 12), "tflops_per_device": ("312.06", 12),
+                                                     "mfu": ("13.87", 12)}),
+    # kept 2-9; median 5.668 s, first at step 5 (line 23); per-step TFLOPs on line 16.
+    "maxtext_train.log": ("maxtext", r"^completed step: (?P<step>\d+), seconds: (?P<step_time_s>[0-9.]+), TFLOP/s/device: "
+                          r"(?P<tflops>[0-9.]+), Tokens/s/device: (?P<tokens>[0-9.]+)",
+                          {"tflops_per_device": ("134.909", 23), "throughput": ("8671.794", 23),
+                           "model_flops_per_step": ("764.67", 16)}),
+    # 12 updates on 3 physical lines (carriage returns); NeMo prints no rate: no claim.
+    "nemo_train.log": ("nemo", r"global_step=(?P<step>\d+)\.00, consumed_samples=(?P<consumed_samples>[0-9.]+), "
+                       r"train_step_timing in s=(?P<step_time_s>[0-9.]+)\]", {}),
+}
+
+
+def expected_samples(log: str, pattern: str) -> list[dict[str, str]]:
+    """Each step the pattern finds in the log, with its physical line (progress-bar updates split at \\r)."""
+    rows = []
+    for n, line in enumerate(log_lines(log), 1):
+        for segment in line.split("\r"):
+            m = re.search(pattern, re.sub(r"\x1b\[[0-9;]*m", "", segment))
+            if m:
+                fields = {k: v.replace(",", "") for k, v in m.groupdict().items()}
+                if "step" in fields:
+                    fields["step"] = str(int(fields["step"]))  # nanochat prints 00004
+                rows.append({"line": str(n), **fields})
+    return rows
+
+
+def claims_cited(out: Path, log: str) -> dict[str, tuple[str, int]]:
+    """Every `claim` line: its name, its first number, and the log line it cites; that line must print the number."""
+    lines = log_lines(log)
+    found = {}
+    for spec_line in out.read_text(encoding="utf-8").split("\n"):
+        if not spec_line.lstrip().startswith("claim "):
+            continue
+        m = re.match(r'\s*claim (\w+)\s+= ([0-9.e+]+) .*from log "' + re.escape(log) + r':(\d+)"', spec_line)
+        assert m, f"a claim without its log line: {spec_line}"
+        name, number, n = m.group(1), m.group(2), int(m.group(3))
+        printed = re.findall(r"[0-9][0-9,]*(?:\.[0-9]+)?(?:e[+-][0-9]+)?", lines[n - 1])
+        literal = next((p for p in printed if p.replace(",", "") == number), None)
+        assert literal is not None, f"{name}: {number} is not printed on line {n}: {lines[n - 1][:200]}"
+        found[name] = (literal, n)
+    return found
+
+
+@pytest.mark.parametrize("log", sorted(SAMPLES))
+def test_every_sample_and_every_claim_is_its_log_line(tmp_path: Path, log: str) -> None:
+    fmt, pattern, claims = SAMPLES[log]
+    status, err, out = run_import(tmp_path, fmt, log)
+    assert status == 0, err
+    expected = expected_samples(log, pattern)
+    assert len(expected) >= 6
+    rows = steps_csv(out)
+    for row in expected:
+        if row.get("mfu_percent") == "-100.00":
+            row["mfu_percent"] = ""  # nanoGPT's sentinel before its first measurement
+    assert [{k: r[k] for k in expected[0]} for r in rows] == expected
+    assert claims_cited(out, log) == claims
+
+
+def test_every_maxtext_metrics_record_is_its_csv_row(tmp_path: Path) -> None:
+    status, _, out = run_import(tmp_path, "maxtext", "maxtext_metrics.jsonl")
+    assert status == 0
+    expected = []
+    for n, line in enumerate(log_lines("maxtext_metrics.jsonl"), 1):
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # line 5, cut short (the importer's EFF801)
+        expected.append((n, record["step"], record["perf/step_time_seconds"], record["perf/per_device_tflops_per_sec"],
+                         record["perf/per_device_tokens_per_sec"]))
+    assert len(expected) == 7
+    assert [(int(r["line"]), int(r["step"]), float(r["step_time_s"]), float(r["tflops"]), float(r["tokens"]))
+            for r in steps_csv(out)] == expected
+    # kept: steps 2-6 (5.40205 5.65801 5.66799 5.66802 5.66912): the median is step 6's 5.66799 s, line 8.
+    assert claims_cited(out, "maxtext_metrics.jsonl") == {"tflops_per_device": ("134.9139", 8),
+                                                          "throughput": ("8671.857219225863", 8)}
+
+
+def test_mllog_has_no_step_samples_and_no_unit_for_its_throughput(tmp_path: Path) -> None:
+    """MLPerf's tracked_stats throughput has no stated unit: it is offered as a claim to add, not claimed."""
+    status, _, out = run_import(tmp_path, "mllog", "mllog_gpt3.log")
+    assert status == 0
+    assert claims_cited(out, "mllog_gpt3.log") == {}
+    value = json.loads(log_lines("mllog_gpt3.log")[10].split(":::MLLOG ", 1)[1])["value"]["throughput"]
+    assert f'add `claim throughput = {value} token/s  from log "mllog_gpt3.log:11"`' in out.read_text(encoding="utf-8")
