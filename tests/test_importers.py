@@ -896,3 +896,101 @@ def test_mllog_has_no_step_samples_and_no_unit_for_its_throughput(tmp_path: Path
     assert claims_cited(out, "mllog_gpt3.log") == {}
     value = json.loads(log_lines("mllog_gpt3.log")[10].split(":::MLLOG ", 1)[1])["value"]["throughput"]
     assert f'add `claim throughput = {value} token/s  from log "mllog_gpt3.log:11"`' in out.read_text(encoding="utf-8")
+
+
+# ----------------------------------------------------------------------------
+# Hostile logs: huge lines, binary, NUL and non-UTF-8 bytes, terminal escapes, symlinks.
+# Each is an EFF801 at FILE:LINE:COLUMN (the import goes on) or a one-line refusal (exit 2); never a traceback.
+
+
+def test_hostile_bytes_are_coded_at_their_line_and_the_samples_survive(tmp_path: Path) -> None:
+    lines = (LOGS / "megatron_train.log").read_bytes().split(b"\n")
+    iteration = {int(re.search(rb" iteration +(\d+)/", ln).group(1)): i for i, ln in enumerate(lines) if b" iteration " in ln}
+    lines[iteration[3]] = lines[iteration[3]].replace(b" iteration ", b" iteration\x00\x00 ", 1)
+    lines[iteration[4]] = b"\x1b]0;pwned\x07\x1b[31m" + lines[iteration[4]] + b"\x1b[0m"
+    lines.insert(iteration[8] + 1, b"\xff\xfebinary \x9c\x80 junk")
+    lines.insert(iteration[1], b" [2026-01-16 07:30:00] " + b"x" * 3_000_000)  # 3 MB, no line break
+    log = tmp_path / "hostile.log"
+    log.write_bytes(b"\n".join(lines))
+    found = [(re.search(rb" iteration\x00* +(\d+)/ ", ln), i) for i, ln in enumerate(lines)]
+    numbers = {int(m.group(1)): i + 1 for m, i in found if m}
+    huge, junk = iteration[1] + 1, iteration[8] + 3  # 1-based, after the two insertions
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    err = proc.stderr
+    assert f"warning[EFF801]: line longer than 1,048,576 bytes: read up to there, the rest skipped\n  --> hostile.log:{huge}:1" in err
+    assert f"warning[EFF801]: NUL bytes in the line; read without them\n  --> hostile.log:{numbers[3]}:1" in err
+    assert f"warning[EFF801]: bytes that are not UTF-8 (0xff); read with U+FFFD in their place\n  --> hostile.log:{junk}:1" in err
+    assert "\x1b" not in err and f"hostile.log:{numbers[4]}:" not in err  # colour and title codes are stripped silently
+    assert "3 log line(s) skipped or repaired" in err
+    # The twelve samples are the fixture's, each on its (shifted) line.
+    original = {n: re.search(r"elapsed time per iteration \(ms\): ([0-9.]+)", line).group(1)
+                for n, line in enumerate(log_lines("megatron_train.log"), 1) if " iteration " in line}
+    rows = steps_csv(tmp_path / "o.eff")
+    assert [r["step_time_ms"] for r in rows] == list(original.values())
+    assert [int(r["line"]) for r in rows] == [numbers[s] for s in range(1, 13)]
+    spec = (tmp_path / "o.eff").read_text(encoding="utf-8")
+    assert "\x1b" not in spec and "\x00" not in spec and "pwned" not in spec
+    assert f'claim tflops_per_device = 490.0 TFLOP/s  from log "hostile.log:{numbers[5]}"' in spec
+
+
+def test_a_binary_file_is_refused_naming_what_was_looked_for(tmp_path: Path) -> None:
+    import random
+
+    rng = random.Random(13)
+    blob = tmp_path / "weights.bin"
+    blob.write_bytes(bytes(rng.randrange(256) for _ in range(200_000)))
+    status, err, out = run_import(tmp_path, "auto", str(blob))
+    assert status == 2 and "Traceback" not in err
+    assert "weights.bin: no line of a known training log in its first lines; formats tried: " in err
+    status, err, out = run_import(tmp_path, "megatron", str(blob))
+    assert status == 2 and "Traceback" not in err and "weights.bin: no Megatron-LM training line found" in err
+    assert re.search(r"warning\[EFF801\]: bytes that are not UTF-8 \(0x[0-9a-f]{2}\); read with U\+FFFD in their place\n"
+                     r" +--> weights\.bin:1:\d+", err)
+    assert not out.exists()
+
+
+def test_a_log_named_through_a_symlink_is_read_and_cited_by_the_name_given(tmp_path: Path) -> None:
+    (tmp_path / "link.log").symlink_to(LOGS / "nemo_train.log")
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", "link.log", "-o", "o.eff"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert 'from log "link.log:5-7 (12 progress-bar steps)"' in (tmp_path / "o.eff").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(("target", "message"), [
+    ("nowhere.log", "is a symlink that leads nowhere (its target is missing, or links loop)"),
+    ("loop.log", "is a symlink that leads nowhere (its target is missing, or links loop)"),
+    ("/proc/self/environ", "lies in a system pseudo-filesystem (devices, /proc and /sys are never read)"),
+    ("/dev/zero", "lies in a system pseudo-filesystem (devices, /proc and /sys are never read)"),
+    (".", "is a directory"),
+])
+def test_symlinked_logs_that_lead_nowhere_or_to_system_files_are_refused(tmp_path: Path, target: str, message: str) -> None:
+    (tmp_path / "loop.log").symlink_to("link.log")
+    (tmp_path / "link.log").symlink_to(target)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "auto", "link.log", "-o", "o.eff"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert (proc.returncode, proc.stderr) == (2, f"effspec: link.log: {message}\n")
+    assert not (tmp_path / "o.eff").exists()
+
+
+def test_a_symlinked_output_is_replaced_never_written_through(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n", encoding="utf-8")
+    (tmp_path / "o.eff").symlink_to(victim)
+    (tmp_path / "o_steps.csv").symlink_to(victim)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(LOGS / "nemo_train.log"), "-o", "o.eff",
+                           "--force"], capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text(encoding="utf-8") == "keep me\n"
+    assert not (tmp_path / "o.eff").is_symlink() and not (tmp_path / "o_steps.csv").is_symlink()
+    assert (tmp_path / "o_steps.csv").read_text(encoding="utf-8").startswith("step,line,step_time_s,")
+    # An output that leads to the log itself is refused, and the log is left as it was.
+    log = tmp_path / "copy.log"
+    shutil.copy(LOGS / "nemo_train.log", log)
+    (tmp_path / "p_steps.csv").symlink_to(log)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", "copy.log", "-o", "p.eff", "--force"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 2 and "p_steps.csv: is the log being imported" in proc.stderr
+    assert log.read_bytes() == (LOGS / "nemo_train.log").read_bytes()

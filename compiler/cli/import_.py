@@ -68,6 +68,8 @@ def cmd_import(args) -> int:
     if os.path.isdir(out):
         raise ToolError(f"{out}: is a directory")
     for log in args.logs:
+        if os.path.islink(log) and not os.path.exists(log):
+            raise ToolError(f"{log}: is a symlink that leads nowhere (its target is missing, or links loop)")
         if not os.path.exists(log):
             raise ToolError(f"{log}: no such file")
     try:

@@ -15,8 +15,10 @@ import stat
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import BinaryIO
 
 from effspec.diagnostics import Diagnostic, Span, sanitize
+from effspec.front.files import in_pseudo_filesystem
 
 MAX_LINE_BYTES = 1 << 20  # a longer line is cut here (and reported)
 HEAD_LINES = 20_000  # what `auto` detection and `detect()` see
@@ -38,8 +40,14 @@ def display_name(path: str) -> str:
     return name[:120] or "log"
 
 
-def open_log(path: str):
-    """A binary file object for a regular file; never blocks on a FIFO or device."""
+def open_log(path: str) -> BinaryIO:
+    """A binary file object for a regular file; never blocks on a FIFO or device.
+
+    A log named through a symlink is read where the link leads (as a spec named
+    on the command line is), except into a system pseudo-filesystem (/proc,
+    /sys, /dev, /run), which is never read."""
+    if in_pseudo_filesystem(os.path.realpath(path)):
+        raise OSError(0, "lies in a system pseudo-filesystem (devices, /proc and /sys are never read)", path)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     try:
         mode = os.fstat(fd).st_mode
