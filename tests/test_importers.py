@@ -756,6 +756,7 @@ EXAMPLES = {
 
 
 def make_example(name: str, folder: Path) -> Path:
+    """The import, the fill-ins, then the report (`effspec report -o NAME_report.md`)."""
     fmt, values = EXAMPLES[name]
     if folder != ROOT / "examples":
         shutil.copy(ROOT / "examples" / f"{name}.log", folder / f"{name}.log")
@@ -763,6 +764,9 @@ def make_example(name: str, folder: Path) -> Path:
                           capture_output=True, text=True, cwd=folder)
     assert proc.returncode == 0, proc.stderr
     fill(folder / f"{name}.eff", values)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "report", f"{name}.eff", "-o", f"{name}_report.md"],
+                          capture_output=True, text=True, cwd=folder)
+    assert proc.returncode in (0, 1), proc.stderr
     return folder / f"{name}.eff"
 
 
@@ -770,8 +774,8 @@ def make_example(name: str, folder: Path) -> Path:
 def test_examples_are_a_fresh_import_plus_their_fill_ins(tmp_path: Path, name: str) -> None:
     made = make_example(name, tmp_path)
     assert made.read_bytes() == (ROOT / "examples" / f"{name}.eff").read_bytes()
-    for csv_file in tmp_path.glob("*.csv"):
-        assert csv_file.read_bytes() == (ROOT / "examples" / csv_file.name).read_bytes()
+    for written in [*tmp_path.glob("*.csv"), tmp_path / f"{name}_report.md"]:
+        assert written.read_bytes() == (ROOT / "examples" / written.name).read_bytes(), written.name
 
 
 if __name__ == "__main__":  # python tests/test_importers.py --write-examples
