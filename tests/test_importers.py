@@ -998,3 +998,34 @@ def test_a_symlinked_output_is_replaced_never_written_through(tmp_path: Path) ->
                           capture_output=True, text=True, cwd=tmp_path)
     assert proc.returncode == 2 and "p_steps.csv: is the log being imported" in proc.stderr
     assert log.read_bytes() == (LOGS / "nemo_train.log").read_bytes()
+
+
+# ----------------------------------------------------------------------------
+# README: "From a log to an audited report in three commands", run as shown.
+
+
+def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## From a log to an audited report in three commands\n", 1)[1].split("\n## ", 1)[0]
+    blocks = re.findall(r"```console\n(.*?)```", section, flags=re.S)
+    assert len(blocks) == 2
+    shutil.copy(ROOT / "examples" / "megatron_import.log", tmp_path / "train.log")
+    shown: list[tuple[str, str]] = []  # (command, its output as shown)
+    for block in blocks:
+        for part in block.split("$ ")[1:]:
+            command, _, output = part.partition("\n")
+            shown.append((command, output))
+    assert [c for c, _ in shown] == ["effspec import auto train.log -o run.eff", "effspec check run.eff",
+                                     "effspec report run.eff -o run.html"]
+    for command, output in shown[:2]:
+        proc = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, text=True, cwd=tmp_path)
+        assert proc.stdout + proc.stderr == output, command
+    assert todo_lines(tmp_path / "run.eff") == [54, 57]
+    fill(tmp_path / "run.eff", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
+    proc = subprocess.run([sys.executable, "-m", "effspec", "report", "run.eff", "-o", "run.md"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    report = (tmp_path / "run.md").read_text(encoding="utf-8")
+    # As the README says: the claim is consistent (490.0 printed, 490.03 by Megatron-LM's count), and EFF503.
+    assert "| `tflops_per_device` | 490 TFLOP/s | 490 TFLOP/s | consistent | inputs |" in report
+    assert "**EFF503** warning" in report and "0 error, 1 warning" in report

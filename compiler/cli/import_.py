@@ -147,8 +147,8 @@ def _report(result, out: str, text: str, files: list[str]) -> None:
     _warnings(result.diagnostics, result.dropped_warnings)
     todos = [n + 1 for n, line in enumerate(text.split("\n")) if " = TODO" in line]
     samples = sum(len(r.steps) for r in result.runs)
-    for path in files:
-        print(f"wrote {path}", file=sys.stderr)
+    for path in files:  # beside OUT, named as OUT was given
+        print(f"wrote {os.path.join(os.path.dirname(out), os.path.basename(path))}", file=sys.stderr)
     formats = ", ".join(sorted(set(result.formats.values())))
     print(f"{out}: {len(result.runs)} run(s) ({formats}), {samples} step sample(s), "
           f"{len(result.diagnostics) + result.dropped_warnings} log line(s) skipped or repaired", file=sys.stderr)
