@@ -1029,3 +1029,21 @@ def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
     # As the README says: the claim is consistent (490.0 printed, 490.03 by Megatron-LM's count), and EFF503.
     assert "| `tflops_per_device` | 490 TFLOP/s | 490 TFLOP/s | consistent | inputs |" in report
     assert "**EFF503** warning" in report and "0 error, 1 warning" in report
+
+
+def test_hostile_output_and_log_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
+    name = "o\x1b]0;t\x07\u202e"
+    shutil.copy(LOGS / "megatron_broken.log", tmp_path / f"{name}.log")
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", f"{name}.log", "-o", f"{name}.eff"],
+                          capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 0
+    err = proc.stderr.decode("utf-8")
+    assert not {c for c in err if not (c.isprintable() or c in "\n\t")}, err
+    # The CSV's name is made safe (it is quoted inside the spec); OUT's is shown escaped, as it is on disk.
+    assert "wrote o__0_t_steps.csv\nwrote o\\x1b]0;t\\x07\\u202e.eff\n" in err
+    # A refusal names the path the same way.
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", f"{name}.log", "-o", f"{name}.eff"],
+                          capture_output=True, cwd=tmp_path)
+    assert proc.returncode == 2
+    assert proc.stderr.decode("utf-8") == ("effspec: o__0_t_steps.csv: exists; pass --force to replace it "
+                                           "(it may hold values you filled in)\n")

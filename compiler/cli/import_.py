@@ -83,27 +83,33 @@ def cmd_import(args) -> int:
         raise ToolError(f"{exc.filename or ' '.join(args.logs)}: {exc.strerror or exc}") from None
     command = f"effspec import {args.format}" + (f" --framework-version {args.framework_version}" if args.framework_version else "")
     files = render(out, result.runs, command)
-    _refuse_overwrites([f.path for f in files], args.logs, args.force)
+    _refuse_overwrites([f.path for f in files], args.logs, args.force, out)
     text = _write(files, out)
     _report(result, out, text, [f.path for f in files])
     return 0
 
 
-def _refuse_overwrites(paths: list[str], logs: list[str], force: bool) -> None:
+def _beside(out: str, path: str) -> str:
+    """An output's path as the user would name it: beside OUT, as OUT was given."""
+    return os.path.join(os.path.dirname(out), os.path.basename(path))
+
+
+def _refuse_overwrites(paths: list[str], logs: list[str], force: bool, out: str) -> None:
     for path in paths:
         if not os.path.lexists(path):
             continue
+        shown = _beside(out, path)
         for log in logs:
             try:
                 same = os.path.samefile(path, log)
             except OSError:
                 same = os.path.realpath(path) == os.path.realpath(log)
             if same:
-                raise ToolError(f"{path}: is the log being imported; choose another output name (a log is never replaced)")
+                raise ToolError(f"{shown}: is the log being imported; choose another output name (a log is never replaced)")
         if os.path.isdir(path):
-            raise ToolError(f"{path}: is a directory")
+            raise ToolError(f"{shown}: is a directory")
         if not force:
-            raise ToolError(f"{path}: exists; pass --force to replace it (it may hold values you filled in)")
+            raise ToolError(f"{shown}: exists; pass --force to replace it (it may hold values you filled in)")
 
 
 def _write(files, out: str) -> str:
@@ -144,14 +150,18 @@ def _warnings(diagnostics, dropped: int) -> None:
 
 
 def _report(result, out: str, text: str, files: list[str]) -> None:
+    """What was written, on standard error; every path through ``printable`` (a hostile name cannot drive the terminal)."""
+    from effspec.diagnostics import printable
+
     _warnings(result.diagnostics, result.dropped_warnings)
     todos = [n + 1 for n, line in enumerate(text.split("\n")) if " = TODO" in line]
     samples = sum(len(r.steps) for r in result.runs)
     for path in files:  # beside OUT, named as OUT was given
-        print(f"wrote {os.path.join(os.path.dirname(out), os.path.basename(path))}", file=sys.stderr)
+        print(f"wrote {printable(_beside(out, path))}", file=sys.stderr)
     formats = ", ".join(sorted(set(result.formats.values())))
-    print(f"{out}: {len(result.runs)} run(s) ({formats}), {samples} step sample(s), "
+    shown = printable(out)
+    print(f"{shown}: {len(result.runs)} run(s) ({formats}), {samples} step sample(s), "
           f"{len(result.diagnostics) + result.dropped_warnings} log line(s) skipped or repaired", file=sys.stderr)
     if todos:
-        print(f"{out}: fill in the {len(todos)} `TODO` line(s) (" + ", ".join(str(n) for n in todos[:12])
-              + (", …" if len(todos) > 12 else "") + f"), then run `effspec check {out}`", file=sys.stderr)
+        print(f"{shown}: fill in the {len(todos)} `TODO` line(s) (" + ", ".join(str(n) for n in todos[:12])
+              + (", …" if len(todos) > 12 else "") + f"), then run `effspec check {shown}`", file=sys.stderr)
