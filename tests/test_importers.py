@@ -814,7 +814,7 @@ SAMPLES: dict[str, tuple[str, str, dict[str, tuple[str, int]]]] = {
                            r"\| mfu: (?P<mfu_percent>[0-9.]+)",
                            {"mfu": ("74.13", 24), "throughput": ("529,882", 24), "flops_per_token": ("3.491758e+09", 16)}),
     # rates only; kept 2-10, median tps 9,966 at step 5 (line 12, verbatim).
-    "torchtitan_train.log": ("torchtitan", r"step:\s+(?P<step>\d+)\s.*tps: (?P<tps>[0-9,]+)\s+tflops: (?P<tflops>[0-9.]+)\s+mfu: "
+    "torchtitan_train.log": ("torchtitan", r"step:\s+(?P<step>\d+)\s.*tps: (?P<tps>[0-9,]+)\s+tflops: (?P<tflops>[0-9,.]+)\s+mfu: "
                              r"(?P<mfu>[0-9.]+)%", {"throughput": ("9,966", 12), "tflops_per_device": ("312.06", 12),
                                                      "mfu": ("13.87", 12)}),
     # kept 2-9; median 5.668 s, first at step 5 (line 23); per-step TFLOPs on line 16.
@@ -1047,3 +1047,49 @@ def test_hostile_output_and_log_names_cannot_drive_the_terminal(tmp_path: Path) 
     assert proc.returncode == 2
     assert proc.stderr.decode("utf-8") == ("effspec: o__0_t_steps.csv: exists; pass --force to replace it "
                                            "(it may hold values you filled in)\n")
+
+
+# ----------------------------------------------------------------------------
+# The long synthetic logs (make_fixtures.LONG, seeded): 320 steps each, warm-up spikes at steps 1-3, a stall at
+# step 150, and a restart after step 220 from the step-200 checkpoint.
+
+LONG = {"megatron_long.log": "megatron_train.log", "torchtitan_long.log": "torchtitan_train.log",
+        "maxtext_long.log": "maxtext_train.log", "nanogpt_long.log": "nanogpt_train.log",
+        "megatron_deepspeed_long.log": "megatron_deepspeed_bloom.log", "nemo_long.log": "nemo_train.log"}
+
+
+@pytest.mark.parametrize("log", sorted(LONG))
+def test_long_logs_every_sample_warmup_and_restart(tmp_path: Path, log: str) -> None:
+    fmt, pattern, _ = SAMPLES[LONG[log]]
+    status, err, out = run_import(tmp_path, "auto", log)
+    assert status == 0, err
+    assert f"1 run(s) ({fmt}), 320 step sample(s), 0 log line(s) skipped or repaired" in err
+    expected = expected_samples(log, pattern)
+    for row in expected:
+        if row.get("mfu_percent") == "-100.00":
+            row["mfu_percent"] = ""
+    rows = steps_csv(out)
+    assert len(expected) == len(rows) == 320
+    assert [{k: r[k] for k in expected[0]} for r in rows] == expected
+    # The step number goes back once, after the 220th sample (steps 201-300 again): that row, and only it, says restart.
+    first = 0 if fmt in ("maxtext", "nemo") else 1  # MaxText and NeMo's global_step count from 0
+    steps = [int(r["step"]) for r in rows]
+    assert steps == list(range(first, first + 220)) + list(range(first + 200, first + 300))
+    assert [i for i, r in enumerate(rows) if "restart" in r["flags"]] == [220]
+    # The warm-up: the three leading spikes (30x, 3x, 1.8x the base), each over 1.5x the median of all 320.
+    assert [i for i, r in enumerate(rows) if "warmup" in r["flags"]] == [0, 1, 2]
+    text = out.read_text(encoding="utf-8")
+    # torchtitan prints rates, not step times: no timing block, the warm-up is said in a comment.
+    warmup = "warm-up lines (first 3) are flagged in the CSV" if fmt == "torchtitan" else "warmup    = 3 step"
+    assert warmup in text and "1 line(s) flagged restart (column `flags`)" in text
+    assert len(claims_cited(out, log)) == len(SAMPLES[LONG[log]][2])  # each claim on the line it cites
+
+
+def test_the_long_logs_are_seeded() -> None:
+    sys.path.insert(0, str(LOGS))
+    try:
+        import make_fixtures
+    finally:
+        sys.path.remove(str(LOGS))
+    assert set(LONG) == set(make_fixtures.LONG)
+    assert make_fixtures.long_times(7, 1.0) == make_fixtures.long_times(7, 1.0) != make_fixtures.long_times(8, 1.0)

@@ -99,7 +99,6 @@ class _State:
         self.rank_times: dict[tuple[int, str], float] = {}
         self.timer_lines: list[int] = []
         self.straggler: list[str] = []
-        self.last_iteration = -1
 
     def feed(self, n: int, text: str) -> None:
         if self.in_args:
@@ -177,10 +176,7 @@ class _State:
         if elapsed is None or float(elapsed) <= 0:
             self.reader.warn(n, "iteration line without a readable `elapsed time per iteration (ms)`; skipped", excerpt=text)
             return
-        flags = []
-        if it <= self.last_iteration:
-            flags.append("restart")
-        self.last_iteration = it
+        flags = []  # a restart (the iteration number going back) is flagged by StepLog.append
         for key, flag in (("number of skipped iterations", "skipped"), ("number of nan iterations", "nan")):
             if (fields.get(key) or "0").strip() not in ("0", ""):
                 flags.append(flag)
@@ -348,10 +344,6 @@ def _claims(run: ImportedRun, summary: Summary) -> None:
 
 
 def _notes(run: ImportedRun, state: _State) -> None:
-    flagged = {f: run.steps.flag_counts[f] for f in ("skipped", "nan", "restart")}
-    said = [f"{n} line(s) flagged {f}" for f, n in flagged.items() if n]
-    if said:
-        run.notes.append("In the steps CSV: " + ", ".join(said) + " (column `flags`); they stay in the samples.")
     if state.dumps > 1:
         run.notes.append(f"The log holds {state.dumps} argument dumps (restarts); the values are the last dump's.")
     if state.timer_lines and not run.ranks:

@@ -179,6 +179,9 @@ class StepLog(_Spool):
         self._last: Step | None = None
 
     def append(self, step: Step) -> None:
+        """One sample; a step number at or below the previous one is flagged `restart` (the run resumed from a checkpoint)."""
+        if self.numbers and step.step <= self.numbers[-1] and "restart" not in step.flags:
+            step = Step(step.step, step.line, step.time, step.figures, (*step.flags, "restart"))
         self.numbers.append(step.step)
         self.lines.append(step.line)
         self.times.append(float(step.time) if step.time is not None else math.nan)

@@ -121,7 +121,10 @@ def _run(run: ImportedRun, names: dict[str, str]) -> list[str]:
     lines = [f"run {run.run_id} {{",
              f"  title  = {quote(f'{run.framework} run imported from {run.log}')}",
              f"  source = {quote(f'{run.log} ({run.framework} log), read by effspec import {run.importer}')}"]
-    lines += [f"  # {comment(n)}" for n in run.notes]
+    flagged = {f: run.steps.flag_counts[f] for f in ("skipped", "nan", "restart")}
+    said = [f"{n} line(s) flagged {f}" for f, n in flagged.items() if n]
+    notes = [*run.notes, "In the steps CSV: " + ", ".join(said) + " (column `flags`); they stay in the samples."] if said else run.notes
+    lines += [f"  # {comment(n)}" for n in notes]
     subst = {STEPS_CSV: names.get(f"{run.run_id}:steps", ""), RANKS_CSV: names.get(f"{run.run_id}:ranks", "")}
     for block in BLOCK_ORDER:
         if block == "convention":
