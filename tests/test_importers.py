@@ -1093,3 +1093,47 @@ def test_the_long_logs_are_seeded() -> None:
         sys.path.remove(str(LOGS))
     assert set(LONG) == set(make_fixtures.LONG)
     assert make_fixtures.long_times(7, 1.0) == make_fixtures.long_times(7, 1.0) != make_fixtures.long_times(8, 1.0)
+
+
+# ----------------------------------------------------------------------------
+# A large log is streamed: memory does not grow with the log.
+
+_RSS = """
+import resource, sys
+from effspec.cli import main
+status = main(["import", "megatron", sys.argv[1], "-o", sys.argv[2]])
+print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+"""
+
+
+def _big_megatron_log(path: Path, lines: int) -> None:
+    sys.path.insert(0, str(LOGS))
+    try:
+        from make_fixtures import megatron_args, megatron_iteration
+    finally:
+        sys.path.remove(str(LOGS))
+    head = megatron_args({"num_layers": 2, "hidden_size": 256, "num_attention_heads": 4, "world_size": 8, "log_interval": 1})
+    template = megatron_iteration("2026-01-01 00:00:00", 999_999_999, 999_999_999, 8, 1234.5, 10.0, 1e-4, 8, 2.0)
+    with open(path, "w", encoding="utf-8") as fh:
+        fh.write("\n".join(head) + "\n")
+        for i in range(1, lines + 1):
+            fh.write(template.replace("999999999/999999999", f"{i:9d}/{lines:9d}", 1) + "\n")
+
+
+def test_a_large_log_is_imported_in_bounded_memory(tmp_path: Path) -> None:
+    peaks = {}
+    for lines in (20_000, 160_000):
+        log = tmp_path / f"big{lines}.log"
+        _big_megatron_log(log, lines)
+        proc = subprocess.run([sys.executable, "-c", _RSS, str(log), str(tmp_path / f"big{lines}.eff")],
+                              capture_output=True, text=True, timeout=600)
+        status, rss_kib = proc.stdout.split()
+        assert status == "0", proc.stderr
+        peaks[lines] = int(rss_kib) / 1024
+        with open(tmp_path / f"big{lines}_steps.csv", encoding="utf-8") as fh:
+            assert sum(1 for _ in fh) == lines + 1
+    size = (tmp_path / "big160000.log").stat().st_size
+    assert size > 50 * 2**20  # over 50 MB, 8 times the smaller log
+    # 140,000 more samples (about 50 MB more log) cost under 20 MB (measured: 12.5, about 90 bytes a sample: three
+    # numbers in arrays, the figures spooled to disk), not the log's size.
+    assert peaks[160_000] - peaks[20_000] < 20, peaks
