@@ -1137,3 +1137,47 @@ def test_a_large_log_is_imported_in_bounded_memory(tmp_path: Path) -> None:
     # 140,000 more samples (about 50 MB more log) cost under 20 MB (measured: 12.5, about 90 bytes a sample: three
     # numbers in arrays, the figures spooled to disk), not the log's size.
     assert peaks[160_000] - peaks[20_000] < 20, peaks
+
+
+# ----------------------------------------------------------------------------
+# torchtitan's TOML config (--config): what the console log does not print, each value citing its config line.
+
+
+def test_torchtitan_config_fills_the_layout_recompute_and_dtype(tmp_path: Path) -> None:
+    status, err, out = run_import(tmp_path, "torchtitan", "torchtitan_train.log", "--config", str(LOGS / "torchtitan_train.toml"))
+    assert status == 0, err
+    text = out.read_text(encoding="utf-8")
+    toml = (LOGS / "torchtitan_train.toml").read_text(encoding="utf-8").split("\n")
+    # By hand from the fixture: [parallelism] is lines 29-34, [activation_checkpoint] mode line 37, [training]'s
+    # mixed_precision_param line 27, [model] name line 14; dp = shard 8 (line 31) x replicate 1 (line 30).
+    for key, n in (("tensor_parallel_degree = 1", 32), ("pipeline_parallel_degree = 1", 33), ("context_parallel_degree = 1", 34),
+                   ("data_parallel_shard_degree = 8", 31), ("data_parallel_replicate_degree = 1", 30),
+                   ('mode = "selective"', 37), ('mixed_precision_param = "bfloat16"', 27), ('name = "qwen3"', 14)):
+        assert toml[n - 1].startswith(key), (n, toml[n - 1])
+    for line in ('tp        = 1           from log "torchtitan_train.toml:32"',
+                 'pp        = 1           from log "torchtitan_train.toml:33"',
+                 'cp        = 1           from log "torchtitan_train.toml:34"',
+                 'dp        = 8           from log "torchtitan_train.toml:31,30 (data_parallel_shard_degree x '
+                 'data_parallel_replicate_degree)"',
+                 'recompute = selective   from log "torchtitan_train.toml:37"',
+                 'dtype       = bf16               from log "torchtitan_train.toml:27"',
+                 "Model qwen3 4B (torchtitan_train.toml:14)",
+                 # The log printed seq_len and the global batch (line 6): the log, what ran, is kept over the config.
+                 'seq_len      = 4096 token/sequence   from log "torchtitan_train.log:6"'):
+        assert line in text, line
+    assert_unfilled_fails(out)
+    fill(out, {k: v for k, v in QWEN3_4B_LIKE.items() if k != "dtype"})
+    status, doc = check_json(out)
+    assert status == 0 and codes(doc) == {"EFF602", "EFF605"}  # 1 x 1 x 1 x 8 = the 8 devices: no EFF205
+    assert claim(doc, "tflops_per_device")["status"] == "consistent"
+
+
+def test_a_config_that_does_not_parse_is_eff801_at_its_line_and_the_import_goes_on(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[parallelism]\ntensor_parallel_degree = 2\npipeline_parallel_degree = = 1\n", encoding="utf-8")
+    status, err, out = run_import(tmp_path, "torchtitan", "torchtitan_train.log", "--config", str(bad))
+    assert status == 0 and "Traceback" not in err
+    assert re.search(r"warning\[EFF801\]: config that does not parse as TOML \(.*\); not read\n +--> bad\.toml:3:\d+", err), err
+    assert "parallelism {" not in out.read_text(encoding="utf-8")
+    status, err, _ = run_import(tmp_path, "nemo", "nemo_train.log", "--config", str(bad), out="n.eff")
+    assert status == 2 and "format `nemo` reads no config file (--config); formats that do: torchtitan" in err

@@ -54,6 +54,8 @@ def add_import_parser(sub) -> None:
     i.add_argument("-o", "--output", required=True, metavar="OUT.eff", help="the spec to write; CSVs go beside it")
     i.add_argument("--framework-version", metavar="VERSION", default=None,
                    help="the framework's version when the log does not print it (sets the FLOP convention)")
+    i.add_argument("--config", metavar="FILE", default=None,
+                   help="the run's config file, for formats that read one (torchtitan: its TOML); the log's values win")
     i.add_argument("--force", action="store_true", help="replace OUT and its CSVs if they exist (a log is never replaced)")
     i.set_defaults(func=cmd_import)
 
@@ -67,13 +69,14 @@ def cmd_import(args) -> int:
         raise ToolError(f"{out}: the output must be a `.eff` file")
     if os.path.isdir(out):
         raise ToolError(f"{out}: is a directory")
-    for log in args.logs:
+    for log in args.logs + ([args.config] if args.config else []):
         if os.path.islink(log) and not os.path.exists(log):
             raise ToolError(f"{log}: is a symlink that leads nowhere (its target is missing, or links loop)")
         if not os.path.exists(log):
             raise ToolError(f"{log}: no such file")
     try:
-        result = import_logs(args.format, args.logs, args.framework_version, progress=sys.stderr.isatty())
+        result = import_logs(args.format, args.logs, args.framework_version, progress=sys.stderr.isatty(),
+                             config=args.config)
     except ImportFailure as exc:
         _warnings(exc.diagnostics, 0)
         raise ToolError(str(exc)) from None
@@ -83,7 +86,7 @@ def cmd_import(args) -> int:
         raise ToolError(f"{exc.filename or ' '.join(args.logs)}: {exc.strerror or exc}") from None
     command = f"effspec import {args.format}" + (f" --framework-version {args.framework_version}" if args.framework_version else "")
     files = render(out, result.runs, command)
-    _refuse_overwrites([f.path for f in files], args.logs, args.force, out)
+    _refuse_overwrites([f.path for f in files], args.logs + ([args.config] if args.config else []), args.force, out)
     text = _write(files, out)
     _report(result, out, text, [f.path for f in files])
     return 0

@@ -69,8 +69,14 @@ class ImportResult:
     dropped_warnings: int = 0
 
 
-def import_logs(fmt: str, paths: list[str], framework_version: str | None = None, progress: bool = False) -> ImportResult:
-    """Read each log with ``fmt`` (or the detected format for `auto`); one or more runs per log."""
+MAX_CONFIG_BYTES = 1 << 20
+
+
+def import_logs(fmt: str, paths: list[str], framework_version: str | None = None, progress: bool = False,
+                config: str | None = None) -> ImportResult:
+    """Read each log with ``fmt`` (or the detected format for `auto`); one or more runs per log.
+
+    ``config``: the run's config file, read by formats that take one (``LogFormat.config``)."""
     importers = all_importers()
     if fmt != "auto" and fmt not in importers:
         raise ImportFailure(f"unknown format `{fmt}`; formats: " + ", ".join(importers) + ", auto")
@@ -84,6 +90,8 @@ def import_logs(fmt: str, paths: list[str], framework_version: str | None = None
         if not runs:
             raise ImportFailure(f"{display_name(path)}: no {importer.framework} training line found (format `{name}`)"
                                 + _what_it_reads(importer), result.diagnostics + reader.diagnostics)
+        if config is not None:
+            result.diagnostics += _read_config(importer, runs, config)
         for run in runs:
             run.run_id = run_id(run.run_id if run.run_id != "run" else run.log, taken)
             _resolve_convention(importer, run, framework_version)
@@ -92,6 +100,27 @@ def import_logs(fmt: str, paths: list[str], framework_version: str | None = None
         result.diagnostics += reader.diagnostics
         result.dropped_warnings += reader.dropped_warnings
     return result
+
+
+def _read_config(importer: LogFormat, runs: list[ImportedRun], path: str) -> list[Diagnostic]:
+    """The config file, bounded and decoded, handed to the format for each run; its unreadable lines are EFF801."""
+    from effspec.importers.reader import open_log
+
+    if not importer.config:
+        raise ImportFailure(f"format `{importer.name}` reads no config file (--config); formats that do: "
+                            + (", ".join(n for n, i in all_importers().items() if i.config) or "none"))
+    with open_log(path) as fh:
+        data = fh.read(MAX_CONFIG_BYTES + 1)
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ImportFailure(f"{display_name(path)}: a config file over {MAX_CONFIG_BYTES:,} bytes; not read")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ImportFailure(f"{display_name(path)}: not UTF-8 text (byte {exc.start}); not read") from None
+    reader = LogReader(path)
+    for run in runs:
+        importer.read_config(run, reader, text)
+    return reader.diagnostics
 
 
 def _what_it_reads(importer: LogFormat) -> str:

@@ -25,6 +25,7 @@ class LogFormat:
     framework: str = ""
     summary: str = ""  # one line for `effspec import --help`
     versions: str = ""  # what --framework-version accepts, for the help and the error
+    config: str = ""  # what --config takes (empty: the format reads no config file)
 
     def detect(self, lines: list[str]) -> float:  # pragma: no cover - abstract
         raise NotImplementedError
@@ -33,4 +34,9 @@ class LogFormat:
         raise NotImplementedError
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention | None:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    def read_config(self, run: ImportedRun, config: LogReader, text: str) -> None:  # pragma: no cover - optional
+        """Fill in what the run's config file (``--config``) says and the log did not; ``config.warn`` reports
+        what cannot be read (EFF801, at the config's FILE:LINE)."""
         raise NotImplementedError

@@ -17,7 +17,7 @@ import re
 from effspec.importers.base import LogFormat
 from effspec.importers.common import literal, summarize, todo_hardware
 from effspec.importers.reader import LogReader
-from effspec.importers.record import Claim, Convention, Field, ImportedRun, Step
+from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
 RANK = re.compile(r"^\[rank(\d+)\]:\s?")
 STEP = re.compile(r"(?<![A-Za-z])step:\s*(\d+)\s")
@@ -35,6 +35,7 @@ class Importer(LogFormat):
     framework = "torchtitan"
     summary = "`step: N  loss: …  tps: …  tflops: …  mfu: …%` lines (ANSI colours and [rankN]: prefixes stripped)"
     versions = "any: torchtitan counts 6·N_matmul + 12·L·H·Q·s at every version read here"
+    config = "the job's TOML config (--job.config_file): parallelism degrees, activation checkpointing, seq_len, batch"
 
     def detect(self, lines: list[str]) -> float:
         return 1.0 if any(STEP.search(t) and "tps:" in t and "tflops:" in t for t in lines) else 0.0
@@ -72,6 +73,19 @@ class Importer(LogFormat):
             return []
         _finish(run, seen, rank_of_metrics)
         return [run]
+
+    def read_config(self, run: ImportedRun, config: LogReader, text: str) -> None:
+        """The TOML's [parallelism], [activation_checkpoint], [training] and [model], each value citing its line."""
+        import tomllib
+
+        try:
+            toml = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            where = re.search(r"line (\d+), column (\d+)", str(exc))
+            line, column = (int(where.group(1)), int(where.group(2))) if where else (1, 1)
+            config.warn(line, f"config that does not parse as TOML ({str(exc).split(' (at')[0]}); not read", column=column)
+            return
+        _apply_config(run, toml, _toml_lines(text), config.name)
 
     @staticmethod
     def _metrics(run: ImportedRun, lines: LogReader, n: int, body: str) -> None:
@@ -128,3 +142,79 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]], rank: int | None
     run.claims.append(Claim("tflops_per_device", f"{rep.figures['tflops']} TFLOP/s", run.cite(rep.line), f"tflops on {why}"))
     if "mfu" in rep.figures:
         run.claims.append(Claim("mfu", f"{rep.figures['mfu']} %", run.cite(rep.line), f"mfu on {why}"))
+
+
+def _toml_lines(text: str) -> dict[tuple[str, str], int]:
+    """(table, key) -> the line of its `key = …` (top-level keys of each [table]; what the citations name)."""
+    table = ""
+    lines: dict[tuple[str, str], int] = {}
+    for n, raw in enumerate(text.split("\n"), 1):
+        line = raw.strip()
+        header = re.match(r"^\[([A-Za-z0-9_.-]+)\]", line)
+        if header:
+            table = header.group(1)
+            continue
+        key = re.match(r"^([A-Za-z0-9_-]+)\s*=", line)
+        if key:
+            lines.setdefault((table, key.group(1)), n)
+    return lines
+
+
+_DEGREES = (("tp", "tensor_parallel_degree"), ("pp", "pipeline_parallel_degree"), ("cp", "context_parallel_degree"),
+            ("ep", "expert_parallel_degree"))
+_RECOMPUTE = {"none": "none", "selective": "selective", "full": "full"}
+
+
+def _apply_config(run: ImportedRun, toml: dict, lines: dict[tuple[str, str], int], name: str) -> None:
+    def get(table: str, key: str) -> tuple[object, Source] | None:
+        section = toml.get(table)
+        if not isinstance(section, dict) or key not in section or (table, key) not in lines:
+            return None
+        return section[key], Source("log", f"{name}:{lines[(table, key)]}")
+
+    def whole(value: object) -> str | None:
+        return str(value) if isinstance(value, int) and not isinstance(value, bool) and 0 < value < 10**9 else None
+
+    for key, option in _DEGREES:
+        got = get("parallelism", option)
+        if got and whole(got[0]):
+            run.put("parallelism", Field.number(key, str(got[0]), "", got[1], option))
+    shard, replicate = get("parallelism", "data_parallel_shard_degree"), get("parallelism", "data_parallel_replicate_degree")
+    shard_n = whole(shard[0]) if shard else None
+    replicate_n = whole(replicate[0]) if replicate else "1"
+    if shard and shard_n and replicate_n:
+        where = shard[1]
+        if replicate:  # the product of two lines
+            line = lines[("parallelism", "data_parallel_replicate_degree")]
+            where = Source("log", f"{shard[1].citation},{line} (data_parallel_shard_degree x data_parallel_replicate_degree)")
+        run.put("parallelism", Field.number("dp", str(int(shard_n) * int(replicate_n)), "", where,
+                                            "the data-parallel degree: FSDP shards x replicas"))
+    elif shard:
+        run.notes.append(f"data_parallel_shard_degree = {str(shard[0])[:20]} ({shard[1].citation}): torchtitan infers the "
+                         "data-parallel size from the device count; `dp` is left out.")
+    mode = get("activation_checkpoint", "mode")
+    if mode and isinstance(mode[0], str) and mode[0] in _RECOMPUTE:
+        run.put("parallelism", Field.name("recompute", _RECOMPUTE[mode[0]], mode[1], "activation_checkpoint.mode"))
+    _config_work(run, get, whole)
+    model, flavor = get("model", "name"), get("model", "flavor")
+    if model:
+        what = f"{str(model[0])[:40]}" + (f" {str(flavor[0])[:40]}" if flavor else "")
+        run.notes.append(f"Model {what} ({model[1].citation}): fill in its shape from torchtitan's model registry "
+                         "(torchtitan/models/<name>/__init__.py, the flavor's ModelArgs).")
+
+
+def _config_work(run: ImportedRun, get, whole) -> None:
+    """seq_len and the global batch from [training] where the log did not print them (the log is what ran)."""
+    seq = get("training", "seq_len")
+    current = run.get("work", "seq_len")
+    if seq and whole(seq[0]) and (current is None or current.value is None):
+        run.put("work", Field.number("seq_len", whole(seq[0]), "token/sequence", seq[1], "training.seq_len"))
+    gbs = get("training", "global_batch_size")
+    current = run.get("work", "global_batch")
+    if gbs and whole(gbs[0]) and (current is None or current.value is None) and run.get("work", "valid_tokens") is None:
+        run.put("work", Field.number("global_batch", whole(gbs[0]), "sequence", gbs[1], "training.global_batch_size"))
+    precision = get("training", "mixed_precision_param")
+    dtype = run.get("hardware", "dtype")
+    if precision and precision[0] in ("bfloat16", "float16", "float32") and (dtype is None or dtype.value is None):
+        word = {"bfloat16": "bf16", "float16": "fp16", "float32": "fp32"}[str(precision[0])]
+        run.put("hardware", Field.name("dtype", word, precision[1], "training.mixed_precision_param (FSDP's compute dtype)"))
