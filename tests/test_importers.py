@@ -1181,3 +1181,23 @@ def test_a_config_that_does_not_parse_is_eff801_at_its_line_and_the_import_goes_
     assert "parallelism {" not in out.read_text(encoding="utf-8")
     status, err, _ = run_import(tmp_path, "nemo", "nemo_train.log", "--config", str(bad), out="n.eff")
     assert status == 2 and "format `nemo` reads no config file (--config); formats that do: torchtitan" in err
+
+
+def test_megatron_skipped_and_nan_iterations_are_flagged(tmp_path: Path) -> None:
+    sys.path.insert(0, str(LOGS))
+    try:
+        from make_fixtures import megatron_iteration
+    finally:
+        sys.path.remove(str(LOGS))
+    # Iteration 3 says `number of skipped iterations:   1` (a loss-scale overflow), iteration 5 `number of nan
+    # iterations:   1`; the others 0.
+    body = [megatron_iteration("2026-01-01 00:00:00", it, 6, 8 * it, 100.0, 1.0, 1e-4, 8, 2.0,
+                               skipped=int(it == 3), nan=int(it == 5)) for it in range(1, 7)]
+    log = _megatron_log(tmp_path, body)
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"], capture_output=True,
+                          text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert [(r["step"], r["flags"]) for r in steps_csv(tmp_path / "o.eff")] == [
+        ("1", ""), ("2", ""), ("3", "skipped"), ("4", ""), ("5", "nan"), ("6", "")]
+    assert "In the steps CSV: 1 line(s) flagged skipped, 1 line(s) flagged nan (column `flags`); they stay in the samples." \
+        in (tmp_path / "o.eff").read_text(encoding="utf-8")
