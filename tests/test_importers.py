@@ -1201,3 +1201,31 @@ def test_megatron_skipped_and_nan_iterations_are_flagged(tmp_path: Path) -> None
         ("1", ""), ("2", ""), ("3", "skipped"), ("4", ""), ("5", "nan"), ("6", "")]
     assert "In the steps CSV: 1 line(s) flagged skipped, 1 line(s) flagged nan (column `flags`); they stay in the samples." \
         in (tmp_path / "o.eff").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("failing_call", [1, 2])  # 1: the CSV's head, checked before anything is written; 2: its write
+def test_a_failed_write_leaves_every_old_output_as_it_was(tmp_path: Path, monkeypatch, capsys, failing_call: int) -> None:
+    """Outputs are replaced atomically (effspec.atomic): the CSVs first, then OUT, each complete or not at all."""
+    import effspec.importers.writer as writer
+
+    out, csv_file = tmp_path / "run.eff", tmp_path / "run_steps.csv"
+    out.write_text("eff 1\n# my filled-in values\n", encoding="utf-8")
+    csv_file.write_text("old,csv\n", encoding="utf-8")
+    real, calls = writer._csv, []
+
+    def failing(rows):
+        calls.append(1)
+        chunks = real(rows)
+        yield next(chunks)
+        if len(calls) == failing_call:
+            raise OSError(28, "No space left on device", str(csv_file))
+        yield from chunks
+
+    monkeypatch.setattr(writer, "_csv", failing)
+    status = main(["import", "nemo", str(LOGS / "nemo_train.log"), "-o", str(out), "--force"])
+    assert status == 2
+    assert "run_steps.csv: cannot write (No space left on device)" in capsys.readouterr().err
+    assert out.read_text(encoding="utf-8") == "eff 1\n# my filled-in values\n"
+    assert csv_file.read_text(encoding="utf-8") == "old,csv\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run.eff", "run_steps.csv"]  # no temporary file left
+    assert len(calls) == failing_call

@@ -124,11 +124,14 @@ def _write(files, out: str) -> str:
     from effspec.atomic import write_atomic
 
     text = files[-1].head().decode("utf-8")
-    with tempfile.TemporaryDirectory(prefix="effspec-import-") as folder:
-        for f in files[:-1]:
-            with open(os.path.join(folder, os.path.basename(f.path)), "wb") as fh:
-                fh.write(f.head())
-        check = check_text(text, file=out, folder=folder)
+    try:
+        with tempfile.TemporaryDirectory(prefix="effspec-import-") as folder:
+            for f in files[:-1]:
+                with open(os.path.join(folder, os.path.basename(f.path)), "wb") as fh:
+                    fh.write(f.head())
+            check = check_text(text, file=out, folder=folder)
+    except OSError as exc:
+        raise ToolError(f"{_beside(out, exc.filename) if exc.filename else out}: cannot write ({exc.strerror or exc})") from None
     wrong = [d for d in check.diagnostics if d.code < "EFF100" and d.code != "EFF040"]
     if wrong:
         d = wrong[0]
@@ -138,7 +141,7 @@ def _write(files, out: str) -> str:
         for f in files:
             write_atomic(f.path, f.chunks())
     except OSError as exc:
-        raise ToolError(f"{exc.filename or out}: cannot write ({exc.strerror or exc})") from None
+        raise ToolError(f"{_beside(out, exc.filename) if exc.filename else out}: cannot write ({exc.strerror or exc})") from None
     return text
 
 
