@@ -1229,3 +1229,52 @@ def test_a_failed_write_leaves_every_old_output_as_it_was(tmp_path: Path, monkey
     assert csv_file.read_text(encoding="utf-8") == "old,csv\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["run.eff", "run_steps.csv"]  # no temporary file left
     assert len(calls) == failing_call
+
+
+# ----------------------------------------------------------------------------
+# Fuzz: fragments of every fixture's lines, cut, spliced, with hostile bytes between; never a traceback, and
+# whatever the import writes compiles (only EFF040 on its TODO lines).
+
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_FRAGMENTS = sorted({line for log in sorted(SAMPLES) + ["mllog_gpt3.log", "megatron_timers.log"]
+                     for line in (LOGS / log).read_bytes().split(b"\n")[:80] if line and not line.startswith(b"#")})
+_NOISE = [b"\x00", b"\xff\xfe", b"\x1b[31m", b"\x1b]0;t\x07", b"\r", b"|", b"  ", b"}", b'"', b"\\", b"1e400", b"nan",
+          b"-1", b"\xe2\x80\xae", b"[rank1]:", b":::MLLOG {", b"9" * 30]
+
+
+@st.composite
+def _hostile_log(draw) -> bytes:
+    lines = []
+    for _ in range(draw(st.integers(1, 25))):
+        line = draw(st.sampled_from(_FRAGMENTS))
+        if draw(st.booleans()):
+            cut = draw(st.integers(0, len(line)))
+            line = line[:cut] + draw(st.sampled_from(_NOISE)) + line[cut + draw(st.integers(0, 8)):]
+        lines.append(line)
+    return b"\n".join(lines)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(data=_hostile_log(), fmt=st.sampled_from(["auto", *FORMATS]))
+def test_fuzzed_logs_import_or_refuse_and_what_is_written_compiles(tmp_path_factory, data: bytes, fmt: str) -> None:
+    from effspec import check_text
+    from effspec.importers import ImportFailure, import_logs
+    from effspec.importers.writer import render
+
+    folder = tmp_path_factory.mktemp("fuzz")
+    log = folder / "f.log"
+    log.write_bytes(data)
+    try:
+        result = import_logs(fmt, [str(log)])
+    except ImportFailure:
+        return  # exit 2, with its message
+    files = render(str(folder / "o.eff"), result.runs, f"effspec import {fmt}")
+    for f in files[:-1]:
+        Path(f.path).write_bytes(b"".join(f.chunks()))
+    text = b"".join(files[-1].chunks()).decode("utf-8")
+    check = check_text(text, file="o.eff", folder=str(folder))
+    assert [d.code for d in check.diagnostics if d.code < "EFF100" and d.code != "EFF040"] == [], text
+    assert all(d.code == "EFF801" and d.span is not None and d.span.line >= 1 for d in result.diagnostics)
