@@ -24,6 +24,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from effspec import load
 from effspec.cli import main
@@ -1234,9 +1236,6 @@ def test_a_failed_write_leaves_every_old_output_as_it_was(tmp_path: Path, monkey
 # ----------------------------------------------------------------------------
 # Fuzz: fragments of every fixture's lines, cut, spliced, with hostile bytes between; never a traceback, and
 # whatever the import writes compiles (only EFF040 on its TODO lines).
-
-from hypothesis import HealthCheck, given, settings  # noqa: E402
-from hypothesis import strategies as st  # noqa: E402
 
 _FRAGMENTS = sorted({line for log in sorted(SAMPLES) + ["mllog_gpt3.log", "megatron_timers.log"]
                      for line in (LOGS / log).read_bytes().split(b"\n")[:80] if line and not line.startswith(b"#")})
