@@ -10,6 +10,11 @@ framework's own figures agree with what effspec reconstructs, where the
 convention matches.  Then: `auto` detection, the one-file extension point,
 malformed lines (EFF801), hostile file names and contents, the overwrite
 rules, and a round trip from a spec's step times to a Megatron log and back.
+Then: every format's CSV sample by sample and every claim against its log
+line; the long seeded logs (320 steps, warm-up, a stall, a restart); huge
+lines, binary, NUL and non-UTF-8 bytes, escapes and symlinks; bounded memory;
+atomic outputs; torchtitan's TOML; a fuzz; the imported examples and the
+README's three commands, run as shown.
 """
 
 from __future__ import annotations
