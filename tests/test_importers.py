@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -712,7 +713,9 @@ def test_round_trip_from_a_specs_step_times_through_a_megatron_log(tmp_path: Pat
     lines = megatron_args({"num_layers": 32, "hidden_size": 2560, "num_attention_heads": 32, "group_query_attention": True,
                            "num_query_groups": 8, "ffn_hidden_size": 6912, "swiglu": True, "seq_length": 4096,
                            "global_batch_size": 512, "world_size": 64, "bf16": True, "padded_vocab_size": 50304,
-                           "log_interval": 1, "untie_embeddings_and_output_weights": False})
+                           "log_interval": 1, "untie_embeddings_and_output_weights": False, "micro_batch_size": 8,
+                           "data_parallel_size": 64, "tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1,
+                           "recompute_granularity": "selective"})
     lines += [megatron_iteration("2026-10-14 08:00:00", i + 1, len(seconds), 512 * (i + 1), s * 1000, None, 3e-4, 512, 2.5)
               for i, s in enumerate(seconds)]
     (tmp_path / "a.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
@@ -738,6 +741,29 @@ def test_round_trip_from_a_specs_step_times_through_a_megatron_log(tmp_path: Pat
     assert imported["step_statistics"]["count"] == original["step_statistics"]["count"] == 500
     for key in ("median", "mean", "p5", "p95", "p99", "min", "max", "stall_steps"):
         assert imported["step_statistics"][key] == pytest.approx(original["step_statistics"][key], abs=1e-4), key
+    # What a Megatron-LM log cannot carry, written back from Example A: its padded and dropped tokens (line 31-32),
+    # its own FLOP convention (palm, causal; the import states Megatron-LM's) and its measured peak.  Then every
+    # figure Example A has is the imported run's: MFU, HFU, throughput, FLOPs per token and per step, the peak.
+    text = (tmp_path / "a.eff").read_text(encoding="utf-8")
+    text = re.sub(r"  convention \{.*?\n  \}\n", "  convention {\n    preset = palm\n    attention = causal\n"
+                  "    recompute = excluded\n  }\n", text, flags=re.S)
+    text = re.sub(r"(    global_batch = 512 sequence[^\n]*\n)", r"\1    padded_tokens = 61440 token\n    dropped_tokens = 0 token\n", text)
+    text = re.sub(r"(    peak        = catalog[^\n]*\n)", r"\1    measured_peak = 780 TFLOP/s\n", text)
+    (tmp_path / "a.eff").write_text(text, encoding="utf-8")
+    status, doc = check_json(tmp_path / "a.eff")
+    imported = the_run(doc)
+    assert status == 0
+    assert set(imported["metrics"]) >= set(original["metrics"]) >= {"mfu", "hfu", "valid_tokens_per_second", "flops_per_token"}
+    for key, metric in original["metrics"].items():
+        assert imported["metrics"][key]["value"] == pytest.approx(metric["value"], rel=1e-4), key
+    # MFU by hand.  Per layer: attention 2560² (Q) + 2·2560·(8·80) (K, V) + 2560² (O) = 16,384,000; SwiGLU
+    # 3·2560·6912 = 53,084,160; x 32 layers + the logits 2560·50304 = N = 2,351,759,360.  PaLM with causal attention:
+    # 6N + 12·L·d·s / 2 = 14,110,556,160 + 2,013,265,920 = 16,123,822,080 FLOP/token, over 4096·512 - 61,440 =
+    # 2,035,712 valid tokens, at the median kept step, on 64 x 989.4 TFLOP/s (H100 SXM5 dense BF16).
+    per_token = 6 * (32 * (2 * 2560**2 + 2 * 2560 * 640 + 3 * 2560 * 6912) + 2560 * 50304) + 12 * 32 * 2560 * 4096 // 2
+    assert per_token == 16_123_822_080
+    mfu = per_token * 2_035_712 / (statistics.median(seconds[20:]) * 64 * 989.4e12)
+    assert imported["metrics"]["mfu"]["value"] == pytest.approx(mfu, rel=1e-4) and round(mfu, 4) == 0.4712
 
 
 def test_the_fixtures_are_what_make_fixtures_writes() -> None:
