@@ -268,7 +268,7 @@ def test_megatron_import_values_csv_and_claim(tmp_path: Path) -> None:
     for line in ("layers          = 84 ", "d_model         = 8192 ", "kv_heads        = 8 ", "ffn             = swiglu ",
                  "d_ff            = 28672 ", "vocab           = 152576 ", "seq_len      = 8192 token/sequence ",
                  "global_batch = 2048 sequence ", "count       = 1024 device ", "dtype       = bf16 ", "tp          = 8 ",
-                 "attention  = causal    from assumed \"Megatron-LM 2025-03-06 and later: the log does not print the version\""):
+                 "preset = megatron_lm  from assumed \"Megatron-LM 2025-03-06 and later: the log does not print the version\""):
         assert line in text, line
     assert "straggler detector, line 58: round-trip time 3453.08 ms (rank 8) to 3468.20 ms (rank 0); throughput " \
            "296.02 TF (rank 0) to 297.32 TF (rank 8)" in text
@@ -277,7 +277,7 @@ def test_megatron_import_values_csv_and_claim(tmp_path: Path) -> None:
 
 def test_megatron_unfilled_fails_then_filled_reproduces_the_logged_tflops(tmp_path: Path) -> None:
     _, _, out = run_import(tmp_path, "megatron", "megatron_train.log")
-    assert todo_lines(out) == [54, 57]  # accelerator and peak: the log names no device
+    assert todo_lines(out) == [50, 53]  # accelerator and peak: the log names no device
     assert_unfilled_fails(out)
     fill(out, {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
     status, doc = check_json(out)
@@ -291,9 +291,7 @@ def test_megatron_framework_version_sets_the_convention(tmp_path: Path) -> None:
     status, _, out = run_import(tmp_path, "megatron", "megatron_train.log", "--framework-version", "2024-06")
     assert status == 0
     text = out.read_text(encoding="utf-8")
-    assert ('attention  = full      from paper "Megatron-LM 2023-11-26 to 2025-03-05 (--framework-version 2024-06)"'
-            in text)
-    assert "This is the framework preset `megatron_lm_2023`" in text
+    assert 'preset = megatron_lm_2024  from paper "Megatron-LM 2024-03-25 to 2025-03-05 (--framework-version 2024-06)"' in text
     fill(out, {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
     _, doc = check_json(out)
     # The 2024 formula counts the full s^2 matrix: 490.0 TFLOP/s is then too low a claim for this log.
@@ -565,7 +563,8 @@ def test_megatron_deepspeed_tflops_are_claimed_under_the_checkpointing_conventio
     status, err, out = run_import(tmp_path, "megatron_deepspeed", "megatron_deepspeed_bloom.log")
     assert status == 0, err
     text = out.read_text(encoding="utf-8")
-    for line in ('preset = megatron  from assumed "Megatron-DeepSpeed eq. 3, f = 4 (checkpointing): the log does not print the version"',
+    for line in ('preset = megatron_deepspeed_pre371  from assumed "Megatron-DeepSpeed eq. 3 (BLOOM\'s fork, before 2024-08-19): '
+                 'the log does not print the version"',
                  'recompute = full   from log "megatron_deepspeed_bloom.log:6"  # checkpoint_activations True',
                  'claim tflops_per_device = 149.77 TFLOP/s  from log "megatron_deepspeed_bloom.log:27"',
                  'claim throughput        = 19.561 sequence/s * 2048 token/sequence  from log "megatron_deepspeed_bloom.log:27"'):
@@ -1053,7 +1052,7 @@ def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
     for command, output in shown[:2]:
         proc = subprocess.run([sys.executable, "-m", *command.split()], capture_output=True, text=True, cwd=tmp_path)
         assert proc.stdout + proc.stderr == output, command
-    assert todo_lines(tmp_path / "run.eff") == [54, 57]
+    assert todo_lines(tmp_path / "run.eff") == [50, 53]
     fill(tmp_path / "run.eff", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
     proc = subprocess.run([sys.executable, "-m", "effspec", "report", "run.eff", "-o", "run.md"], capture_output=True,
                           text=True, cwd=tmp_path)
@@ -1308,3 +1307,28 @@ def test_fuzzed_logs_import_or_refuse_and_what_is_written_compiles(tmp_path_fact
     check = check_text(text, file="o.eff", folder=str(folder))
     assert [d.code for d in check.diagnostics if d.code < "EFF100" and d.code != "EFF040"] == [], text
     assert all(d.code == "EFF801" and d.span is not None and d.span.line >= 1 for d in result.diagnostics)
+
+
+@pytest.mark.parametrize(("fmt", "log", "version", "preset"), [
+    ("megatron", "megatron_train.log", None, "megatron_lm"),
+    ("megatron", "megatron_train.log", "2025-03-06", "megatron_lm"),
+    ("megatron", "megatron_train.log", "2025-03-05", "megatron_lm_2024"),
+    ("megatron", "megatron_train.log", "2024-03-25", "megatron_lm_2024"),
+    ("megatron", "megatron_train.log", "2024-01", "megatron_lm_2023"),
+    ("megatron", "megatron_train.log", "megatron_lm_2023", "megatron_lm_2023"),
+    ("megatron_deepspeed", "megatron_deepspeed_bloom.log", None, "megatron_deepspeed_pre371"),
+    ("megatron_deepspeed", "megatron_deepspeed_bloom.log", "2024-08-19", "megatron_deepspeed"),
+    ("maxtext", "maxtext_train.log", None, "maxtext"),
+    ("maxtext", "maxtext_train.log", "2025-06", "maxtext_pre1988"),
+    ("nemo", "nemo_train.log", None, "nemo"),
+    ("nemo", "nemo_train.log", "2025-08-08", "nemo_pre14424"),
+    ("torchtitan", "torchtitan_train.log", None, "torchtitan"),
+    ("nanogpt", "nanogpt_train.log", None, "nanogpt"),
+])
+def test_the_convention_is_the_frameworks_preset_at_its_version(tmp_path: Path, fmt: str, log: str, version: str | None,
+                                                                 preset: str) -> None:
+    """The version boundaries are the upstream commits' dates (spec/importers.md's table); no version: stated as assumed."""
+    status, err, out = run_import(tmp_path, fmt, log, *(["--framework-version", version] if version else []))
+    assert status == 0, err
+    written = re.findall(r"^    preset = (\w+)  from (assumed|paper) ", out.read_text(encoding="utf-8"), flags=re.M)
+    assert written == [(preset, "assumed" if version is None else "paper")]

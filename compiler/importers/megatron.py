@@ -41,6 +41,7 @@ COMM_TIMER = re.compile(r"(-recv|-send|grads-sync|all-gather|all-reduce)")
 FIGURES = ("tflops_per_gpu", "tokens_per_gpu", "global_batch", "consumed_samples")
 
 NEW_FORMULA = "2025-03-06"  # commit 8873b55d6a: causal attention (`seq_length / hidden_size / 2`)
+FORMULA_2024 = "2024-03-25"  # commit e116d81ed7: GQA, SwiGLU and MoE terms (before it, the FFN as 4h GELU)
 
 
 class Importer(LogFormat):
@@ -48,7 +49,7 @@ class Importer(LogFormat):
     framework = "Megatron-LM"
     summary = ("`iteration N/ M | … elapsed time per iteration (ms): … | throughput per GPU (TFLOP/s/GPU): … |` lines, "
                "the argument dump, `times across ranks (ms):` timers and straggler-detector lines")
-    versions = "a date YYYY[-MM[-DD]] of the Megatron-LM checkout, or `megatron_lm` / `megatron_lm_2023`"
+    versions = "a date YYYY[-MM[-DD]] of the Megatron-LM checkout, or `megatron_lm` / `megatron_lm_2024` / `megatron_lm_2023`"
 
     def detect(self, lines: list[str]) -> float:
         if any(ITERATION.search(t) and "elapsed time per iteration (ms):" in t for t in lines):
@@ -57,20 +58,28 @@ class Importer(LogFormat):
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
         """Megatron-LM's `num_floating_point_operations`, at the given version."""
-        date = NEW_FORMULA if version in (None, "megatron_lm") else "2023-11-26" if version == "megatron_lm_2023" \
-            else version_date(version)
+        named = {None: NEW_FORMULA, "megatron_lm": NEW_FORMULA, "megatron_lm_2024": FORMULA_2024,
+                 "megatron_lm_2023": "2023-11-26"}
+        date = named[version] if version in named else version_date(version or "")
         if date is None:
             raise ValueError(f"cannot read the Megatron-LM version `{version}`")
         knobs = {"attention": "causal", "logits": "included", "embeddings": "excluded", "recompute": "excluded"}
+        if date < FORMULA_2024:
+            knobs["attention"] = "full"
+            return Convention(
+                "megatron_lm_2023", knobs, "Megatron-LM 2023-11-26 to 2024-03-24",
+                "Megatron-LM megatron/training.py num_floating_point_operations, commit 2748e7c7d4 (2023-11-26) "
+                "up to e116d81ed7 (2024-03-25)",
+                "Megatron-LM's TFLOP/s/GPU before 2024-03-25: 60·B·s·L·h²·(1 + G/5H + s/5h + V/10Lh), the full s^2 "
+                "attention matrix and the FFN taken as 4h GELU, logits included, no recomputation")
         if date < NEW_FORMULA:
             knobs["attention"] = "full"
             return Convention(
-                "megatron_lm_2023", knobs, "Megatron-LM 2023-11-26 to 2025-03-05",
-                "Megatron-LM megatron/training.py num_floating_point_operations, commit 2748e7c7d4 (2023-11-26) "
-                "up to 8873b55d6a (2025-03-06)",
-                "Megatron-LM's TFLOP/s/GPU before 2025-03-06: 3 x 2 x the GEMMs with the full s^2 attention matrix, "
-                "logits included, no recomputation (until 2024 the formula also took the FFN as 4h GELU: "
-                "60·B·s·L·h²·(1 + G/5H + s/5h + V/10Lh))")
+                "megatron_lm_2024", knobs, "Megatron-LM 2024-03-25 to 2025-03-05",
+                "Megatron-LM megatron/training/training.py num_floating_point_operations, commit e116d81ed7 "
+                "(2024-03-25) up to 8873b55d6a (2025-03-06)",
+                "Megatron-LM's TFLOP/s/GPU from 2024-03-25 to 2025-03-05: 3 x 2 x the GEMMs (GQA, SwiGLU, MoE) with "
+                "the full s^2 attention matrix, logits included, no recomputation")
         return Convention(
             "megatron_lm", knobs, "Megatron-LM 2025-03-06 and later",
             "Megatron-LM megatron/training/training.py num_floating_point_operations, commit 8873b55d6a "

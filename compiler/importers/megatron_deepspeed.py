@@ -25,6 +25,7 @@ from effspec.importers.common import (
     summarize,
     timing_fields,
     todo_hardware,
+    version_date,
 )
 from effspec.importers.megatron import PADDED_VOCAB, arg_field, hardware_from_args, line_fields, model_from_args
 from effspec.importers.reader import LogReader
@@ -32,31 +33,37 @@ from effspec.importers.record import Claim, Convention, Field, ImportedRun, Sour
 
 PREFIX = re.compile(r"^\[default\d+\]:\s?")
 ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+)\s*\|")
+PR_371 = "2024-08-19"  # microsoft/Megatron-DeepSpeed b7b2d5ef: the throughput_calculator for GQA
 
 
 class Importer(LogFormat):
     name = "megatron_deepspeed"
     framework = "Megatron-DeepSpeed"
     summary = "`iteration N/ M | … elapsed time per iteration (s): … | samples per second: … | TFLOPs: …` lines and the argument dump"
-    versions = "not used: the bigscience fork's formula is eq. 3 at every version read here"
+    versions = ("a date YYYY[-MM[-DD]] of the Megatron-DeepSpeed checkout (its throughput_calculator changed on "
+                "2024-08-19, PR #371; BLOOM's bigscience fork is older)")
 
     def detect(self, lines: list[str]) -> float:
         return 1.0 if any("elapsed time per iteration (s):" in t and ITERATION.search(t) for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
-        """Eq. 3 with f = 4 under activation checkpointing (`megatron`), f = 3 without."""
-        recompute = run.get("parallelism", "recompute")
-        checkpointing = recompute is not None and recompute.value == "full"
-        knobs = {"attention": "full", "logits": "included", "embeddings": "excluded",
-                 "recompute": "full" if checkpointing else "excluded"}
-        ref = "bigscience-workshop/Megatron-DeepSpeed TFLOPs (Narayanan et al. 2021 eq. 3), as tr11-176B-ml/README.md states"
-        if checkpointing:
-            return Convention("megatron_deepspeed", knobs, "Megatron-DeepSpeed eq. 3, f = 4 (checkpointing)", ref,
-                              "Megatron-DeepSpeed's TFLOPs: eq. 3 with f = 4 under activation checkpointing, i.e. the "
-                              "recomputed forward is counted (hardware FLOPs, effspec's `megatron` preset)", preset="megatron")
-        return Convention("megatron_deepspeed", knobs, "Megatron-DeepSpeed eq. 3, f = 3", ref,
-                          "Megatron-DeepSpeed's TFLOPs without checkpointing: eq. 3 with f = 3 (full attention, logits; "
-                          "its logits term is 3/4 of effspec's)")
+        """Eq. 3 with f = 4 when activation checkpointing ran, f = 3 without (`megatron_deepspeed_pre371`: BLOOM's
+        fork and Megatron-DeepSpeed before PR #371); the 2024 throughput_calculator from 2024-08-19 when a version
+        says so.  Unlike the other formats, no version means the older formula: this line is BLOOM's."""
+        date = None if version is None else version_date(version)
+        if version is not None and date is None:
+            raise ValueError(f"cannot read the Megatron-DeepSpeed version `{version}`")
+        knobs = {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "executed"}
+        if date is not None and date >= PR_371:
+            return Convention("megatron_deepspeed", knobs, "Megatron-DeepSpeed 2024-08-19 and later",
+                              "microsoft/Megatron-DeepSpeed megatron/utils.py throughput_calculator since b7b2d5ef (PR #371)",
+                              "Megatron-DeepSpeed's TFLOPs since 2024-08-19: 2 x (3 forward MACs + the recomputed forward "
+                              "when checkpointing ran), K/V counted for grouped-query attention; hardware FLOPs")
+        return Convention("megatron_deepspeed_pre371", knobs, "Megatron-DeepSpeed eq. 3 (BLOOM's fork, before 2024-08-19)",
+                          "bigscience-workshop/Megatron-DeepSpeed TFLOPs (Narayanan et al. 2021 eq. 3, as "
+                          "tr11-176B-ml/README.md states); microsoft/Megatron-DeepSpeed throughput_calculator before b7b2d5ef",
+                          "Megatron-DeepSpeed's TFLOPs: eq. 3 with f = 4 when activation checkpointing ran (the recomputed "
+                          "forward is counted: hardware FLOPs), f = 3 without")
 
     def parse(self, path: str, lines: LogReader) -> list[ImportedRun]:
         run = ImportedRun(self.name, self.framework, lines.name)

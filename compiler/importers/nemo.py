@@ -14,10 +14,11 @@ from __future__ import annotations
 import re
 
 from effspec.importers.base import LogFormat
-from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware
+from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Convention, Field, ImportedRun, Source, Step
 
+CAUSAL_SINCE = "2025-08-09"  # NVIDIA/NeMo 6251117f4c (PR #14424): causal attention in flops_formulas
 TIMING = re.compile(r"train_step_timing in s=([0-9.]+)(?=[,\]]|$)")
 STEP = re.compile(r"global_step=([0-9.]+)(?=[,\]])")
 SAMPLES = re.compile(r"consumed_samples=([0-9.]+)(?=[,\]])")
@@ -27,17 +28,26 @@ class Importer(LogFormat):
     name = "nemo"
     framework = "NeMo"
     summary = "Lightning progress-bar updates with `global_step=…, consumed_samples=…, train_step_timing in s=…`"
-    versions = "not used: NeMo's flops_formulas count full attention at every version read here"
+    versions = "a date YYYY[-MM[-DD]] of the NeMo checkout (causal attention counted from 2025-08-09, PR #14424)"
 
     def detect(self, lines: list[str]) -> float:
         return 1.0 if any("train_step_timing in s=" in t for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
-        """nemo/utils/flops_formulas.py: full attention, logits included, no recomputation."""
-        knobs = {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"}
-        return Convention("nemo", knobs, "NeMo flops_formulas", "NVIDIA/NeMo nemo/utils/flops_formulas.py",
-                          "NeMo's MFU recipes count the GEMMs with full attention (12·s/h per layer), logits in, "
-                          "no recomputation")
+        """nemo/utils/flops_formulas.py: causal attention since PR #14424 (2025-08-09), full before."""
+        date = CAUSAL_SINCE if version is None else version_date(version)
+        if date is None:
+            raise ValueError(f"cannot read the NeMo version `{version}`")
+        causal = date >= CAUSAL_SINCE
+        knobs = {"attention": "causal" if causal else "full", "logits": "included", "embeddings": "excluded",
+                 "recompute": "excluded"}
+        return Convention("nemo" if causal else "nemo_pre14424", knobs,
+                          "NeMo flops_formulas " + ("2025-08-09 and later" if causal else "before 2025-08-09"),
+                          "NVIDIA/NeMo nemo/utils/flops_formulas.py" + (" since 6251117f4c (PR #14424), checked at 8cfedd7"
+                                                                        if causal else " before 6251117f4c (PR #14424)"),
+                          "NeMo's MFU recipes count the GEMMs with " + ("causal attention (6·s/h per layer)" if causal
+                                                                        else "full attention (12·s/h per layer)")
+                          + ", logits in, no recomputation")
 
     def parse(self, path: str, lines: LogReader) -> list[ImportedRun]:
         run = ImportedRun(self.name, self.framework, lines.name)

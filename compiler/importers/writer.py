@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from effspec.diagnostics import sanitize
+from effspec.front.presets import by_name
 from effspec.importers.record import Field, ImportedRun, Source, quote
 from effspec.version import __version__
 
@@ -185,8 +186,9 @@ def _convention(run: ImportedRun) -> list[str]:
         source = Source("assumed", f"{conv.label}: the log does not print the version")
         said = "the log does not print the framework version: assumed, pass --framework-version to set it"
     lines = ["", f"  # {comment(conv.explanation)}.", f"  # Reproduces {comment(conv.reference)};", f"  # {comment(said)}."]
-    if conv.preset:
-        lines += ["  convention {", f"    preset = {conv.preset}  {_from(source)}", "  }"]
+    preset = conv.preset or (conv.corresponds_to if by_name(conv.corresponds_to) else None)
+    if preset:  # the language has the framework's preset (effspec.front.presets): `effspec explain PRESET`
+        lines += ["  convention {", f"    preset = {preset}  {_from(source)}", "  }"]
         return lines
     lines.append(f"  # This is the framework preset `{conv.corresponds_to}`; until the language has it, its knobs:")
     lines.append("  convention {")
