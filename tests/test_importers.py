@@ -782,7 +782,9 @@ EXAMPLES = {
     "megatron_import": ("megatron", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"}),
     "torchtitan_import": ("torchtitan", {**QWEN3_4B_LIKE}),
     "maxtext_import": ("maxtext", {"kind": "moe_transformer  experts = 64  top_k = 6  shared_experts = 2  d_ff_expert = 1408  "
-                                           "moe_layers = 26", "layers": "27", "heads": "16", "d_ff": "10944",
+                                           "moe_layers = 26", "layers": "27",
+                                   "heads": "16  q_lora_rank = 0  kv_lora_rank = 512  qk_nope_head_dim = 128  qk_rope_head_dim = 64  "
+                                            "v_head_dim = 128", "d_ff": "10944",
                                    "vocab": "102400", "ffn": "swiglu", "dtype": "bf16", "peak": "459 TFLOP/s"}),
 }
 
@@ -808,6 +810,14 @@ def test_examples_are_a_fresh_import_plus_their_fill_ins(tmp_path: Path, name: s
     assert made.read_bytes() == (ROOT / "examples" / f"{name}.eff").read_bytes()
     for written in [*tmp_path.glob("*.csv"), tmp_path / f"{name}_report.md"]:
         assert written.read_bytes() == (ROOT / "examples" / written.name).read_bytes(), written.name
+    # The findings examples/README.md explains, and every claim reproduced.
+    status, doc = check_json(made)
+    assert status == 0 and codes(doc) == EXAMPLE_FINDINGS[name]
+    assert {c["status"] for c in the_run(doc)["claims"].values()} <= {"consistent", "unrecoverable"}
+
+
+EXAMPLE_FINDINGS = {"megatron_import": {"EFF503"}, "torchtitan_import": {"EFF602", "EFF605"},
+                    "maxtext_import": {"EFF206", "EFF502"}}
 
 
 if __name__ == "__main__":  # python tests/test_importers.py --write-examples
@@ -1332,3 +1342,39 @@ def test_the_convention_is_the_frameworks_preset_at_its_version(tmp_path: Path, 
     assert status == 0, err
     written = re.findall(r"^    preset = (\w+)  from (assumed|paper) ", out.read_text(encoding="utf-8"), flags=re.M)
     assert written == [(preset, "assumed" if version is None else "paper")]
+
+
+def test_maxtext_config_params_give_the_mla_moe_shape_and_the_claims_agree(tmp_path: Path) -> None:
+    """The docs' log with the rest of its `Config param` lines: deepseek2-16b's, from
+    AI-Hypercomputer/maxtext src/MaxText/configs/models/deepseek2-16b.yml (48445cf), in pyconfig's format."""
+    params = {"base_num_query_heads": "16", "base_num_kv_heads": "16", "base_mlp_dim": "10944", "base_moe_mlp_dim": "1408",
+              "base_num_decoder_layers": "27", "first_num_dense_layers": "1", "mlp_activations": "['silu', 'linear']",
+              "vocab_size": "102400", "num_experts": "64", "num_experts_per_tok": "6", "shared_experts": "2",
+              "attention_type": "mla", "q_lora_rank": "0", "kv_lora_rank": "512", "qk_nope_head_dim": "128",
+              "qk_rope_head_dim": "64", "v_head_dim": "128"}
+    lines = log_lines("maxtext_train.log")
+    at = max(i for i, line in enumerate(lines) if line.startswith("Config param "))  # line 9, max_target_length
+    lines[at + 1:at + 1] = [f"Config param {k}: {v}" for k, v in params.items()]
+    (tmp_path / "deepseek2.log").write_text("\n".join(lines), encoding="utf-8")
+    line_of = {k: at + 2 + i for i, k in enumerate(params)}  # 1-based: the inserted lines follow line at + 1
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "maxtext", "deepseek2.log", "-o", "d.eff"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "d.eff").read_text(encoding="utf-8")
+    for key, name, value in (("kv_lora_rank", "kv_lora_rank", "512"), ("qk_rope_head_dim", "qk_rope_head_dim", "64"),
+                             ("v_head_dim", "v_head_dim", "128"), ("q_lora_rank", "q_lora_rank", "0"),
+                             ("shared_experts", "shared_experts", "2"), ("experts", "num_experts", "64"),
+                             ("layers", "base_num_decoder_layers", "27"), ("heads", "base_num_query_heads", "16")):
+        assert re.search(rf"^    {key} +=  ?{value} +from log \"deepseek2\.log:{line_of[name]}\"", text, re.M), key
+    # 27 decoder layers, the first dense: 26 MoE layers, citing both lines.
+    assert re.search(rf'moe_layers += 26 +from log "deepseek2\.log:{line_of["base_num_decoder_layers"]},'
+                     rf'{line_of["first_num_dense_layers"]} \(base_num_decoder_layers - first_num_dense_layers\)"', text)
+    assert todo_lines(tmp_path / "d.eff") and "plain multi-head attention is counted" not in text
+    fill(tmp_path / "d.eff", {"dtype": "bf16", "peak": "459 TFLOP/s"})
+    status, doc = check_json(tmp_path / "d.eff")
+    assert status == 0 and codes(doc) == {"EFF206", "EFF502"}
+    # With MLA counted, effspec's FLOPs per token are MaxText's own: 764.67 TFLOP per device per step over
+    # 24 x 2048 tokens per device = 15.557 GFLOP/token; all three claims agree.
+    assert the_run(doc)["metrics"]["flops_per_token"]["value"] == pytest.approx(764.67e12 / (24 * 2048), rel=1e-4)
+    assert {k: v["status"] for k, v in the_run(doc)["claims"].items()} == dict.fromkeys(
+        ("tflops_per_device", "throughput", "model_flops_per_step"), "consistent")

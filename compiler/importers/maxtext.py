@@ -191,6 +191,47 @@ def _model(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
                 run.put("model", Field.number(key, got_value, "", run.cite(got[1]), name))
             else:
                 run.put("model", Field.todo(key, f"{name}: not in the log"))
+        _moe_extras(run, seen)
+    _attention(run, seen)
+
+
+MLA = (("q_lora_rank", "q_lora_rank"), ("kv_lora_rank", "kv_lora_rank"), ("qk_nope_head_dim", "qk_nope_head_dim"),
+       ("qk_rope_head_dim", "qk_rope_head_dim"), ("v_head_dim", "v_head_dim"))
+
+
+def _moe_extras(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
+    """shared_experts, and moe_layers = the decoder layers after first_num_dense_layers (DeepSeek's layout)."""
+    shared = _config(seen, "shared_experts")
+    shared_n = literal(shared[0]) if shared else None
+    if shared and shared_n and "." not in shared_n:
+        run.put("model", Field.number("shared_experts", shared_n, "", run.cite(shared[1]), "shared_experts"))
+    dense = _config(seen, "first_num_dense_layers")
+    layers = _config(seen, "num_decoder_layers", "base_num_decoder_layers")
+    dense_n, layers_n = (literal(dense[0]) if dense else None), (literal(layers[0]) if layers else None)
+    if dense and layers and dense_n and layers_n and "." not in dense_n + layers_n and 0 < int(dense_n) < int(layers_n):
+        run.put("model", Field.number("moe_layers", str(int(layers_n) - int(dense_n)), "", run.cite(
+            f"{layers[1]},{dense[1]}", "base_num_decoder_layers - first_num_dense_layers"), "the layers after the dense ones"))
+
+
+def _attention(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
+    """MLA's ranks and head sizes when `attention_type: mla`; a note when the log does not say which attention."""
+    kind = _config(seen, "attention_type")
+    if kind is None:
+        run.notes.append("The log has no `Config param attention_type` line: plain multi-head attention is counted; "
+                         "for MLA (DeepSeek) add q_lora_rank, kv_lora_rank, qk_nope_head_dim, qk_rope_head_dim and "
+                         "v_head_dim to the model block.")
+        return
+    if kind[0].strip().strip("'\"") != "mla":
+        return
+    # MLA has its own head sizes: base_num_kv_heads and head_dim do not apply (the language refuses them).
+    run.blocks["model"] = [f for f in run.blocks.get("model", []) if f.key not in ("kv_heads", "head_dim")]
+    for key, name in MLA:
+        got = _config(seen, name)
+        value = literal(got[0]) if got else None
+        if got and value is not None and "." not in value:
+            run.put("model", Field.number(key, value, "", run.cite(got[1]), name))
+        elif key != "q_lora_rank":
+            run.put("model", Field.todo(key, f"{name}: attention_type is mla (line {kind[1]}), but {name} is not in the log"))
 
 
 def _claims(run: ImportedRun, summary, seen: dict[str, tuple[str, int]]) -> None:
