@@ -1378,3 +1378,46 @@ def test_maxtext_config_params_give_the_mla_moe_shape_and_the_claims_agree(tmp_p
     assert the_run(doc)["metrics"]["flops_per_token"]["value"] == pytest.approx(764.67e12 / (24 * 2048), rel=1e-4)
     assert {k: v["status"] for k, v in the_run(doc)["claims"].items()} == dict.fromkeys(
         ("tflops_per_device", "throughput", "model_flops_per_step"), "consistent")
+
+
+def test_megatron_mla_moe_mtp_dump_gives_deepseek_v3s_shape(tmp_path: Path) -> None:
+    """A DeepSeek-V3 argument dump (Megatron-LM's MLA, MoE and MTP arguments) imports to the shape that
+    examples/deepseek_v3.eff declares from the technical report, key for key."""
+    sys.path.insert(0, str(LOGS))
+    try:
+        from make_fixtures import megatron_args, megatron_iteration
+    finally:
+        sys.path.remove(str(LOGS))
+    dump = {"num_layers": 61, "hidden_size": 7168, "num_attention_heads": 128, "multi_latent_attention": True,
+            "q_lora_rank": 1536, "kv_lora_rank": 512, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128,
+            "group_query_attention": False, "ffn_hidden_size": 18432, "swiglu": True, "num_experts": 256,
+            "moe_router_topk": 8, "moe_ffn_hidden_size": 2048, "moe_shared_expert_intermediate_size": 2048,
+            "moe_layer_freq": "([0]*3+[1]*58)", "mtp_num_layers": 1, "padded_vocab_size": 129280, "seq_length": 4096,
+            "global_batch_size": 15360, "world_size": 2048, "untie_embeddings_and_output_weights": True, "log_interval": 1}
+    lines = megatron_args(dump)
+    lines += [megatron_iteration("2026-01-01 00:00:00", it, 9, 15360 * it, 19910.0, None, 1e-4, 15360, 2.0) for it in range(1, 8)]
+    (tmp_path / "v3.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    line_of = {row.split()[0]: n for n, row in enumerate(lines, 1) if row.startswith("  ")}
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", "v3.log", "-o", "v3.eff"],
+                          capture_output=True, text=True, cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = (tmp_path / "v3.eff").read_text(encoding="utf-8")
+    expected = {"q_lora_rank": ("1536", "q_lora_rank"), "kv_lora_rank": ("512", "kv_lora_rank"),
+                "qk_nope_head_dim": ("128", "qk_head_dim"), "qk_rope_head_dim": ("64", "qk_pos_emb_head_dim"),
+                "v_head_dim": ("128", "v_head_dim"), "mtp_depth": ("1", "mtp_num_layers"), "moe_layers": ("58", "moe_layer_freq"),
+                "experts": ("256", "num_experts"), "top_k": ("8", "moe_router_topk"), "d_ff_expert": ("2048", "moe_ffn_hidden_size")}
+    for key, (value, arg) in expected.items():
+        assert re.search(rf'^    {key} += {value} +from log "v3\.log:{line_of[arg]}"', text, re.M), key
+    assert re.search(rf'shared_experts += 1 +from log "v3\.log:{line_of["moe_shared_expert_intermediate_size"]},'
+                     rf'{line_of["moe_ffn_hidden_size"]} ', text)
+    assert not re.search(r"^    (kv_heads|head_dim) ", text, re.M)  # GQA's keys do not apply to MLA
+    # The same shape as examples/deepseek_v3.eff under its convention (palm, causal): the same FLOPs per token.
+    text = re.sub(r"  convention \{.*?\n  \}\n", "  convention { preset = palm  attention = causal }\n", text, flags=re.S)
+    (tmp_path / "v3.eff").write_text(text, encoding="utf-8")
+    fill(tmp_path / "v3.eff", {"accelerator": '"H800-SXM5-80GB"', "dtype": "fp8", "peak": "catalog"})
+    status, doc = check_json(tmp_path / "v3.eff")
+    assert status in (0, 1) and not [c for c in codes(doc) if c < "EFF100"]
+    _, example = check_json(ROOT / "examples" / "deepseek_v3.eff")
+    reference = example["runs"]["deepseek_v3"]["metrics"]["flops_per_token"]["value"]
+    assert reference == pytest.approx(260.64e9, rel=1e-4)  # examples/README.md: 260.64 GFLOP/token
+    assert the_run(doc)["metrics"]["flops_per_token"]["value"] == pytest.approx(reference, rel=1e-12)

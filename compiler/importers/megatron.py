@@ -285,6 +285,11 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
         run.put("model", Field.number("experts", str(experts), "", run.cite(args.line("num_experts")), "num_experts"))
         arg_field(run, args, "model", "top_k", "moe_router_topk")
         arg_field(run, args, "model", "d_ff_expert", "moe_ffn_hidden_size")
+        _moe_layout(run, args)
+    if args.flag("multi_latent_attention"):
+        _mla(run, args)
+    if (args.int("mtp_num_layers") or 0) > 0:
+        arg_field(run, args, "model", "mtp_depth", "mtp_num_layers")
     if vocab:
         run.put("model", Field.number("vocab", vocab[0], "", run.cite(vocab[1]), "padded vocabulary"))
     elif args.int("padded_vocab_size"):
@@ -298,6 +303,40 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     for required in ("layers", "d_model", "heads", "d_ff"):
         if run.get("model", required) is None:
             run.put("model", Field.todo(required, "not in the argument dump"))
+
+
+def _moe_layout(run: ImportedRun, args: ArgDump) -> None:
+    """Shared experts (moe_shared_expert_intermediate_size in units of moe_ffn_hidden_size) and the MoE layers
+    (moe_layer_freq: 1, or DeepSeek's `([0]*K+[1]*M)` pattern); anything else is left as the default, said in a note."""
+    shared, expert = args.int("moe_shared_expert_intermediate_size"), args.int("moe_ffn_hidden_size")
+    if shared and expert and shared % expert == 0:
+        run.put("model", Field.number("shared_experts", str(shared // expert), "", run.cite(
+            f"{args.line('moe_shared_expert_intermediate_size')},{args.line('moe_ffn_hidden_size')}",
+            "moe_shared_expert_intermediate_size / moe_ffn_hidden_size")))
+    freq = (args.text("moe_layer_freq") or "1").replace(" ", "")
+    pattern = re.fullmatch(r"\(?\[0\]\*(\d+)\+\[1\]\*(\d+)\)?", freq)
+    if pattern:
+        run.put("model", Field.number("moe_layers", pattern.group(2), "", run.cite(args.line("moe_layer_freq")),
+                                      f"moe_layer_freq: {pattern.group(1)} dense layers, then MoE"))
+    elif freq != "1":
+        run.notes.append(f"moe_layer_freq {freq[:40]} (line {args.line('moe_layer_freq')}): every layer is counted as MoE; "
+                         "write `moe_layers` if fewer are.")
+
+
+MLA_ARGS = (("q_lora_rank", "q_lora_rank"), ("kv_lora_rank", "kv_lora_rank"), ("qk_nope_head_dim", "qk_head_dim"),
+            ("qk_rope_head_dim", "qk_pos_emb_head_dim"), ("v_head_dim", "v_head_dim"))
+
+
+def _mla(run: ImportedRun, args: ArgDump) -> None:
+    """--multi-latent-attention: its ranks and head sizes; GQA's kv_heads and head_dim do not apply."""
+    run.blocks["model"] = [f for f in run.blocks.get("model", []) if f.key not in ("kv_heads", "head_dim")]
+    for key, name in MLA_ARGS:
+        if key == "q_lora_rank" and args.text(name) == "None":  # queries projected directly
+            run.put("model", Field.number(key, "0", "", run.cite(args.line(name)), f"{name} None"))
+        elif args.int(name) is not None:
+            arg_field(run, args, "model", key, name)
+        else:
+            run.put("model", Field.todo(key, f"{name}: multi_latent_attention is on, but the dump has no {name}"))
 
 
 def _work_and_parallelism(run: ImportedRun, args: ArgDump, summary: Summary) -> None:
