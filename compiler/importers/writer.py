@@ -190,7 +190,7 @@ def _convention(run: ImportedRun) -> list[str]:
     if preset:  # the language has the framework's preset (effspec.front.presets): `effspec explain PRESET`
         lines += ["  convention {", f"    preset = {preset}  {_from(source)}", "  }"]
         return lines
-    lines.append(f"  # This is the framework preset `{conv.corresponds_to}`; until the language has it, its knobs:")
+    lines.append(f"  # The language has no preset `{conv.corresponds_to}` for this formula: its knobs, written out:")
     lines.append("  convention {")
     width = max(len(k) for k in conv.knobs)
     vwidth = max(len(v) for v in conv.knobs.values())
