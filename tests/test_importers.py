@@ -1421,3 +1421,28 @@ def test_megatron_mla_moe_mtp_dump_gives_deepseek_v3s_shape(tmp_path: Path) -> N
     reference = example["runs"]["deepseek_v3"]["metrics"]["flops_per_token"]["value"]
     assert reference == pytest.approx(260.64e9, rel=1e-4)  # examples/README.md: 260.64 GFLOP/token
     assert the_run(doc)["metrics"]["flops_per_token"]["value"] == pytest.approx(reference, rel=1e-12)
+
+
+def test_the_cli_shows_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None:
+    import pty
+
+    primary, secondary = pty.openpty()
+    try:
+        proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(LOGS / "nemo_long.log"), "-o", "t.eff"],
+                              stdout=subprocess.DEVNULL, stderr=secondary, cwd=tmp_path, timeout=120)
+        os.close(secondary)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(primary, 65536)
+            except OSError:  # the terminal closed
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(primary)
+    assert proc.returncode == 0
+    assert b"\rreading nemo_long.log:   0 %" in shown and b"\rreading nemo_long.log: 100 %\r\n" in shown
+    _, err, _ = run_import(tmp_path, "nemo", "nemo_long.log", out="u.eff")  # standard error a pipe: no bar
+    assert "reading nemo_long.log" not in err
