@@ -15,6 +15,7 @@ from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.fmt import register as register_fmt
+from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
@@ -79,6 +80,7 @@ def parser() -> argparse.ArgumentParser:
                    help="wait this long after a change before re-checking (default 30)")
     s.add_argument("--no-inlay-hints", action="store_true", help="send no inlay hints after claims")
     s.set_defaults(func=cmd_lsp)
+    add_import_parser(sub)
     return p
 
 
