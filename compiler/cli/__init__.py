@@ -13,6 +13,7 @@ from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list
 from effspec.cli.report import cmd_report
+from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -47,6 +48,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("code", nargs="?", metavar="CODE")
     e.add_argument("--list", action="store_true", help="list every code")
     e.set_defaults(func=lambda a: cmd_list(a) if a.list or not a.code else cmd_explain(a))
+    add_traces_parser(sub)
     return p
 
 

@@ -154,7 +154,7 @@ class RankStats:
         counts = np.bincount(cell, minlength=R * S)
         if counts.max() > 1:
             dup = int(np.flatnonzero(counts > 1)[0])
-            rows = np.flatnonzero(cell == dup)[:2] + 2
+            rows = np.flatnonzero(cell == dup)[:2] + table.first_row
             raise ValueError(f"rank {int(ranks[dup // S])} step {int(steps[dup % S])} appears twice "
                              f"(rows {rows[0]} and {rows[1]})")
         complete = bool(counts.min() == 1)
@@ -164,7 +164,10 @@ class RankStats:
             out[cell] = values
             return out.reshape(R, S)
 
-        C, M, T = matrix(table.compute), matrix(table.comm), matrix(table.stall)
+        # With `comm_exposed` (written by `effspec traces`), the communication a
+        # rank waits in is the part no compute hides: C + M + T is then the step.
+        exposed = table.comm_exposed is not None
+        C, M, T = matrix(table.compute), matrix(table.comm_exposed if exposed else table.comm), matrix(table.stall)
         mean = np.mean if complete else np.nanmean
         median = np.median if complete else np.nanmedian
         big = np.max if complete else np.nanmax
@@ -191,6 +194,10 @@ class RankStats:
             wait_share=float(np.nanmean(wait)), imbalance_wait_share=float(np.nanmean(imbalance_wait)),
             evidence={})
         stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
+        if exposed:
+            stats.evidence["comm_column"] = "comm_exposed"
+        if table.provenance:
+            stats.evidence["provenance"] = list(table.provenance)
         stats._fill_groups(np, pp)
         return stats
 

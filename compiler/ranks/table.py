@@ -6,7 +6,11 @@ from dataclasses import dataclass
 
 COLUMNS = ("rank", "node", "step", "compute", "comm", "stall")
 TIME_COLUMNS = ("compute", "comm", "stall")
+# Optional columns (written by `effspec traces`); read when the header names them.
+OPTIONAL_COLUMNS = ("step_time", "comm_exposed", "idle", "other")
 MAX_NODE_NAME = 128
+MAX_COMMENT_LINES = 100_000  # `# …` lines before the header (one per trace file, and a few)
+MAX_COMMENT_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -20,6 +24,12 @@ class RankTable:
     compute: object  # float64 seconds
     comm: object
     stall: object
+    step_time: object = None  # the optional columns, when present
+    comm_exposed: object = None
+    idle: object = None
+    other: object = None
+    provenance: tuple[str, ...] = ()  # the `# …` lines before the header, without "# "
+    first_row: int = 2  # the file line of the first row (after the comments and the header)
 
     @property
     def rows(self) -> int:

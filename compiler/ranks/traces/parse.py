@@ -1,0 +1,323 @@
+"""Reading one trace file: plain or gzip JSON, hashed as it is read, parsed
+whole when small and in chunks when large.
+
+A Kineto trace is one JSON object whose ``traceEvents`` member is the list of
+events; its other members (``distributedInfo``, ``host_name``,
+``baseTimeNanoseconds``, ``deviceProperties``…) are small.  Up to
+``whole_limit`` decompressed bytes the document is parsed in one call (orjson
+when it is installed, else the standard library's json, with the same values);
+beyond it, the same bytes are read in chunks and ``traceEvents`` is parsed one
+event at a time with ``json.JSONDecoder.raw_decode``, so memory stays bounded
+by the chunk, the largest event and the compact arrays the reduction keeps.
+
+Every problem is a :class:`TraceError` with a code, a message, and a JSON
+line and column when there is one.
+"""
+
+from __future__ import annotations
+
+import codecs
+import gzip
+import hashlib
+import json
+import os
+import stat
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+CHUNK = 1 << 20  # bytes read at a time
+WHOLE_LIMIT = 256 * 1024 * 1024  # decompressed bytes parsed in one call; above, in chunks
+MAX_EVENT_CHARS = 64 * 1024 * 1024  # one event (or top-level member) larger than this is refused
+MAX_TRACE_BYTES = 1 << 40  # decompressed bytes of one trace (1 TiB): a guard against a gzip bomb
+
+
+class TraceError(Exception):
+    """A coded problem with one trace file."""
+
+    def __init__(self, code: str, message: str, help: str = "", line: int = 0, column: int = 0):
+        super().__init__(message)
+        self.code, self.message, self.help, self.line, self.column = code, message, help, line, column
+
+
+@dataclass
+class Source:
+    """The file's identity, filled in as it is read: size and SHA-256 of its bytes on disk."""
+
+    bytes: int = 0
+    sha256: str = ""
+    gzip: bool = False
+    parser: str = ""  # orjson | json | chunked
+    decompressed: int = 0
+
+
+class _HashingReader:
+    """A raw file that hashes and counts every byte read from it."""
+
+    def __init__(self, fd: int):
+        self.fh = os.fdopen(fd, "rb", buffering=0)
+        self.hash = hashlib.sha256()
+        self.count = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.fh.read(n if n is not None and n >= 0 else CHUNK * 64)
+        self.hash.update(data)
+        self.count += len(data)
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def drain(self) -> None:
+        while self.read(CHUNK):
+            pass
+
+    def close(self) -> None:
+        self.fh.close()
+
+
+def _open(path: str) -> _HashingReader:
+    """A regular file, opened non-blocking so that a FIFO never hangs the reader."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    except OSError as exc:
+        raise TraceError("EFF020", f"cannot be read: {exc.strerror or exc}") from None
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise TraceError("EFF020", "is not a regular file", "a trace is a .json or .json.gz file")
+    return _HashingReader(fd)
+
+
+def _chunks(path: str, source: Source, limit: int) -> Iterator[bytes]:
+    """The decompressed bytes of ``path`` in chunks; fills ``source`` when the file is read to its end."""
+    raw = _open(path)
+    try:
+        head = raw.read(2)
+        source.gzip = head == b"\x1f\x8b"
+        if source.gzip:
+            stream = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")
+        else:
+            stream = _Prefixed(head, raw)
+        total = 0
+        while True:
+            try:
+                chunk = stream.read(CHUNK)
+            except EOFError:
+                raise TraceError("EFF003", f"truncated gzip: the compressed data ends after {raw.count:,} bytes, "
+                                 "before the end-of-stream marker", "the file was cut short (a full disk, a copy "
+                                 "interrupted): profile again or copy it whole") from None
+            except (gzip.BadGzipFile, zlib.error, OSError) as exc:
+                raise TraceError("EFF003", f"corrupt gzip data ({exc})", "the file is not a valid .gz archive") from None
+            if not chunk:
+                break
+            total += len(chunk)
+            if total > limit:
+                raise TraceError("EFF030", f"decompresses to more than {limit:,} bytes; the limit is {limit:,}",
+                                 "split the profile (fewer steps per trace), or raise --max-trace-bytes")
+            yield chunk
+        raw.drain()
+        source.bytes, source.sha256, source.decompressed = raw.count, raw.hash.hexdigest(), total
+    finally:
+        raw.close()
+
+
+class _Prefixed:
+    """A reader that first returns ``head``, then the rest of ``raw``."""
+
+    def __init__(self, head: bytes, raw: _HashingReader):
+        self.head, self.raw = head, raw
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            out, self.head = self.head, b""
+            return out if n is None or n < 0 or n <= len(out) else out + self.raw.read(n - len(out))
+        return self.raw.read(n)
+
+    def readable(self) -> bool:
+        return True
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"`{name}` is not JSON")
+
+
+def _loads(data: bytes, source: Source):
+    try:
+        import orjson
+    except ImportError:
+        orjson = None
+    try:
+        if orjson is not None:
+            source.parser = "orjson"
+            return orjson.loads(data)
+        source.parser = "json"
+        return json.loads(data, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise TraceError("EFF003", f"invalid JSON: {exc.msg}", "the trace must be one JSON object",
+                         exc.lineno, exc.colno) from None
+    except (ValueError, RecursionError) as exc:  # NaN/Infinity, bad UTF-8, nesting too deep
+        raise TraceError("EFF003", f"invalid JSON: {exc}", "the trace must be one JSON object") from None
+
+
+def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES):
+    """``(top, events, source)``: the top-level members but ``traceEvents``, an
+    iterator over the events, and the file's identity (complete once the
+    events are exhausted)."""
+    source = Source()
+    chunks = _chunks(path, source, max_bytes)
+    head: list[bytes] = []
+    size = 0
+    for chunk in chunks:
+        head.append(chunk)
+        size += len(chunk)
+        if size > whole_limit:
+            break
+    else:  # the whole file fits: one parse
+        doc = _loads(b"".join(head), source)
+        head.clear()
+        if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
+            raise TraceError("EFF003", "not a Kineto trace: no `traceEvents` list in a top-level object",
+                             "pass the JSON that torch.profiler's export_chrome_trace or tensorboard_trace_handler writes")
+        events = doc.pop("traceEvents")
+        return doc, iter(events), source
+    source.parser = "chunked"
+    reader = _Stream(_chain(head, chunks))
+    return reader.top, reader.events(), source
+
+
+def _chain(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    while head:
+        yield head.pop(0)
+    yield from rest
+
+
+_WS = " \t\n\r"
+
+
+class _Stream:
+    """An incremental reader of one top-level JSON object whose ``traceEvents``
+    array is yielded element by element; other members go to ``top``."""
+
+    def __init__(self, chunks: Iterator[bytes]):
+        self.chunks = chunks
+        self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
+        self.json = json.JSONDecoder(parse_constant=_reject_constant)
+        self.buf, self.pos, self.eof = "", 0, False
+        self.line_base, self.line_start = 1, 0  # lines before buf, and where the current line starts (may be < 0)
+        self.top: dict = {}
+        self.seen_events = False
+
+    # -- low-level --------------------------------------------------------
+    def _more(self) -> bool:
+        if self.eof:
+            return False
+        try:
+            chunk = next(self.chunks)
+            text = self.decoder.decode(chunk)
+        except StopIteration:
+            self.eof = True
+            text = self.decoder.decode(b"", final=True)
+        except UnicodeDecodeError as exc:
+            raise self._error(f"invalid JSON: not UTF-8 ({exc.reason})", len(self.buf)) from None
+        if self.pos > CHUNK and self.pos > len(self.buf) // 2:  # drop what has been consumed
+            dropped = self.buf[: self.pos]
+            newlines = dropped.count("\n")
+            if newlines:
+                self.line_base += newlines
+                self.line_start = dropped.rfind("\n") + 1 - self.pos
+            else:
+                self.line_start -= self.pos
+            self.buf, self.pos = self.buf[self.pos:], 0
+        self.buf += text
+        return bool(text) or not self.eof
+
+    def _error(self, message: str, at: int) -> TraceError:
+        before = self.buf[:at]
+        newlines = before.count("\n")
+        line = self.line_base + newlines
+        start = before.rfind("\n") + 1 if newlines else self.line_start
+        return TraceError("EFF003", message, "the trace must be one JSON object", line, at - start + 1)
+
+    def _peek(self) -> str:
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
+                self.pos += 1
+            if self.pos < len(self.buf):
+                return self.buf[self.pos]
+            if not self._more():
+                raise self._error("invalid JSON: the document ends early (truncated?)", len(self.buf))
+
+    def _expect(self, chars: str) -> str:
+        c = self._peek()
+        if c not in chars:
+            raise self._error(f"invalid JSON: expected {' or '.join(repr(x) for x in chars)}, found {c!r}", self.pos)
+        self.pos += 1
+        return c
+
+    def _value(self):
+        self._peek()
+        while True:
+            try:
+                value, end = self.json.raw_decode(self.buf, self.pos)
+            except json.JSONDecodeError as exc:
+                if len(self.buf) - self.pos > MAX_EVENT_CHARS:
+                    raise TraceError("EFF030", f"one trace event is larger than {MAX_EVENT_CHARS:,} characters",
+                                     "a Kineto event is a few hundred bytes: this is not a profiler trace") from None
+                if self._more():
+                    continue
+                raise self._error(f"invalid JSON: {exc.msg}", exc.pos) from None
+            except RecursionError:
+                raise self._error("invalid JSON: nested too deeply", self.pos) from None
+            # A number at the end of the buffer may continue in the next chunk.
+            if end == len(self.buf) and not self.eof and self._more():
+                continue
+            self.pos = end
+            return value
+
+    # -- structure --------------------------------------------------------
+    def _members(self) -> Iterator[str]:
+        self._expect("{")
+        if self._peek() == "}":
+            self.pos += 1
+            return
+        while True:
+            if self._peek() != '"':
+                raise self._error("invalid JSON: expected a member name", self.pos)
+            key = self._value()
+            self._expect(":")
+            yield key
+            if self._expect(",}") == "}":
+                return
+
+    def events(self) -> Iterator[object]:
+        members = self._members()
+        for key in members:
+            if key != "traceEvents":
+                self.top[key] = self._value()
+                continue
+            self.seen_events = True
+            if self._peek() != "[":
+                raise self._error("not a Kineto trace: `traceEvents` is not a list", self.pos)
+            self.pos += 1
+            if self._peek() == "]":
+                self.pos += 1
+                continue
+            while True:
+                yield self._value()
+                if self._expect(",]") == "]":
+                    break
+        if not self.seen_events:
+            raise TraceError("EFF003", "not a Kineto trace: no `traceEvents` list in a top-level object",
+                             "pass the JSON that torch.profiler's export_chrome_trace or tensorboard_trace_handler writes")
+        if self._rest_nonblank():
+            raise self._error("invalid JSON: extra data after the top-level object", self.pos)
+
+    def _rest_nonblank(self) -> bool:
+        while True:
+            while self.pos < len(self.buf) and self.buf[self.pos] in _WS:
+                self.pos += 1
+            if self.pos < len(self.buf):
+                return True
+            if not self._more():
+                return False

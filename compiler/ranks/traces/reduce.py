@@ -1,0 +1,352 @@
+"""One trace to its per-step rows (the definitions are spec/traces.md's).
+
+The events are read once, into compact arrays (``array.array``: 8 bytes a
+value, not a Python object each); the unions are then one sweep over the
+sorted interval end points (numpy).  Times stay float microseconds, made
+relative to the trace's first step before any arithmetic, so a Kineto
+timestamp's nanoseconds survive: nothing is rounded to whole microseconds.
+
+GPU traces (any ``kernel``, ``gpu_memcpy`` or ``gpu_memset`` event):
+
+- a device event belongs to the step whose ``ProfilerStep#N`` span holds the
+  launch (``cuda_runtime`` / ``cuda_driver`` event with the same
+  ``args.correlation``);
+- step N's device window runs from the end of step N−1's window (for the first
+  step: the start of its first device event) to the end of the last device
+  event it launched, so the windows tile the device timeline and the gap
+  before a step's first kernel (a host stall) is that step's idle time;
+- inside a window, by time: compute = union of non-communication kernels;
+  comm = union of NCCL/RCCL kernels; comm_exposed = comm where no compute
+  kernel runs; other = memcpy/memset where no kernel runs; idle = the rest.
+
+CPU traces (gloo): the step window is the ``ProfilerStep#N`` span; compute is
+the union of the main thread's ``cpu_op`` events outside its ``c10d::*`` ops;
+comm is the union of ``gloo:*`` annotations (any thread, in practice the
+``pt_gloo_runloop`` threads) and the main thread's ``c10d::*`` ops;
+comm_exposed is comm where the main thread does not compute; idle is the rest
+(waiting in Python, sleeping, a data loader: gaps with no event).
+
+Always: compute + comm_exposed + other + idle = step_time (to float rounding).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+from dataclasses import dataclass, field
+from typing import Any
+
+from effspec.ranks.traces.parse import WHOLE_LIMIT, TraceError, read_trace
+
+_STEP = re.compile(r"ProfilerStep#(\d{1,18})\Z")
+_NODE_SAFE = re.compile(r"[A-Za-z0-9._:@+\-]")
+MAX_NODE = 128
+
+COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
+HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
+_DEVICE_CATS = {"kernel": None, "gpu_memcpy": OTHER, "gpu_memset": OTHER}
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One step of one rank, in microseconds."""
+
+    step: int
+    step_time: float
+    compute: float
+    comm: float
+    comm_exposed: float
+    idle: float
+    other: float
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What one trace reduces to: a few numbers per step and the file's identity."""
+
+    file: str  # the name shown and recorded (as given on the command line)
+    bytes: int
+    sha256: str
+    parser: str
+    rank: int
+    world_size: int | None
+    node: str
+    node_source: str  # host_name | fallback
+    kind: str  # gpu | cpu
+    rows: tuple[StepRow, ...]
+    step_starts: tuple[float, ...]  # absolute µs (baseTimeNanoseconds + ts), for the skew check
+    events: int
+    skipped: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+
+def node_name(raw: str) -> str:
+    """A host name as a CSV-safe node name: bytes outside ``[A-Za-z0-9._:@+-]``
+    are percent-encoded (so distinct names stay distinct), at most 128 bytes."""
+    out = "".join(c if _NODE_SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                  for c in raw)
+    if not out:
+        raise TraceError("EFF003", "the trace's `host_name` is empty", "name the host, or omit the field")
+    if len(out) > MAX_NODE:
+        raise TraceError("EFF003", f"the trace's `host_name` is longer than {MAX_NODE} bytes once encoded")
+    return out
+
+
+def _number(v: Any) -> bool:
+    return (type(v) is float and math.isfinite(v)) or type(v) is int
+
+
+class _Collector:
+    """The events a reduction needs, as compact arrays."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[int, float, float, Any]] = []  # (N, ts, dur, thread)
+        self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr = array("d"), array("d"), array("b"), array("q")
+        self.rt_ts, self.rt_corr = array("d"), array("q")
+        self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
+        self.gloo_ts, self.gloo_dur = array("d"), array("d")
+        self.threads: dict[Any, int] = {}
+        self.events = 0
+        self.skipped = 0
+
+    def add(self, events) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        threads = self.threads
+        count = skipped = 0
+        for e in events:
+            count += 1
+            if type(e) is not dict or e.get("ph") != "X":
+                continue
+            cat = e.get("cat")
+            ts = e.get("ts")
+            if cat in _DEVICE_CATS:
+                dur = e.get("dur")
+                if not (_number(ts) and _number(dur)) or dur < 0:
+                    skipped += 1
+                    continue
+                args = e.get("args")
+                corr = args.get("correlation") if type(args) is dict else None
+                cls = _DEVICE_CATS[cat]
+                if cls is None:
+                    name = e.get("name")
+                    low = name[:4].lower() if type(name) is str else ""
+                    cls = COMM if low in ("nccl", "rccl") else COMPUTE
+                dev_ts.append(ts)
+                dev_dur.append(dur)
+                dev_cls.append(cls)
+                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
+            elif cat in _LAUNCH_CATS:
+                args = e.get("args")
+                corr = args.get("correlation") if type(args) is dict else None
+                if type(corr) is int and 0 <= corr < 2**63 and _number(ts):
+                    rt_ts.append(ts)
+                    rt_corr.append(corr)
+            elif cat == "cpu_op" or cat == "user_annotation":
+                name = e.get("name")
+                dur = e.get("dur")
+                if type(name) is not str or not (_number(ts) and _number(dur)) or dur < 0:
+                    skipped += 1
+                    continue
+                thread = (e.get("pid"), e.get("tid"))
+                if name.startswith("ProfilerStep#"):
+                    m = _STEP.match(name)
+                    if m:
+                        self.steps.append((int(m.group(1)), ts, dur, thread))
+                elif cat == "cpu_op":
+                    t = threads.get(thread)
+                    if t is None:
+                        t = threads[thread] = len(threads) if _hashable(thread) else -1
+                    self.op_ts.append(ts)
+                    self.op_dur.append(dur)
+                    self.op_thread.append(t)
+                    self.op_c10d.append(1 if name.startswith("c10d::") else 0)
+                elif name.startswith("gloo:"):
+                    self.gloo_ts.append(ts)
+                    self.gloo_dur.append(dur)
+        self.events += count
+        self.skipped += skipped
+
+
+def _hashable(thread: tuple) -> bool:
+    return all(v is None or type(v) in (int, str) for v in thread)
+
+
+def _rank(top: dict) -> tuple[int, int | None]:
+    info = top.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    if type(rank) is not int or not 0 <= rank < 2**31:
+        raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
+                         "profile after torch.distributed.init_process_group, which records the rank in the trace")
+    world = info.get("world_size")
+    return rank, world if type(world) is int and world > 0 else None
+
+
+def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
+    host = top.get("host_name", top.get("hostname"))
+    if isinstance(host, str):
+        return node_name(host), "host_name"
+    if ranks_per_node:
+        return f"node{rank // ranks_per_node}", "ranks_per_node"
+    return "unknown", "none"
+
+
+def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
+                 whole_limit: int = WHOLE_LIMIT, max_bytes: int | None = None) -> TraceSummary:
+    """Read and reduce one trace file; TraceError on any problem."""
+    import numpy as np
+
+    kwargs = {"whole_limit": whole_limit} if max_bytes is None else {"whole_limit": whole_limit, "max_bytes": max_bytes}
+    top, events, source = read_trace(path, **kwargs)
+    c = _Collector()
+    c.add(events)
+    rank, world = _rank(top)
+    node, node_source = _node(top, rank, ranks_per_node)
+    if not c.steps:
+        raise TraceError("EFF003", "no `ProfilerStep#N` span: the trace has no steps to split",
+                         "call prof.step() once per training step inside torch.profiler.profile(schedule=...)")
+    c.steps.sort(key=lambda s: (s[1], s[0]))
+    seen: dict[int, int] = {}
+    for n, *_ in c.steps:
+        if n in seen:
+            raise TraceError("EFF003", f"`ProfilerStep#{n}` appears twice", "one span per step number")
+        seen[n] = 1
+    base = math.floor(c.steps[0][1])
+    base_ns = top.get("baseTimeNanoseconds")
+    offset = base_ns / 1000.0 if type(base_ns) is int else 0.0
+    if len(c.dev_ts):
+        kind, rows = "gpu", _gpu_rows(np, c, base)
+    else:
+        kind, rows = "cpu", _cpu_rows(np, c, base)
+    return TraceSummary(
+        file=display if display is not None else path, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
+        rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
+        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped)
+
+
+def _arr(np, a: array, base: float = 0.0):
+    out = np.frombuffer(a, dtype=np.float64) if len(a) else np.zeros(0)
+    return out - base if base else out.copy()
+
+
+def _step_spans(np, c: _Collector, base: float):
+    n = np.asarray([s[0] for s in c.steps], np.int64)
+    lo = np.asarray([s[1] for s in c.steps], np.float64) - base
+    hi = lo + np.asarray([s[2] for s in c.steps], np.float64)
+    return n, lo, hi
+
+
+def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
+    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+    start = _arr(np, c.dev_ts, base)
+    end = start + _arr(np, c.dev_dur)
+    cls = np.frombuffer(c.dev_cls, dtype=np.int8) if len(c.dev_cls) else np.zeros(0, np.int8)
+    # The launch of each device event, by correlation id, and the step holding it.
+    corr = np.frombuffer(c.dev_corr, dtype=np.int64)
+    rt_corr = np.frombuffer(c.rt_corr, dtype=np.int64) if len(c.rt_corr) else np.zeros(0, np.int64)
+    rt_ts = _arr(np, c.rt_ts, base)
+    order = np.argsort(rt_corr, kind="stable")
+    rt_corr, rt_ts = rt_corr[order], rt_ts[order]
+    at = np.searchsorted(rt_corr, corr)
+    found = (corr >= 0) & (at < len(rt_corr))
+    found[found] = rt_corr[at[found]] == corr[found]
+    launch = np.full(len(corr), np.nan)
+    launch[found] = rt_ts[at[found]]
+    k = np.searchsorted(cpu_lo, launch, side="right") - 1
+    inside = found & (k >= 0)
+    inside[inside] = launch[inside] < cpu_hi[k[inside]]
+    S = len(numbers)
+    first = np.full(S, np.inf)
+    last = np.full(S, -np.inf)
+    np.minimum.at(first, k[inside], start[inside])
+    np.maximum.at(last, k[inside], end[inside])
+    empty = ~np.isfinite(last)
+    last[empty] = cpu_hi[empty]
+    first[empty] = cpu_lo[empty]
+    hi = np.maximum.accumulate(last)
+    lo = np.empty(S)
+    lo[0] = first[0]
+    lo[1:] = hi[:-1]
+    parts = _sweep(np, start, end, cls, 3, lo, hi)
+    busy_compute = parts[(1, None, None)]
+    comm = parts[(None, 1, None)]
+    exposed = parts[(0, 1, None)]
+    other = parts[(0, 0, 1)]
+    idle = parts[(0, 0, 0)]
+    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
+                         float(exposed[i]), float(idle[i]), float(other[i])) for i in range(S))
+
+
+def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
+    numbers, lo, hi = _step_spans(np, c, base)
+    if len(lo) > 1:  # overlapping spans (a malformed trace) are cut at the next step's start
+        hi[:-1] = np.minimum(hi[:-1], lo[1:])
+    main_thread = c.threads.get(_main_thread(c.steps), -2)
+    op_thread = np.frombuffer(c.op_thread, dtype=np.int64) \
+        if len(c.op_thread) else np.zeros(0, np.int64)
+    on_main = op_thread == main_thread
+    op_start = _arr(np, c.op_ts, base)[on_main]
+    op_end = op_start + _arr(np, c.op_dur)[on_main]
+    c10d = (np.frombuffer(c.op_c10d, dtype=np.int8)[on_main] == 1) if len(c.op_c10d) else np.zeros(0, bool)
+    g_start = _arr(np, c.gloo_ts, base)
+    g_end = g_start + _arr(np, c.gloo_dur)
+    start = np.concatenate((op_start, g_start))
+    end = np.concatenate((op_end, g_end))
+    cls = np.concatenate((np.where(c10d, HOST_C10D, HOST_OP).astype(np.int8), np.full(len(g_start), GLOO, np.int8)))
+    parts = _sweep(np, start, end, cls, 3, lo, hi)
+    # compute: a main-thread op, not inside a c10d op; comm: a c10d op or a gloo annotation.
+    compute = parts[(1, 0, None)]
+    comm = parts[(None, 1, None)] + parts[(None, 0, 1)]
+    exposed = np.maximum(comm - parts[(1, 0, 1)], 0.0)
+    idle = parts[(0, 0, 0)]
+    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(compute[i]), float(comm[i]),
+                         float(exposed[i]), float(idle[i]), 0.0) for i in range(len(numbers)))
+
+
+def _main_thread(steps) -> Any:
+    counts: dict[Any, int] = {}
+    for s in steps:
+        counts[s[3]] = counts.get(s[3], 0) + 1
+    return max(counts, key=lambda t: counts[t])
+
+
+class _Parts(dict):
+    """Time per window for each pattern of (class 0, class 1, class 2) activity:
+    1 = active, 0 = inactive, None = either."""
+
+    def __init__(self, np, seg_window, seg_len, active, W):
+        super().__init__()
+        self.np, self.seg_window, self.seg_len, self.active, self.W = np, seg_window, seg_len, active, W
+
+    def __missing__(self, pattern):
+        np = self.np
+        mask = np.ones(len(self.seg_len), bool)
+        for k, want in enumerate(pattern):
+            if want is not None:
+                mask &= self.active[k] if want else ~self.active[k]
+        out = np.bincount(self.seg_window[mask], weights=self.seg_len[mask], minlength=self.W)
+        self[pattern] = out
+        return out
+
+
+def _sweep(np, start, end, cls, K: int, lo, hi) -> _Parts:
+    """Per window [lo[i], hi[i]), the time spent in each pattern of active classes."""
+    n, W = len(start), len(lo)
+    points = np.concatenate((start, end, lo, hi))
+    order = np.argsort(points, kind="stable")
+    t = points[order]
+    active = []
+    for k in range(K):
+        delta = np.zeros(len(points), np.int32)
+        mine = cls == k
+        delta[:n][mine] = 1
+        delta[n:2 * n][mine] = -1
+        active.append(np.cumsum(delta[order])[:-1] > 0)
+    seg_len = np.diff(t)
+    seg_start = t[:-1]
+    w = np.searchsorted(lo, seg_start, side="right") - 1
+    valid = (w >= 0) & (seg_len > 0)
+    valid[valid] = seg_start[valid] < hi[w[valid]]
+    return _Parts(np, w[valid], seg_len[valid], [a[valid] for a in active], W)
