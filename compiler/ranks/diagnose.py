@@ -21,7 +21,10 @@ The diagnosis, in this order (constants below):
    consistently (mean excess ≥ ``STRAGGLER_EXCESS`` and ≥ ``OUTLIER_Z`` robust
    standard deviations above the typical rank) or in bursts (compute or comm
    at least ``BURST_EXCESS`` above the step's median in ≥ ``BURST_SHARE`` of
-   the steps, while almost no other rank does).  The flagged ranks must be
+   the steps, while almost no other rank does), or stall: their stall above
+   the step's median rank, as a share of the median step, is ≥
+   ``STRAGGLER_EXCESS`` on average and ≥ ``OUTLIER_Z`` robust deviations
+   (the seed's third family is "stragglers and stalls").  The flagged ranks must be
    few: at most an eighth of the ranks and of the nodes; a larger slow group
    is imbalance, not a straggler.
 2. ``imbalance``: the compute spread is at least ``IMBALANCE_SPREAD`` with no
