@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 SEVERITIES = ("error", "warning", "info")
 
@@ -21,7 +22,7 @@ class Span:
     @staticmethod
     def of(item: object) -> Span:
         """The span of a lark Token or Tree (with propagate_positions)."""
-        meta = getattr(item, "meta", item)
+        meta: Any = getattr(item, "meta", item)  # lark's Meta or Token: positions are set once parsed
         line = getattr(meta, "line", None)
         if line is None:  # an empty tree: lark gives no position
             return Span(1, 1, 1, 1)

@@ -5,27 +5,33 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 
 from effspec.cli.common import ToolError, load_spec
 from effspec.diagnostics import printable
 
 
-def _expand(paths: list[str]) -> list[str]:
-    """Files as given; folders become their `.eff` files, sorted."""
-    out = []
+def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
+    """Each file to check, with the folder it was found in (None when named).
+
+    Files are taken as given; folders become their `.eff` files, sorted.  A
+    spec found in a folder is then read under the rules of a `file`
+    reference (see effspec.load's ``root``): a symlink that leaves the folder
+    or points into /proc, /sys, /dev or /run, or a hard link, is refused, not
+    read; the user never named it.
+    """
+    out: list[tuple[str, str | None]] = []
     for p in paths:
         if os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p):
+            for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
                 dirs.sort()
-                found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".eff")]
-            out += found
+                out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
         else:
-            out.append(p)
+            out.append((p, None))
     return out
 
 
-def _check_one(path: str, fmt: str = "text"):
+def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False):
     """(path, payload, has errors, tool-error text or None), picklable.
 
     The payload is the file's output already formatted (text, or the JSON
@@ -35,7 +41,7 @@ def _check_one(path: str, fmt: str = "text"):
     from effspec.report.text import result_json, text
 
     try:
-        result = load_spec(path)
+        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks)
     except ToolError as exc:
         return path, None, False, str(exc)
     payload = text(result) if fmt == "text" else result_json(result) if fmt == "json" else result
@@ -49,16 +55,17 @@ def _warm_up() -> None:
     check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
 
 
-def _check_all(paths: list[str], jobs: int, fmt: str) -> list[tuple]:
-    """Check every path, in a process pool when there are enough of them; argument order is kept."""
-    if jobs <= 1 or len(paths) < 8:
-        return [_check_one(p, fmt) for p in paths]
+def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, allow_hardlinks: bool = False) -> list[tuple]:
+    """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
+    one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks)
+    if jobs <= 1 or len(items) < 8:
+        return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
 
     _warm_up()  # forked workers inherit the loaded pipeline instead of each loading it
+    paths, roots = [p for p, _ in items], [r for _, r in items]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(partial(_check_one, fmt=fmt), paths, chunksize=max(1, len(paths) // (jobs * 8))))
+        return list(pool.map(one, paths, roots, chunksize=max(1, len(items) // (jobs * 8))))
 
 
 def cmd_check(args) -> int:
@@ -68,7 +75,7 @@ def cmd_check(args) -> int:
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
-    for _path, payload, has_errors, error in _check_all(paths, jobs, args.format):
+    for _path, payload, has_errors, error in _check_all(paths, jobs, args.format, getattr(args, "allow_hardlinks", False)):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2

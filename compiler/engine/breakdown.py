@@ -62,7 +62,9 @@ class Reconciliation:
     def mfu_required_share(self) -> float | None:
         """The smallest model-compute share the run's MFU allows: MFU itself (at 100 % efficiency while computing)."""
         cie = self.compute_interval_efficiency
-        return cie.inputs[0].value if cie is not None else None
+        value = cie.inputs[0].value if cie is not None else None  # its first input is the MFU
+        assert value is None or isinstance(value, (int, float))
+        return value
 
     @property
     def consistent_with_mfu(self) -> bool | None:
@@ -70,10 +72,11 @@ class Reconciliation:
         cie = self.compute_interval_efficiency
         return None if cie is None else cie.value <= 1.0 + RECONCILE_TOLERANCE
 
-    def table(self) -> list[dict]:
+    def table(self) -> list[dict[str, object]]:
         """The reconciled table: declared rows, their sum, and the remainder, in shares and seconds."""
         step = self.step_time
-        out = [{"category": r.category, "share": r.share, "seconds": r.seconds, "written": r.entry.text} for r in self.rows]
+        out: list[dict[str, object]] = [
+            {"category": r.category, "share": r.share, "seconds": r.seconds, "written": r.entry.text} for r in self.rows]
         out.append({"category": "sum", "share": self.total, "seconds": self.total * step if step is not None else None,
                     "written": ""})
         out.append({"category": "remainder", "share": self.remainder, "seconds": self.remainder_seconds, "written": ""})
@@ -102,6 +105,7 @@ def reconcile(result: RunResult) -> Reconciliation | None:
         entry = block.get(category)
         if entry is None:
             continue
+        assert isinstance(entry.value, (int, float))  # a quantity key
         if entry.unit == "s":
             if step is None:
                 unconverted.append(entry)
@@ -145,7 +149,7 @@ class CalendarTable:
     def unclassified(self) -> float:
         return max(0.0, self.wall_clock - self.declared_sum)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"wall_clock": self.wall_clock, "declared_sum": self.declared_sum, "overrun": self.overrun,
                 "unclassified": self.unclassified, "interruptions": self.interruptions,
                 "rows": [{"category": r.category, "seconds": r.seconds, "share": r.share, "formula": r.formula}
@@ -155,18 +159,20 @@ class CalendarTable:
 def calendar_table(result: RunResult, diags: list[Diagnostic]) -> CalendarTable | None:
     """The `calendar` block as a table; EFF011 at the block when its parts exceed the wall clock."""
     cal = result.run.block("calendar")
-    if cal is None or cal.get("wall_clock") is None:
+    wall_clock = cal.number("wall_clock") if cal is not None else None
+    if cal is None or wall_clock is None:
         return None
-    wall = float(cal.value("wall_clock"))
+    wall = float(wall_clock)
     step = result.metrics.get("step_time")  # as calendar_efficiency uses it: measured, not implied by a claim
-    steps = cal.value("steps")
+    steps = cal.number("steps")
     rows = []
     if steps is not None and step is not None:
         rows.append(("productive_steps", float(steps) * step.value,
                      f"calendar.steps × step_time = {quantity(float(steps), 'step')} × {quantity(step.value, 's')}"))
     for key in ("lost_time", "checkpoint_time"):
-        if cal.get(key) is not None:
-            rows.append((key, float(cal.value(key)), f"calendar.{key} (declared)"))
+        seconds = cal.number(key)
+        if seconds is not None:
+            rows.append((key, float(seconds), f"calendar.{key} (declared)"))
     declared = sum(seconds for _, seconds, _ in rows)
     overrun = max(0.0, declared - wall)
     rows.append(("unclassified", max(0.0, wall - declared),
@@ -179,6 +185,6 @@ def calendar_table(result: RunResult, diags: list[Diagnostic]) -> CalendarTable 
             f"wall_clock {quantity(wall, 's')} (by {quantity(overrun, 's')})",
             "check `steps` (completed steps, not the schedule), the step time, and lost and checkpoint time "
             "counted twice; the parts must fit in `wall_clock`"))
-    interruptions = cal.value("interruptions")
+    interruptions = cal.integer("interruptions")
     return CalendarTable(wall, tuple(CalendarRow(n, sec, sec / wall, f) for n, sec, f in rows), declared, overrun,
                          int(interruptions) if interruptions is not None else None)

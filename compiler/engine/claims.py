@@ -5,6 +5,7 @@ the reconstruction or, where the inputs stop short, against the run's other clai
 from __future__ import annotations
 
 import math
+import re
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity
@@ -13,25 +14,47 @@ from effspec.engine.results import ClaimResult, Input, Metric, RunResult
 from effspec.front import keys as K
 from effspec.front.expr import evaluate as eval_expr
 from effspec.front.expr import refs_in
-from effspec.front.ir import Claim, Number, Ref
+from effspec.front.ir import Claim, Expr, Number, Ref
 from effspec.front.units import Q, UnitError, dims_of
 
 
-def _half_unit(expr) -> float | None:
+def _half_unit(expr: Expr) -> float | None:
     """Half a unit in the last written digit of a single literal, in base units."""
     if not isinstance(expr, Number):
         return None
-    text = expr.text.replace("_", "").lower()
+    return _half(expr.text, expr.unit)
+
+
+def _half(written: str, unit: str) -> float:
+    """Half a unit in the last digit of the number `written`, in base units of `unit`."""
+    text = written.replace("_", "").lower()
     mantissa, _, exponent = text.partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
-    if expr.unit:
+    if unit:
         from effspec.front.units import parse_unit
-        half *= parse_unit(expr.unit)[0]
+        half *= parse_unit(unit)[0]
     return half
 
 
-def tolerance(expr, claimed: float) -> float:
+_LITERAL = re.compile(r"^\s*(?P<number>[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
+                      r"\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
+
+
+def written_precision(text: str) -> float | None:
+    """Half a unit in the last written digit of a value written as one literal (``"1.7e9 param"``),
+    in base units; None for an expression or anything else that is not a single literal."""
+    match = _LITERAL.match(text or "")
+    if match is None:
+        return None
+    number = match["number"]
+    try:
+        return _half(number, match["unit"] or "")
+    except (ValueError, UnitError):
+        return None
+
+
+def tolerance(expr: Expr, claimed: float) -> float:
     return (_half_unit(expr) or 0.0) + 0.01 * abs(claimed)
 
 
@@ -84,9 +107,9 @@ def _claimed_value(claim: Claim, result: RunResult, results: dict[str, RunResult
         if path[0] == "run":
             other = results.get(path[1])
             name = K.CLAIM_ALIASES.get(path[2], path[2]) if len(path) == 3 else None
-            if other is None or name is None or other.figure(name) is None:
+            metric = other.figure(name) if other is not None and name is not None else None
+            if metric is None:
                 raise LookupError(ref.dotted)
-            metric = other.figure(name)
             return Q(metric.value, dims_of(metric.unit))
         if len(path) == 1:
             name = K.CLAIM_ALIASES.get(path[0], path[0])
@@ -175,4 +198,5 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
             continue
         cr.reconstructed = metric.value
         cr.basis = metric.basis
+        assert cr.tolerance is not None  # set with every claimed value
         cr.status = "consistent" if abs(metric.value - cr.claimed) <= cr.tolerance else "mismatch"

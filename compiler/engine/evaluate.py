@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity, sig
-from effspec.engine import catalog, flops
+from effspec.engine import catalog, flops, gap
 from effspec.engine.claims import check_claims
-from effspec.engine.rates import entry_input, rate_metrics
+from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
 from effspec.engine.results import (
+    ConventionFigures,
     Evaluation,
     Input,
     Metric,
@@ -24,7 +25,7 @@ from effspec.engine.results import (
     RunResult,
 )
 from effspec.engine.stats import StepStats, step_statistics
-from effspec.front.ir import FileRef, Run, Spec
+from effspec.front.ir import FileRef, Run, Samples, Spec
 
 if TYPE_CHECKING:
     from effspec.ranks.stats import Diagnosis
@@ -33,14 +34,15 @@ if TYPE_CHECKING:
 def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
     pools = []
     for hw in run.blocks_named("hardware"):
-        accel = hw.value("accelerator")
-        dtype = hw.value("dtype")
-        sparsity = hw.value("sparsity", "dense")
-        count = float(hw.value("count", 0))
-        unavailable = float(hw.value("unavailable", 0))
+        accel = hw.text("accelerator")
+        dtype = hw.text("dtype")
+        sparsity = hw.text("sparsity", "dense")
+        count = float(hw.number("count", 0))
+        unavailable = float(hw.number("unavailable", 0))
         row = catalog.lookup(accel, dtype or "bf16", sparsity) if accel else None
         peak_entry = hw.get("peak")
-        peak, peak_input = None, None
+        peak: float | None = None
+        peak_input: Input[float] | None = None
         if peak_entry is not None and peak_entry.value == "catalog":
             if accel and catalog.canonical_accelerator(accel) is None:
                 diags.append(Diagnostic(
@@ -60,14 +62,14 @@ def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
                                    f"{row.accelerator} {row.dtype} {row.sparsity}: {row.citation}", peak_entry.span,
                                    assumed=dtype is None)
         elif peak_entry is not None:
-            peak = float(peak_entry.value)
-            peak_input = entry_input(hw, "peak")
+            peak_input = required_input(hw, "peak")
+            peak = float(peak_input.value)
         if unavailable > count:
             e = hw.get("unavailable")
             diags.append(Diagnostic("EFF011", "error", e.value_span if e else hw.span,
                                     f"`unavailable` ({unavailable:g}) exceeds `count` ({count:g})", ""))
             unavailable = count
-        measured = hw.value("measured_peak")
+        measured = hw.number("measured_peak")
         pools.append(Pool(hw, accel, count, unavailable, dtype or "bf16", dtype is None, sparsity, peak, peak_input,
                           row, float(measured) if measured is not None else None))
     return pools
@@ -78,8 +80,9 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
     timing = run.block("timing")
     if timing is not None and timing.get("step_time") is not None and result.step_stats is not None:
         st = result.step_stats
-        statistic = timing.value("statistic", "median")
+        statistic = timing.text("statistic", "median")
         entry = timing.get("step_time")
+        assert entry is not None and isinstance(entry.value, Samples)  # checked above; a samples key
         samples = entry.value
         where = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
         inputs = (
@@ -130,7 +133,7 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
         return None, ("work.seq_len",)
     k = result.knobs
     shape = result.shape
-    inputs = [i for i in (entry_input(model, key) for key in
+    inputs = [i for i in (written_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
                            "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers")) if i is not None]
     if model.get("head_dim") is None:
@@ -204,7 +207,7 @@ def _calendar(run: Run, result: RunResult) -> None:
         result.missing["goodput"] = tuple(n for n, x in (("calendar.steps", steps), ("valid_tokens_per_step", tokens)) if x is None)
 
 
-def _check_convention(run: Run, knobs_missing: tuple[str, ...], diags: list[Diagnostic]) -> None:
+def _check_convention(run: Run, knobs_missing: list[str], diags: list[Diagnostic]) -> None:
     """A custom convention (written, or implied by leaving out the preset) must write every knob."""
     convention = run.block("convention")
     if not knobs_missing or convention is None:
@@ -224,12 +227,14 @@ def _step_stats(run: Run, diags: list[Diagnostic]) -> StepStats | None:
     timing = run.block("timing")
     if timing is None or timing.get("step_time") is None:
         return None
-    warmup = int(timing.value("warmup", 0))
-    stats = step_statistics(timing.value("step_time").values, warmup)
+    warmup = int(timing.number("warmup", 0))
+    samples = timing.value("step_time")
+    assert isinstance(samples, Samples)  # a samples key
+    stats = step_statistics(samples.values, warmup)
     if stats is None:
         e = timing.get("warmup")
         diags.append(Diagnostic("EFF011", "error", e.value_span if e else timing.span,
-                                f"warm-up excludes all {len(timing.value('step_time').values)} samples",
+                                f"warm-up excludes all {len(samples.values)} samples",
                                 "lower `warmup` or provide more samples"))
     return stats
 
@@ -255,7 +260,7 @@ def _reject_nonpositive_tokens(run: Run, result: RunResult, diags: list[Diagnost
                             "padded and dropped tokens cannot exceed seq_len × global_batch; check the counts"))
 
 
-def _padded_input(run: Run) -> Input:
+def _padded_input(run: Run) -> Input[float]:
     return entry_input(run.block("work"), "padded_tokens") or Input("work.padded_tokens", 0.0, "token", "default", assumed=True)
 
 
@@ -290,9 +295,13 @@ def _executed_flops_per_step(run: Run, result: RunResult) -> None:
                                               "work.executed_flops (hardware counter)",
                                               quantity(declared_exec.value, "FLOP"), (declared_exec,))
     elif tokens is not None and (executed_count is not None or (model is not None and model.value("kind") == "custom" and fpt)):
-        per_token = executed_count.total if executed_count is not None else fpt.value
+        if executed_count is not None:
+            per_token = executed_count.total
+        else:
+            assert fpt is not None  # a custom model with flops_per_token, by the condition above
+            per_token = fpt.value
         v = per_token * (tokens.value + padded.value)
-        ran_input = entry_input(par, "recompute") or Input("parallelism.recompute", "none", "", "default", assumed=True)
+        ran_input = written_input(par, "recompute") or Input("parallelism.recompute", "none", "", "default", assumed=True)
         m["executed_flops_per_step"] = Metric(
             "executed_flops_per_step", v, "FLOP",
             "executed_flops_per_token(recompute = parallelism.recompute) × (valid_tokens_per_step + work.padded_tokens)",
@@ -306,21 +315,22 @@ def _executed_flops_per_step(run: Run, result: RunResult) -> None:
 
 def _aggregate_peak(result: RunResult) -> None:
     m, missing = result.metrics, result.missing
-    pools = [p for p in result.pools if p.peak is not None]
-    if result.pools and len(pools) == len(result.pools) and sum(p.active for p in pools) <= 0:
+    # (pool, peak, its input): _pools sets the input with every peak
+    pools = [(p, p.peak, p.peak_input) for p in result.pools if p.peak is not None and p.peak_input is not None]
+    if result.pools and len(pools) == len(result.pools) and sum(p.active for p, _, _ in pools) <= 0:
         missing["aggregate_peak"] = ("hardware: every device is unavailable",)
     elif result.pools and len(pools) == len(result.pools):
-        v = sum(p.active * p.peak for p in pools)
-        inputs = []
-        for p in pools:
-            inputs.append(entry_input(p.block, "count"))
+        v = sum(p.active * peak for p, peak, _ in pools)
+        inputs: list[Input[float]] = []
+        for p, _, peak_input in pools:
+            inputs.append(required_input(p.block, "count"))
             if p.unavailable:
-                inputs.append(entry_input(p.block, "unavailable"))
-            inputs.append(p.peak_input)
-        terms = " + ".join(f"({p.count:g} − {p.unavailable:g}) × {quantity(p.peak, 'FLOP/s')}" for p in pools)
+                inputs.append(required_input(p.block, "unavailable"))
+            inputs.append(peak_input)
+        terms = " + ".join(f"({p.count:g} − {p.unavailable:g}) × {quantity(peak, 'FLOP/s')}" for p, peak, _ in pools)
         m["aggregate_peak"] = Metric("aggregate_peak", v, "FLOP/s", "Σ pools (hardware.count − hardware.unavailable) × hardware.peak",
                                      f"{terms} = {quantity(v, 'FLOP/s')}", tuple(inputs),
-                                     any(p.peak_input.assumed for p in pools))
+                                     any(peak_input.assumed for _, _, peak_input in pools))
     else:
         missing["aggregate_peak"] = ("hardware",) if not result.pools else ("hardware.peak",)
 
@@ -348,8 +358,8 @@ def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
     _check_convention(run, knobs_missing, diags)
     work, par = run.block("work"), run.block("parallelism")
     shape = flops.shape_of(run.block("model"))
-    seq_len = work.value("seq_len") if work is not None else None
-    ran = par.value("recompute") if par is not None else None
+    seq_len = work.number("seq_len") if work is not None else None
+    ran = par.text("recompute") if par is not None else None
     flop_count = flops.count(shape, knobs, seq_len) if shape else None
     executed_count = flops.count(shape, knobs, seq_len, recompute=ran or "none") if shape else None
     stats = _step_stats(run, diags)
@@ -374,15 +384,15 @@ def _convention_table(result: RunResult) -> None:
     shape, work = result.shape, result.run.block("work")
     if shape is None:
         return
-    seq_len = work.value("seq_len") if work is not None else None
+    seq_len = work.number("seq_len") if work is not None else None
     tokens = result.metrics.get("valid_tokens_per_step")
     agg = result.metrics.get("aggregate_peak")
     step = result.figure("step_time")
-    padded = float(work.value("padded_tokens", 0)) if work is not None else 0.0
+    padded = float(work.number("padded_tokens", 0)) if work is not None else 0.0
     rows = [("declared", result.knobs)] + [(p, result.knobs.with_preset(p)) for p in flops.STANDARD_PRESETS]
     for label, knobs in rows:
         count = flops.count(shape, knobs, seq_len)
-        row: dict = {"preset": knobs.preset, "flops_per_token": count.total if count else None, "knobs": {
+        row: ConventionFigures = {"preset": knobs.preset, "flops_per_token": count.total if count else None, "knobs": {
             k: getattr(knobs, k) for k in ("attention", "logits", "embeddings", "recompute")}}
         if count and tokens and agg and step:
             counted = tokens.value + (padded if knobs.padding == "included" else 0.0)
@@ -409,7 +419,11 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
-    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results) for s in spec.scalings}
+    budget = gap.Budget()
+    for result in results.values():  # after every run's claims: a claim may refer to another run
+        if any(cr.status == "mismatch" for cr in result.claims.values()):
+            gap.explain(result, results, evaluate_run, budget=budget)
+    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
 
 
@@ -430,7 +444,7 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
         return None
     mfu = result.metrics.get("mfu")
     par = result.run.block("parallelism")
-    pp = par.value("pp") if par is not None else None
+    pp = par.integer("pp") if par is not None else None
     try:
         return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None)
     except SparseGridError as exc:

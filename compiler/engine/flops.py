@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from effspec.front.ir import Block, Run
+from effspec.front.ir import Block, Run, Value
 
 PRESETS: dict[str, dict[str, str]] = {
     "palm": {"attention": "full", "logits": "included", "embeddings": "excluded", "recompute": "excluded"},
@@ -26,7 +26,8 @@ PRESET_NOTES = {
     "custom": "every knob written out",
 }
 STANDARD_PRESETS = ("palm", "megatron", "kaplan", "chinchilla")
-KNOB_DEFAULTS = {"multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded"}
+KNOB_DEFAULTS: dict[str, float | str] = {
+    "multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded"}
 CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
 
 
@@ -42,7 +43,7 @@ class Knobs:
     padding: str
     moe: str
     optimizer: str
-    origin: dict = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
+    origin: dict[str, str] = field(default_factory=dict, compare=False, hash=False)  # knob -> written | preset | default | assumed
 
     def with_preset(self, preset: str) -> Knobs:
         """The same multiply-add, backward, padding and MoE counting, under another preset."""
@@ -60,10 +61,11 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
     written = {e.key: e.value for e in block.entries} if block else {}
     # No block: palm, assumed (EFF101).  A block without a preset is custom,
     # which must write every knob out.
-    preset = "palm" if block is None else written.get("preset", "custom")
+    preset = "palm" if block is None else block.text("preset", "custom")
     base = PRESETS.get(preset, {})
     missing = [k for k in CUSTOM_REQUIRED if k not in written] if preset == "custom" else []
-    values, origin = {}, {}
+    values: dict[str, Value] = {}
+    origin: dict[str, str] = {}
     for knob in ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe", "optimizer"):
         if knob in written:
             values[knob], origin[knob] = written[knob], "written"
@@ -74,9 +76,20 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
         else:  # custom with a knob left out: the palm value, marked assumed
             values[knob], origin[knob] = PRESETS["palm"][knob], "assumed"
     origin["preset"] = "written" if "preset" in written else "assumed"
-    return Knobs(preset, float(values["multiply_add"]), values["attention"], values["logits"],
-                 values["embeddings"], float(values["backward"]), values["recompute"], values["padding"],
-                 values["moe"], values["optimizer"], origin), missing
+    return Knobs(preset, _number(values["multiply_add"]), _text(values["attention"]), _text(values["logits"]),
+                 _text(values["embeddings"]), _number(values["backward"]), _text(values["recompute"]), _text(values["padding"]),
+                 _text(values["moe"]), _text(values["optimizer"]), origin), missing
+
+
+# A knob is a quantity (multiply_add, backward) or an enum: the key table fixes which.
+def _number(value: Value) -> float:
+    assert isinstance(value, (int, float)), value
+    return float(value)
+
+
+def _text(value: Value) -> str:
+    assert isinstance(value, str), value
+    return value
 
 
 @dataclass(frozen=True)
@@ -106,21 +119,21 @@ class Shape:
 
 def shape_of(model: Block | None) -> Shape | None:
     """The dense or MoE shape, or None for `custom` or an incomplete model."""
-    if model is None or model.value("kind") not in ("dense_transformer", "moe_transformer"):
+    kind = model.text("kind") if model is not None else None
+    if model is None or kind not in ("dense_transformer", "moe_transformer"):
         return None
-    v = model.value
-    needed = ("layers", "d_model", "heads", "ffn", "vocab")
-    if any(v(k) is None for k in needed):
+    v = model.integer  # the shape's keys are integers but kind, ffn and tied_embeddings
+    layers, d_model, heads, ffn, vocab = v("layers"), v("d_model"), v("heads"), model.text("ffn"), v("vocab")
+    if layers is None or d_model is None or heads is None or ffn is None or vocab is None:
         return None
-    moe = v("kind") == "moe_transformer"
+    moe = kind == "moe_transformer"
     d_ff = v("d_ff", v("d_ff_expert") if moe else None)
     if d_ff is None:
         return None
-    layers = v("layers")
     return Shape(
-        kind=v("kind"), layers=layers, d_model=v("d_model"), heads=v("heads"),
-        head_dim=v("head_dim", v("d_model") / v("heads")), kv_heads=v("kv_heads", v("heads")),
-        ffn=v("ffn"), d_ff=d_ff, vocab=v("vocab"), tied_embeddings=bool(v("tied_embeddings", False)),
+        kind=kind, layers=layers, d_model=d_model, heads=heads,
+        head_dim=v("head_dim", d_model / heads), kv_heads=v("kv_heads", heads),
+        ffn=ffn, d_ff=d_ff, vocab=vocab, tied_embeddings=bool(model.value("tied_embeddings", False)),
         experts=v("experts", 0) if moe else 0, top_k=v("top_k", 0) if moe else 0,
         shared_experts=v("shared_experts", 0) if moe else 0,
         d_ff_expert=v("d_ff_expert", d_ff) if moe else 0,

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from effspec.engine.flops import Shape
+from effspec.front.ir import Block
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ class Gemm:
         """Forward FLOPs of all GEMMs of this row, 2 per multiply-add."""
         return 2.0 * self.m * self.n * self.k * self.count * self.batch
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "m": self.m, "n": self.n, "k": self.k, "count": self.count,
                 "batch": self.batch, "per": self.per}
 
@@ -55,7 +56,7 @@ class LocalShapes:
     def gemm(self, name: str) -> Gemm | None:
         return next((g for g in self.gemms if g.name == name), None)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"tp": self.tp, "pp": self.pp, "cp": self.cp, "ep": self.ep, "dp": self.dp,
                 "micro_batch": self.micro_batch, "tokens_per_microbatch": self.tokens_per_microbatch,
                 "layers_per_stage": self.layers_per_stage, "gemms": [g.to_json() for g in self.gemms],
@@ -68,7 +69,7 @@ def _split(total: float, parts: int, what: str, notes: list[str]) -> float:
     return total / parts
 
 
-def local_shapes(shape: Shape | None, parallelism, seq_len: float | None) -> tuple[LocalShapes | None, tuple[str, ...]]:
+def local_shapes(shape: Shape | None, parallelism: Block | None, seq_len: float | None) -> tuple[LocalShapes | None, tuple[str, ...]]:
     """The per-rank GEMMs, or None and what is missing (shape, `parallelism`, micro_batch, seq_len)."""
     missing = []
     if shape is None:
@@ -81,10 +82,13 @@ def local_shapes(shape: Shape | None, parallelism, seq_len: float | None) -> tup
         missing.append("work.seq_len")
     if missing:
         return None, tuple(missing)
-    degree = {k: int(parallelism.value(k, 1)) for k in ("tp", "pp", "cp", "ep")}
+    assert shape is not None and parallelism is not None and seq_len is not None  # else listed as missing
+    degree = {k: int(parallelism.number(k, 1)) for k in ("tp", "pp", "cp", "ep")}
     tp, pp, cp, ep = degree["tp"], degree["pp"], degree["cp"], degree["ep"]
-    dp = parallelism.value("dp")
-    mb = float(parallelism.value("micro_batch"))
+    dp = parallelism.number("dp")
+    micro_batch = parallelism.number("micro_batch")
+    assert micro_batch is not None  # else listed as missing
+    mb = float(micro_batch)
     notes: list[str] = []
     T = mb * _split(float(seq_len), cp, "seq_len", notes)
     d, H, Q, G = float(shape.d_model), shape.heads, float(shape.head_dim), shape.kv_heads

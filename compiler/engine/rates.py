@@ -6,18 +6,39 @@ Shared by the evaluation (a measured or declared step) and by claim checking
 
 from __future__ import annotations
 
+from typing import TypeGuard
+
 from effspec.display import metric_value, quantity
 from effspec.engine.results import Input, Metric, RunResult
-from effspec.front.ir import Block
+from effspec.front.ir import Block, Value
 
 
-def entry_input(block: Block | None, key: str) -> Input | None:
+def written_input(block: Block | None, key: str) -> Input[Value] | None:
+    """A key of any kind as an input, as written (None when the block or key is absent)."""
     if block is None:
         return None
     e = block.get(key)
     if e is None:
         return None
     return Input(f"{block.name}.{key}", e.value, e.unit, e.provenance.kind, e.provenance.citation, e.span)
+
+
+def entry_input(block: Block | None, key: str) -> Input[float] | None:
+    """A quantity or integer key as an input to a formula (the key table fixes its kind)."""
+    inp = written_input(block, key)
+    assert inp is None or _numeric(inp), key
+    return inp
+
+
+def required_input(block: Block, key: str) -> Input[float]:
+    """entry_input for a key the caller knows is written (a required key, or one checked before)."""
+    inp = entry_input(block, key)
+    assert inp is not None, key
+    return inp
+
+
+def _numeric(inp: Input[Value]) -> TypeGuard[Input[float]]:
+    return isinstance(inp.value, (int, float))
 
 
 def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metric]:
@@ -55,10 +76,10 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             (executed.as_input(), step.as_input(), agg.as_input()), executed.assumed or step.assumed or agg.assumed, basis)
     measured_pools = [p for p in result.pools if p.measured_peak is not None]
     if model is not None and result.pools and len(measured_pools) == len(result.pools):
-        ref = sum(p.active * p.measured_peak for p in result.pools)
+        ref = sum(p.active * peak for p in result.pools if (peak := p.measured_peak) is not None)  # every pool has one
         v = model.value / (t * ref)
         inputs = [model.as_input(), step.as_input()] + [
-            entry_input(p.block, "measured_peak") for p in result.pools]
+            required_input(p.block, "measured_peak") for p in result.pools]
         out["mfu_measured_peak"] = Metric(
             "mfu_measured_peak", v, "", "model_flops_per_step / (step_time × Σ active devices × measured_peak)",
             f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(ref, 'FLOP/s')}) = {metric_value(v, '')}",

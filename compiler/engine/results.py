@@ -7,18 +7,29 @@ import them, and nothing here imports those.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Generic, NotRequired, TypedDict, TypeVar
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.display import quantity
 from effspec.engine import catalog, flops
 from effspec.engine.stats import StepStats
-from effspec.front.ir import Block, Claim, Run, Spec
+from effspec.front.ir import Block, Claim, Run, Spec, Value
+
+if TYPE_CHECKING:  # the stages that fill these in import this module
+    from effspec.engine.breakdown import CalendarTable, Reconciliation
+    from effspec.engine.scaling import ScalingResult
+    from effspec.ranks.stats import Diagnosis
+
+V = TypeVar("V", bound=Value, covariant=True)
 
 
 @dataclass(frozen=True)
-class Input:
+class Input(Generic[V]):
+    """One input of a formula: a number for the inputs a formula computes with
+    (Input[float]), else what was written (an enum, a sample summary)."""
+
     name: str
-    value: object
+    value: V
     unit: str
     provenance: str  # declared | measured | datasheet | paper | ... | catalog | derived | default
     citation: str | None = None
@@ -26,12 +37,12 @@ class Input:
     assumed: bool = False
 
     def describe(self) -> str:
-        numeric = isinstance(self.value, (int, float)) and not isinstance(self.value, bool)
-        shown = quantity(self.value, self.unit) if numeric else str(self.value)
+        value = self.value
+        shown = quantity(value, self.unit) if isinstance(value, (int, float)) and not isinstance(value, bool) else str(value)
         src = self.provenance + (f": {self.citation}" if self.citation else "")
         return f"{self.name} = {shown} ({src}{', assumed' if self.assumed else ''})"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"name": self.name, "value": self.value, "unit": self.unit, "provenance": self.provenance,
                 "citation": self.citation, "assumed": self.assumed,
                 "line": self.span.line if self.span else None}
@@ -44,14 +55,14 @@ class Metric:
     unit: str
     formula: str
     substituted: str
-    inputs: tuple[Input, ...]
+    inputs: tuple[Input[Value], ...]
     assumed: bool = False
     basis: str = "inputs"  # inputs, or the claim an implied figure rests on
 
-    def as_input(self) -> Input:
+    def as_input(self) -> Input[float]:
         return Input(self.name, self.value, self.unit, "derived", None, None, self.assumed)
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, object]:
         return {"value": self.value, "unit": self.unit, "formula": self.formula,
                 "substituted": self.substituted, "inputs": [i.describe() for i in self.inputs],
                 "input_details": [i.to_json() for i in self.inputs], "assumed": self.assumed, "basis": self.basis}
@@ -69,13 +80,25 @@ class Pool:
     dtype_assumed: bool
     sparsity: str
     peak: float | None
-    peak_input: Input | None
+    peak_input: Input[float] | None
     catalog_row: catalog.PeakRow | None  # the row for this accelerator, dtype and sparsity
     measured_peak: float | None
 
     @property
     def active(self) -> float:
         return self.count - self.unavailable
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """Explain the gap (engine.gap): one change under which a claim is reproduced, and the figure it then gives."""
+
+    change: str  # "kv_heads = heads (GQA ignored)"
+    value: float  # the claim's metric under the change, in its unit
+    candidate: str  # the table entry it came from ("gqa", "preset", …)
+
+    def to_json(self) -> dict[str, object]:
+        return {"change": self.change, "value": self.value}
 
 
 @dataclass
@@ -88,15 +111,32 @@ class ClaimResult:
     tolerance: float | None = None
     basis: str = "inputs"
     missing: tuple[str, ...] = ()
+    # A mismatch only (engine.gap): the single changes that reproduce the claim, and the
+    # claim's metric under each standard preset (MFU and HFU claims).
+    explanations: tuple[Explanation, ...] = ()
+    searched: bool = False  # False for a mismatch past the spec's search budget
+    by_preset: dict[str, float] = field(default_factory=dict)
 
-    def to_json(self) -> dict:
-        out = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
-               "unit": self.unit, "basis": self.basis}
+    def to_json(self) -> dict[str, object]:
+        out: dict[str, object] = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
+                                  "unit": self.unit, "basis": self.basis}
         if self.tolerance is not None:
             out["tolerance"] = self.tolerance
         if self.missing:
             out["missing"] = list(self.missing)
+        if self.explanations:
+            out["explanations"] = [e.to_json() for e in self.explanations]
         return out
+
+
+class ConventionFigures(TypedDict):
+    """One row of the convention table: a preset's count and, with a step time and a peak, its MFU."""
+
+    preset: str
+    flops_per_token: float | None
+    knobs: dict[str, str]
+    mfu: NotRequired[float]
+    basis: NotRequired[str]
 
 
 @dataclass
@@ -113,12 +153,12 @@ class RunResult:
     metrics: dict[str, Metric] = field(default_factory=dict)
     missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
     implied: dict[str, Metric] = field(default_factory=dict)
-    conventions: dict[str, dict] = field(default_factory=dict)
+    conventions: dict[str, ConventionFigures] = field(default_factory=dict)
     claims: dict[str, ClaimResult] = field(default_factory=dict)
-    breakdown: object | None = None  # breakdown.Reconciliation
-    calendar: dict | None = None  # the calendar table as a dict (calendar_table.to_json())
-    diagnosis: object | None = None  # ranks.Diagnosis
-    calendar_table: object | None = None  # breakdown.CalendarTable
+    breakdown: Reconciliation | None = None
+    calendar: dict[str, object] | None = None  # the calendar table as a dict (calendar_table.to_json())
+    diagnosis: Diagnosis | None = None
+    calendar_table: CalendarTable | None = None
     time_to_target: Metric | None = None  # target.reached_at × step_time
 
     def figure(self, name: str) -> Metric | None:
@@ -130,5 +170,5 @@ class RunResult:
 class Evaluation:
     spec: Spec
     runs: dict[str, RunResult]
-    scalings: dict[str, object]  # id -> scaling.ScalingResult
+    scalings: dict[str, ScalingResult]
     diagnostics: list[Diagnostic]

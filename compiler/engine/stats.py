@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 STALL_FACTOR = 1.5  # a step slower than 1.5x the median is a stall
@@ -31,7 +32,7 @@ def percentile(sorted_values: list[float], p: float) -> float:
     return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
 
 
-def median(values) -> float:
+def median(values: Iterable[float]) -> float:
     return percentile(sorted(values), 50.0)
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.front import keys as K
@@ -22,12 +23,16 @@ from effspec.front.ir import (
     Run,
     Scaling,
     Spec,
+    Value,
 )
 from effspec.front.limits import LIMITS
 from effspec.front.units import (
     parse_unit,
 )
 from effspec.front.values import _provenance, build_entry
+
+if TYPE_CHECKING:
+    from effspec.front.syntax import Node
 
 _MODEL_REQUIRED = {
     "dense_transformer": ("layers", "d_model", "heads", "ffn", "d_ff", "vocab"),
@@ -56,7 +61,7 @@ def _unit_problem(text: str) -> str:
     return ""
 
 
-def prescan(tree) -> Diagnostic | None:
+def prescan(tree: Node) -> Diagnostic | None:
     """EFF030 for the first node nested deeper than the limit or the first unit
     beyond the unit limits.  One iterative walk: the tree may be deep here."""
     stack = [(tree, 0)]
@@ -77,19 +82,19 @@ def prescan(tree) -> Diagnostic | None:
     return None
 
 
-def _statements(ctx: BuildContext, block_name: str, stmts) -> tuple[list[Entry], list[Block], list, set[str]]:
+def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[list[Entry], list[Block], list[Node], set[str]]:
     """Entries of a block, nested blocks (run level only), claim trees, and
     the key names written (valid or not)."""
     table = K.BLOCKS[block_name]
     entries: list[Entry] = []
     blocks: list[Block] = []
-    claims = []
+    claims: list[Node] = []
     seen: dict[str, Span] = {}
     for stmt in stmts:
         kind = stmt.data
         if kind == "claim":
-            if block_name != "run":
-                ctx.error("EFF002", Span.of(stmt), f"a `claim` belongs in a run, not in `{block_name}`",
+            if block_name not in ("run", "scaling"):
+                ctx.error("EFF002", Span.of(stmt), f"a `claim` belongs in a run or a scaling, not in `{block_name}`",
                           "move the claim to the run's body")
             else:
                 claims.append(stmt)
@@ -148,7 +153,7 @@ def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written:
         kind = next((e.value for e in entries if e.key == "kind"), None)
         if "kind" not in written:
             required.insert(0, "kind")
-        required += _MODEL_REQUIRED.get(kind, ())
+        required += _MODEL_REQUIRED.get(kind, ()) if isinstance(kind, str) else ()
     missing = [k for k in required if k not in written]
     if name == "model" and kind == "moe_transformer" and not written & {"d_ff", "d_ff_expert"}:
         missing.append("d_ff_expert")  # (or d_ff): an expert's FFN size sets its FLOPs
@@ -157,11 +162,23 @@ def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written:
                   "add " + ("it" if len(missing) == 1 else "them") + f" to the `{name}` block")
 
 
-def _claim(ctx: BuildContext, tree) -> Claim | None:
-    dotted, value_tree, *prov = tree.children
+def _claim_parts(tree: Node) -> tuple[Node, Node | None, Node, Node | None]:
+    """(dotted, point tree or None, value tree, provenance tree or None) of a `claim` statement."""
+    dotted, *rest = tree.children
+    point = rest.pop(0) if rest and getattr(rest[0], "data", None) == "point" else None
+    value_tree, *prov = rest
+    return dotted, point, value_tree, (prov[0] if prov else None)
+
+
+def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
+    dotted, point, value_tree, prov = _claim_parts(tree)
     path = [str(t) for t in dotted.children]
     written = ".".join(path)
     name_span = Span.of(dotted)
+    if point is not None:
+        ctx.error("EFF003", Span.of(point), f"claim `{written}`: `[{point.children[0]}]` names a run of a scaling "
+                  "series; a run's claim is about the run itself", "write the claim without `[…]`")
+        return None
     if len(path) == 1:
         name = K.CLAIM_ALIASES.get(path[0], path[0])
         if name not in K.CLAIMABLE:
@@ -195,11 +212,48 @@ def _claim(ctx: BuildContext, tree) -> Claim | None:
             ctx.error("EFF020", ref.span, f"`{ref.dotted}` is not a metric or declared value",
                       hint or "refer to a metric (`mfu`), a declared key (`work.seq_len`) or another run (`run.base_8.step_time`)")
             return None
-    return Claim(name, written, expr, ctx.source(Span.of(value_tree)), _provenance(ctx, prov[0] if prov else None),
+    return Claim(name, written, expr, ctx.source(Span.of(value_tree)), _provenance(ctx, prov),
                  Span.of(tree), name_span, Span.of(value_tree))
 
 
-def _run(ctx: BuildContext, tree) -> Run:
+def _scaling_claim(ctx: BuildContext, tree: Node, kind: str | None, members: tuple[str, ...]) -> Claim | None:
+    """`claim efficiency = 91.7 %`, `claim speedup[scaled_64] = 6.6` inside a scaling: a number, no references."""
+    dotted, point, value_tree, prov = _claim_parts(tree)
+    path = [str(t) for t in dotted.children]
+    written = ".".join(path)
+    name_span = Span.of(dotted)
+    names = ("efficiency", *K.SCALING_CLAIMABLE)
+    if len(path) != 1 or path[0] not in names:
+        hint = suggest(written, names)
+        ctx.error("EFF002", name_span, f"`{written}` is not a metric a scaling can claim",
+                  hint or "a scaling claims " + ", ".join(f"`{n}`" for n in names))
+        return None
+    name = K.SCALING_CLAIM_ALIASES["efficiency"].get(kind or "", "efficiency") if written == "efficiency" else written
+    kind_of = getattr(value_tree, "data", None)
+    if kind_of not in ("quantity", "add", "sub", "mul", "div", "neg"):
+        ctx.error("EFF003", Span.of(value_tree), f"claim `{written}` in a scaling takes a number (`91.7 %`, `0.917`)",
+                  "a scaling's claim states the figure the source prints; references are for run claims")
+        return None
+    run_id = None
+    if point is not None:
+        run_id = str(point.children[0])
+        if run_id not in members:
+            hint = suggest(run_id, members)
+            ctx.error("EFF020", Span.of(point), f"`{run_id}` is not a run of this scaling",
+                      hint or "name the baseline or one of `runs`: " + ", ".join(f"`{m}`" for m in members))
+            return None
+    return Claim(name, written, to_expr(value_tree), ctx.source(Span.of(value_tree)), _provenance(ctx, prov),
+                 Span.of(tree), name_span, Span.of(value_tree), run_id)
+
+
+def _string(values: dict[str, Value], key: str) -> str | None:
+    """A string, enum or run key's value (the key table fixes the kind), or None when not written."""
+    value = values.get(key)
+    assert value is None or isinstance(value, str), key
+    return value
+
+
+def _run(ctx: BuildContext, tree: Node) -> Run:
     _, name_tok, *stmts = tree.children
     entries, blocks, claim_trees, _ = _statements(ctx, "run", stmts)
     claims = [c for c in (_claim(ctx, t) for t in claim_trees) if c is not None]
@@ -214,20 +268,40 @@ def _run(ctx: BuildContext, tree) -> Run:
         seen_claims.setdefault(c.name, c)
     claims = list(seen_claims.values())
     values = {e.key: e.value for e in entries}
-    return Run(str(name_tok), values.get("title"), values.get("source"), tuple(blocks), tuple(claims),
+    return Run(str(name_tok), _string(values, "title"), _string(values, "source"), tuple(blocks), tuple(claims),
                Span.of(tree), Span.of(name_tok))
 
 
-def _scaling(ctx: BuildContext, tree) -> Scaling:
+def _scaling(ctx: BuildContext, tree: Node) -> Scaling:
     name_tok, *stmts = tree.children
-    entries, _, _, written = _statements(ctx, "scaling", stmts)
+    entries, _, claim_trees, written = _statements(ctx, "scaling", stmts)
     _check_required(ctx, "scaling", entries, written, Span.of(name_tok))
     values = {e.key: e.value for e in entries}
-    return Scaling(str(name_tok), values.get("kind"), values.get("baseline"), tuple(values.get("runs", ())),
-                   tuple(entries), Span.of(tree), Span.of(name_tok))
+    kind, baseline = _string(values, "kind"), _string(values, "baseline")
+    runs = values.get("runs", ())
+    assert isinstance(runs, tuple)
+    per_device = next((e for e in entries if e.key == "per_device"), None)
+    if per_device is not None and kind == "strong":
+        ctx.error("EFF003", per_device.span, "`per_device` says what weak scaling holds fixed; this scaling is strong",
+                  "drop `per_device`, or write `kind = weak`")
+    members = tuple(dict.fromkeys(([baseline] if baseline else []) + [str(r) for r in runs]))
+    claims: dict[str, Claim] = {}
+    for t in claim_trees[: LIMITS.max_claims]:
+        c = _scaling_claim(ctx, t, kind, members)
+        if c is None:
+            continue
+        if c.key in claims:
+            ctx.error("EFF003", c.name_span, f"`{c.key}` is claimed twice",
+                      f"the first claim is on line {claims[c.key].span.line}; declare one claim per figure")
+            continue
+        claims[c.key] = c
+    if len(claim_trees) > LIMITS.max_claims:
+        ctx.error("EFF030", Span.of(name_tok), f"scaling has {len(claim_trees)} claims; the limit is {LIMITS.max_claims}", "")
+    return Scaling(str(name_tok), kind, baseline, tuple(runs),
+                   tuple(entries), Span.of(tree), Span.of(name_tok), tuple(claims.values()))
 
 
-def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:
+def build_ir(tree: Node, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:
     """Build the checked IR from a parse tree.  ``folder`` anchors `file` paths."""
     ctx = BuildContext(text, folder)
     too_big = prescan(tree)
@@ -253,14 +327,26 @@ def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | Non
                       f"the first is on line {ids[built.id].line}; ids must be unique in a file")
             continue
         ids[built.id] = built.name_span
-        (runs if isinstance(built, Run) else scalings).append(built)
+        if isinstance(built, Run):
+            runs.append(built)
+        else:
+            scalings.append(built)
+    _check_run_references(ctx, runs, scalings)
+    return Spec(file, 1, tuple(runs), tuple(scalings)), ctx.diags
+
+
+def _check_run_references(ctx: BuildContext, runs: list[Run], scalings: list[Scaling]) -> None:
+    """EFF020 for a scaling or claim that names a run this file does not declare."""
     run_ids = [r.id for r in runs]
     for s in scalings:
         for key in ("baseline", "runs"):
             entry = s.get(key)
             if entry is None:
                 continue
-            for rid in (entry.value,) if key == "baseline" else entry.value:
+            value = entry.value
+            rids = (value,) if isinstance(value, str) else value  # baseline names one run, runs a tuple
+            assert isinstance(rids, tuple)
+            for rid in rids:
                 if rid not in run_ids:
                     hint = suggest(rid, run_ids)
                     ctx.error("EFF020", entry.value_span, f"no run `{rid}` in this file",
@@ -271,4 +357,3 @@ def build_ir(tree, text: str, file: str, folder: str | None) -> tuple[Spec | Non
                 if ref.path[0] == "run" and ref.path[1] not in run_ids:
                     hint = suggest(ref.path[1], run_ids)
                     ctx.error("EFF020", ref.span, f"no run `{ref.path[1]}` in this file", hint)
-    return Spec(file, 1, tuple(runs), tuple(scalings)), ctx.diags

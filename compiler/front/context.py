@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import difflib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from effspec.diagnostics import Diagnostic, Span
 
 
-def suggest(word: str, choices) -> str:
+def suggest(word: str, choices: Iterable[str]) -> str:
     """`did you mean` text for the closest valid name, or ''."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else ""
@@ -25,7 +26,7 @@ class BuildContext:
     folder: str | None  # the spec's folder, for `file` references; None for text input
     diags: list[Diagnostic] = field(default_factory=list)
 
-    def error(self, code, span, message, help_="", label=""):
+    def error(self, code: str, span: Span | None, message: str, help_: str = "", label: str = "") -> None:
         self.diags.append(Diagnostic(code, "error", span, message, help_, label))
 
     lines: list[str] = field(default_factory=list)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from effspec.diagnostics import Span
 from effspec.front.ir import (
     BinOp,
@@ -15,8 +18,11 @@ from effspec.front.units import (
     parse_unit,
 )
 
+if TYPE_CHECKING:
+    from effspec.front.syntax import Node
 
-def to_expr(tree) -> Expr:
+
+def to_expr(tree: Node) -> Expr:
     """Convert an expression subtree (depth already bounded)."""
     kind = getattr(tree, "data", None)
     span = Span.of(tree)
@@ -33,7 +39,7 @@ def to_expr(tree) -> Expr:
     raise ValueError(f"not an expression: {kind}")
 
 
-def evaluate(expr: Expr, resolve) -> Q:
+def evaluate(expr: Expr, resolve: Callable[[Ref], Q]) -> Q:
     """Evaluate an expression; ``resolve(Ref) -> Q`` supplies references.
 
     Raises UnitError, ZeroDivisionError, or LookupError (from resolve).
@@ -58,7 +64,8 @@ def evaluate(expr: Expr, resolve) -> Q:
 
 
 def refs_in(expr: Expr) -> list[Ref]:
-    out, stack = [], [expr]
+    out: list[Ref] = []
+    stack: list[Expr] = [expr]
     while stack:
         node = stack.pop()
         if isinstance(node, Ref):

@@ -10,8 +10,11 @@ from __future__ import annotations
 import dataclasses
 import functools
 from dataclasses import dataclass
+from typing import TypeVar, overload
 
 from effspec.diagnostics import Span
+
+D = TypeVar("D")
 
 
 @dataclass(frozen=True)
@@ -76,7 +79,9 @@ class FileRef:
     column: str | None = None
 
 
-Value = float | int | str | bool | tuple | Samples | FileRef
+# By key kind: quantity and peak float (or "catalog"), integer int, string and
+# enum str, bool, run str, runs tuple of run ids, samples Samples, file FileRef.
+Value = float | int | str | bool | tuple[str, ...] | Samples | FileRef
 
 
 @dataclass(frozen=True)
@@ -103,9 +108,51 @@ class Block:
                 return entry
         return None
 
-    def value(self, key: str, default=None):
+    @overload
+    def value(self, key: str) -> Value | None: ...
+    @overload
+    def value(self, key: str, default: D) -> Value | D: ...
+    def value(self, key: str, default: object = None) -> object:
         entry = self.get(key)
         return default if entry is None else entry.value
+
+    # Typed reads: the key table fixes each key's kind, so a written value of
+    # the kind asked for is an invariant of the IR (asserted, never converted).
+    @overload
+    def number(self, key: str) -> float | None: ...
+    @overload
+    def number(self, key: str, default: D) -> float | D: ...
+    def number(self, key: str, default: object = None) -> object:
+        """The value of a quantity or integer key, or ``default`` when it is not written."""
+        entry = self.get(key)
+        if entry is None:
+            return default
+        assert isinstance(entry.value, (int, float)), key
+        return entry.value
+
+    @overload
+    def integer(self, key: str) -> int | None: ...
+    @overload
+    def integer(self, key: str, default: D) -> int | D: ...
+    def integer(self, key: str, default: object = None) -> object:
+        """The value of an integer key, or ``default`` when it is not written."""
+        entry = self.get(key)
+        if entry is None:
+            return default
+        assert isinstance(entry.value, int), key
+        return entry.value
+
+    @overload
+    def text(self, key: str) -> str | None: ...
+    @overload
+    def text(self, key: str, default: D) -> str | D: ...
+    def text(self, key: str, default: object = None) -> object:
+        """The value of a string or enum key, or ``default`` when it is not written."""
+        entry = self.get(key)
+        if entry is None:
+            return default
+        assert isinstance(entry.value, str), key
+        return entry.value
 
 
 @dataclass(frozen=True)
@@ -118,6 +165,12 @@ class Claim:
     span: Span  # the whole claim
     name_span: Span
     value_span: Span
+    point: str | None = None  # scalings: `claim efficiency[RUN] = …` names the run of the series
+
+    @property
+    def key(self) -> str:
+        """The claim as the output names it: `efficiency`, or `efficiency[scaled_64]` for one point."""
+        return f"{self.written}[{self.point}]" if self.point else self.written
 
 
 @dataclass(frozen=True)
@@ -149,9 +202,16 @@ class Scaling:
     entries: tuple[Entry, ...]
     span: Span
     name_span: Span
+    claims: tuple[Claim, ...] = ()  # `claim efficiency = …`, `claim speedup = …`
 
     def get(self, key: str) -> Entry | None:
         return next((e for e in self.entries if e.key == key), None)
+
+    @property
+    def per_device(self) -> str:
+        """What weak scaling holds fixed per device: `tokens` (the default) or `flops` (the model grows)."""
+        entry = self.get("per_device")
+        return str(entry.value) if entry is not None else "tokens"
 
 
 @dataclass(frozen=True)
@@ -171,15 +231,15 @@ class Spec:
         return self._runs_by_id.get(run_id)
 
 
-_EXPR_NODES = {Number: "number", Ref: "ref", BinOp: "binop", Neg: "neg"}
+_EXPR_NODES: dict[type, str] = {Number: "number", Ref: "ref", BinOp: "binop", Neg: "neg"}
 
 
-def to_json(node) -> object:
+def to_json(node: object) -> object:
     """The JSON form of any IR node (closed objects; expressions tagged by `node`)."""
     if isinstance(node, Span):
         return {"line": node.line, "column": node.column, "end_line": node.end_line, "end_column": node.end_column}
     if dataclasses.is_dataclass(node):
-        out = {}
+        out: dict[str, object] = {}
         if type(node) in _EXPR_NODES:
             out["node"] = _EXPR_NODES[type(node)]
         for f in dataclasses.fields(node):
@@ -192,7 +252,7 @@ def to_json(node) -> object:
     return node
 
 
-def _value_json(value) -> object:
+def _value_json(value: Value) -> object:
     if isinstance(value, Samples):
         return {"samples": list(value.values), "origin": value.origin, "file": value.file, "column": value.column}
     if isinstance(value, FileRef):

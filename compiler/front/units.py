@@ -19,8 +19,15 @@ import json
 import math
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:  # pint is imported only when the unit table is (re)built
+    import pint
+
+from effspec.front.cachedir import cache_root, owned_folder
 
 # The project's own dimensions.  FLOP must not be dimensionless: otherwise
 # 989 TFLOP/s silently equals 9.89e14 Hz and a peak in FLOP passes as FLOP/s.
@@ -59,41 +66,19 @@ _TABLE_FILE = "units-v1.json"
 _DIM_NAME = re.compile(r"\[[a-z_]+\]")
 
 
-def _cache_root() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "effspec")
-
-
-def _owned_folder(folder: str) -> str | None:
-    """``folder``, created 0700 if missing, or None unless it is ours.
-
-    A cache read from a directory another user controls could feed us
-    arbitrary factors (or, for pint's pickle, arbitrary code): refuse it.
-    """
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        st = os.stat(folder)
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            return None
-        if st.st_mode & 0o022:  # group- or world-writable: someone else could plant a file
-            return None
-        return folder
-    except OSError:
-        return None
-
-
 def _cache_folder() -> str | None:
     """pint's own (pickle) cache folder inside ours."""
-    root = _owned_folder(_cache_root())
-    return _owned_folder(os.path.join(root, "pint")) if root else None
+    root = owned_folder(cache_root())
+    return owned_folder(os.path.join(root, "pint")) if root else None
 
 
 @cache
-def registry():
+def registry() -> pint.UnitRegistry[float]:
     """The pint registry with the project's dimensions (built once, cached on disk)."""
     import pint
 
     folder = _cache_folder()
+    ureg: pint.UnitRegistry[float]
     try:
         ureg = pint.UnitRegistry(cache_folder=folder) if folder else pint.UnitRegistry()
     except Exception:  # a corrupt or foreign cache must not stop a check
@@ -105,7 +90,7 @@ def registry():
     return ureg
 
 
-def _dims(mapping) -> Dims:
+def _dims(mapping: Mapping[str, Any]) -> Dims:  # Any: pint types exponents as any Scalar (complex too)
     return tuple(sorted((str(k), int(v)) for k, v in dict(mapping).items() if v))
 
 
@@ -130,7 +115,7 @@ def unit_words() -> tuple[str, ...]:
     return tuple(re.findall(r'"([^"]+)"', rule.group(1))) if rule else ()
 
 
-def _pint_fingerprint() -> list:
+def _pint_fingerprint() -> list[object]:
     """What identifies the installed pint without importing it: its version
     (from the dist-info folder name) and the size and mtime of its files that
     hold the code and the unit definitions."""
@@ -145,7 +130,7 @@ def _pint_fingerprint() -> list:
         version = sorted(n[5:-10] for n in os.listdir(site) if n.startswith("pint-") and n.endswith(".dist-info"))
     except OSError:
         version = []
-    stats = []
+    stats: list[list[str | int | None]] = []
     for name in ("__init__.py", "default_en.txt", "constants_en.txt"):
         try:
             st = os.stat(os.path.join(package, name))
@@ -155,7 +140,14 @@ def _pint_fingerprint() -> list:
     return [package, version, stats]
 
 
-def table_key() -> dict:
+class TableKey(TypedDict):
+    format: int
+    pint: list[object]
+    definitions: list[str]
+    words: list[str]
+
+
+def table_key() -> TableKey:
     """The key a cached table must carry to be used."""
     return {"format": _TABLE_FORMAT, "pint": _pint_fingerprint(), "definitions": list(_DEFINITIONS),
             "words": list(unit_words())}
@@ -171,7 +163,7 @@ def pint_table(words: tuple[str, ...] | None = None) -> dict[str, tuple[float, D
     return {w: _pint_word(w) for w in (unit_words() if words is None else words)}
 
 
-def _valid_entry(entry) -> tuple[float, Dims] | None:
+def _valid_entry(entry: object) -> tuple[float, Dims] | None:
     """A table entry as read from JSON, or None if it is not exactly the expected shape."""
     if not (isinstance(entry, list) and len(entry) == 2):
         return None
@@ -191,7 +183,7 @@ def _valid_entry(entry) -> tuple[float, Dims] | None:
     return float(factor), tuple(out)
 
 
-def read_table(path: str, key: dict) -> dict[str, tuple[float, Dims]] | None:
+def read_table(path: str, key: TableKey) -> dict[str, tuple[float, Dims]] | None:
     """The table stored at ``path`` if it is ours, intact and made for ``key``; else None.
 
     Never raises: an unreadable, foreign, stale or malformed file is ignored
@@ -199,7 +191,7 @@ def read_table(path: str, key: dict) -> dict[str, tuple[float, Dims]] | None:
     run code.
     """
     try:
-        if _owned_folder(os.path.dirname(path)) is None:
+        if owned_folder(os.path.dirname(path)) is None:
             return None
         st = os.stat(path)
         if hasattr(os, "getuid") and st.st_uid != os.getuid():
@@ -224,9 +216,9 @@ def read_table(path: str, key: dict) -> dict[str, tuple[float, Dims]] | None:
     return table
 
 
-def write_table(path: str, key: dict, table: dict[str, tuple[float, Dims]]) -> bool:
+def write_table(path: str, key: TableKey, table: dict[str, tuple[float, Dims]]) -> bool:
     """Store ``table`` at ``path`` atomically (a reader sees the old file or the new one)."""
-    folder = _owned_folder(os.path.dirname(path))
+    folder = owned_folder(os.path.dirname(path))
     if folder is None:
         return False
     doc = {"key": key, "units": {w: [f, [list(d) for d in dims]] for w, (f, dims) in table.items()}}
@@ -251,7 +243,7 @@ def unit_table() -> dict[str, tuple[float, Dims]]:
     """Factor and dimension of every grammar unit word: from the JSON cache when
     it matches the installed pint, else from pint (and then cached)."""
     key = table_key()
-    root = _owned_folder(_cache_root())
+    root = owned_folder(cache_root())
     path = os.path.join(root, _TABLE_FILE) if root else None
     table = read_table(path, key) if path else None
     if table is None:
@@ -279,7 +271,8 @@ def parse_unit(text: str) -> tuple[float, Dims]:
     """Factor and dimension of a UNIT token such as ``TFLOP/s`` or ``token/sequence``."""
     if text == "%":
         return word("%")
-    factor, dims = 1.0, {}
+    factor = 1.0
+    dims: dict[str, int] = {}
     for op, name, exp in _PIECE.findall(text):
         power = int(exp or 1) * (-1 if op == "/" else 1)
         f, d = word(name)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import enum
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Final, Literal
 
 from effspec.diagnostics import Span
 from effspec.front import keys as K
@@ -18,6 +21,7 @@ from effspec.front.ir import (
     Provenance,
     Ref,
     Samples,
+    Value,
 )
 from effspec.front.limits import LIMITS
 from effspec.front.units import (
@@ -30,8 +34,11 @@ from effspec.front.units import (
     parse_unit,
 )
 
+if TYPE_CHECKING:
+    from effspec.front.syntax import Node
 
-def _provenance(ctx: BuildContext, tree) -> Provenance:
+
+def _provenance(ctx: BuildContext, tree: Node) -> Provenance:
     if tree is None:
         return DECLARED
     kind_tok, citation = tree.children
@@ -122,7 +129,7 @@ def _constant(ctx: BuildContext, expr: Expr) -> Q | None:
 _EXPRESSION_KINDS = ("quantity", "add", "sub", "mul", "div", "neg", "ref")
 
 
-def _file_samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
+def _file_samples(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> Samples | None:
     """`file "x.csv" column "t" [unit]`: a column of a CSV beside the spec."""
     name_tok, *rest = tree.children
     column_tok = rest[0] if rest else None
@@ -146,7 +153,7 @@ def _file_samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | 
     return None if values is None else Samples(values, "file", rel, unescape(str(column_tok)))
 
 
-def _list_items(ctx: BuildContext, key: K.Key, tree, span: Span) -> tuple[list, str] | None:
+def _list_items(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> tuple[list[Node], str] | None:
     """The items of a written list and the unit written after it, within the limits."""
     items, list_unit = list(tree.children), ""
     if items and getattr(items[-1], "type", None) == "UNIT":
@@ -163,7 +170,7 @@ def _list_items(ctx: BuildContext, key: K.Key, tree, span: Span) -> tuple[list, 
     return items, list_unit
 
 
-def _sample_value(ctx: BuildContext, key: K.Key, item, list_unit: str) -> float | None:
+def _sample_value(ctx: BuildContext, key: K.Key, item: Node, list_unit: str) -> float | None:
     if getattr(item, "data", None) not in _EXPRESSION_KINDS:
         ctx.error("EFF003", Span.of(item), f"`{key.name}` takes numbers with a time unit", "")
         return None
@@ -180,7 +187,7 @@ def _sample_value(ctx: BuildContext, key: K.Key, item, list_unit: str) -> float 
     return _quantity(ctx, key, q, Span.of(item), ctx.source(Span.of(item)))
 
 
-def _samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
+def _samples(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> Samples | None:
     kind = getattr(tree, "data", None)
     if kind == "file":
         return _file_samples(ctx, key, tree, span)
@@ -190,7 +197,7 @@ def _samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
         if listed is None:
             return None
         items, list_unit = listed
-    values = []
+    values: list[float] = []
     for item in items:
         v = _sample_value(ctx, key, item, list_unit)
         if v is None:
@@ -203,24 +210,31 @@ def _samples(ctx: BuildContext, key: K.Key, tree, span: Span) -> Samples | None:
 class _Written:
     """A statement's value as written: its syntax kind, span and text, and the bare name if it is one."""
 
-    tree: object
+    tree: Node
     kind: str | None
     span: Span
     text: str
     name: str | None
 
 
-_NO_VALUE = object()  # a builder's "error reported" (None is never a built value here)
+class _NoValue(enum.Enum):
+    """A builder's "error reported" (None is never a built value here)."""
+
+    NO_VALUE = enum.auto()
 
 
-def _string_value(ctx: BuildContext, key: K.Key, w: _Written):
+_NO_VALUE: Final = _NoValue.NO_VALUE
+_Built = tuple[Value, str] | Literal[_NoValue.NO_VALUE]  # the value and its canonical unit
+
+
+def _string_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     if w.kind != "string":
         ctx.error("EFF003", w.span, f"`{key.name}` takes a \"string\"", f'write `{key.name} = "…"`')
         return _NO_VALUE
     return unescape(str(w.tree.children[0])), ""
 
 
-def _enum_value(ctx: BuildContext, key: K.Key, w: _Written):
+def _enum_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     if w.name not in key.choices:
         shown = w.name or w.text
         hint = suggest(shown, key.choices)
@@ -230,16 +244,16 @@ def _enum_value(ctx: BuildContext, key: K.Key, w: _Written):
     return w.name, ""
 
 
-def _bool_value(ctx: BuildContext, key: K.Key, w: _Written):
+def _bool_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     if w.name not in ("true", "false"):
         ctx.error("EFF003", w.span, f"`{key.name}` is `true` or `false`", "")
         return _NO_VALUE
     return w.name == "true", ""
 
 
-def _run_names(ctx: BuildContext, key: K.Key, w: _Written):
+def _run_names(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     items = w.tree.children if w.kind == "list" else [w.tree]
-    names = []
+    names: list[str] = []
     for item in items:
         if item is None or getattr(item, "type", None) == "UNIT":
             continue
@@ -258,7 +272,7 @@ def _run_names(ctx: BuildContext, key: K.Key, w: _Written):
     return tuple(names), ""
 
 
-def _file_value(ctx: BuildContext, key: K.Key, w: _Written):
+def _file_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     if w.kind != "file":
         ctx.error("EFF003", w.span, f"`{key.name}` takes `file \"…\"`", "")
         return _NO_VALUE
@@ -267,12 +281,12 @@ def _file_value(ctx: BuildContext, key: K.Key, w: _Written):
     return _NO_VALUE if path is None else (FileRef(rel, path, None), "")
 
 
-def _samples_value(ctx: BuildContext, key: K.Key, w: _Written):
+def _samples_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     samples = _samples(ctx, key, w.tree, w.span)
     return _NO_VALUE if samples is None else (samples, "s")
 
 
-def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written):
+def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     """quantity, integer and peak keys: a constant expression with its unit checked."""
     if key.kind == "peak" and w.name == "catalog":
         return "catalog", "FLOP/s"
@@ -304,11 +318,12 @@ def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written):
 
 
 # One builder per key kind; any other kind (quantity, integer, peak) is numeric.
-_BUILDERS = {"string": _string_value, "enum": _enum_value, "bool": _bool_value, "run": _run_names, "runs": _run_names,
-             "file": _file_value, "samples": _samples_value}
+_BUILDERS: dict[str, Callable[[BuildContext, K.Key, _Written], _Built]] = {
+    "string": _string_value, "enum": _enum_value, "bool": _bool_value, "run": _run_names, "runs": _run_names,
+    "file": _file_value, "samples": _samples_value}
 
 
-def build_entry(ctx: BuildContext, key: K.Key, assign) -> Entry | None:
+def build_entry(ctx: BuildContext, key: K.Key, assign: Node) -> Entry | None:
     """One `key = value [from …]` statement as an Entry, or None with the error reported."""
     name_tok, value_tree, *prov = assign.children
     provenance = _provenance(ctx, prov[0] if prov else None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, SupportsIndex
 
 from effspec.ranks.table import RankTable
 
@@ -122,7 +122,7 @@ class RankStats:
     def node_count(self) -> int:
         return len(self.table.node_names)
 
-    def node_name(self, rank_index: int) -> str:
+    def node_name(self, rank_index: SupportsIndex) -> str:
         return self.table.node_names[int(self.node_of_rank[rank_index])]
 
     def diagnosis(self, family: str, rank_ids: Any, node_ids: Any, reason: str, **extra: Any) -> Diagnosis:

@@ -5,7 +5,7 @@ communication: a host stall, a data loader), while the others wait for them."""
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, SupportsIndex
 
 from effspec.ranks.stats import (
     BURST_EXCESS,
@@ -24,7 +24,7 @@ def _bursty(np: Any, counts_per_rank: Any, floor: int) -> Any:
     return (counts_per_rank >= floor) & (counts_per_rank > BURST_OTHERS_FACTOR * typical)
 
 
-def _how(s: RankStats, i: int, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any,
+def _how(s: RankStats, i: SupportsIndex, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any,
          stall: Any) -> dict[str, Any]:
     how = []
     if consistent[i]:

@@ -3,6 +3,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # numpy is imported when a table is loaded
+    import numpy as np
+    from numpy.typing import NDArray
 
 COLUMNS = ("rank", "node", "step", "compute", "comm", "stall")
 TIME_COLUMNS = ("compute", "comm", "stall")
@@ -17,17 +22,17 @@ MAX_COMMENT_CHARS = 4096
 class RankTable:
     """The CSV's rows as arrays (numpy), one entry per row."""
 
-    rank: object  # int64
-    node: object  # int64 index into node_names
+    rank: NDArray[np.int64]
+    node: NDArray[np.int64]  # index into node_names
     node_names: tuple[str, ...]
-    step: object  # int64
-    compute: object  # float64 seconds
-    comm: object
-    stall: object
-    step_time: object = None  # the optional columns, when present
-    comm_exposed: object = None
-    idle: object = None
-    other: object = None
+    step: NDArray[np.int64]
+    compute: NDArray[np.float64]  # seconds
+    comm: NDArray[np.float64]
+    stall: NDArray[np.float64]
+    step_time: NDArray[np.float64] | None = None  # the optional columns, when present
+    comm_exposed: NDArray[np.float64] | None = None
+    idle: NDArray[np.float64] | None = None
+    other: NDArray[np.float64] | None = None
     provenance: tuple[str, ...] = ()  # the `# …` lines before the header, without "# "
     first_row: int = 2  # the file line of the first row (after the comments and the header)
 

@@ -13,9 +13,13 @@ text it writes into SVG, so the result is safe to inline as markup.
 from __future__ import annotations
 
 import io
+from typing import TYPE_CHECKING, Any
 
 from effspec.display import percent, quantity, sig
 from effspec.report.mapping import as_mapping
+
+if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
+    from matplotlib.typing import RcKeyType
 
 # Gray levels, each with its own hatch, so neighbours differ in print.  Dotted
 # hatches ('.', 'o') are avoided: matplotlib writes them as huge SVG patterns.
@@ -24,7 +28,7 @@ STYLES = (
     ("#ffffff", "\\\\\\"), ("#b8b8b8", "xx"), ("#f2f2f2", "--"), ("#ffffff", "++"),
 )
 INK = "#1a1a1a"
-RC = {
+RC: dict[RcKeyType, Any] = {  # rc_context's own parameter type
     "svg.fonttype": "path",
     "font.family": "DejaVu Sans",
     "font.size": 7.5,
@@ -227,7 +231,7 @@ def rank_rows(diagnosis) -> list[tuple[str, float, float, float]]:
 
 def run_charts(rr) -> dict:
     """The charts of one run, by name; absent where the data is absent."""
-    out = {}
+    out: dict[str, str | None] = {}
     if rr.breakdown is not None:
         svg = breakdown_chart(rr.breakdown, f"{rr.run.id}-breakdown")
         if svg:

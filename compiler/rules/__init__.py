@@ -14,9 +14,14 @@ import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
+from typing import TYPE_CHECKING
 
 from effspec.codes import CODES
 from effspec.diagnostics import SEVERITIES, Diagnostic, Span
+
+if TYPE_CHECKING:  # annotations only: listing the rules (explain, pages) does not load the engine
+    from effspec.engine.results import Evaluation
+    from effspec.front.ir import Spec
 
 FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -26,8 +31,8 @@ PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 class AuditContext:
     """What a rule sees: the checked IR and its evaluation."""
 
-    spec: object  # ir.Spec
-    evaluation: object  # evaluate.Evaluation
+    spec: Spec
+    evaluation: Evaluation
     source: str
 
 

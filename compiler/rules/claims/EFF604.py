@@ -102,7 +102,7 @@ class EFF604(Rule):
             span, culprit = self._denominator_span(run, result, first.basis)
             shown = " and ".join(f"{m.name.upper()} {percent(m.value)}" for m in over)
             where = "the declared inputs" if first.basis == "inputs" else first.basis
-            notes = (f"{first.name} = {first.substituted}",)
+            notes: tuple[str, ...] = (f"{first.name} = {first.substituted}",)
             agg = result.metrics.get("aggregate_peak")
             if agg is not None and result.pools:
                 notes += (f"aggregate peak {quantity(agg.value, 'FLOP/s')} over "

@@ -8,6 +8,8 @@ from dataclasses import dataclass
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
 from effspec.engine import catalog
+from effspec.engine.results import Pool
+from effspec.front.ir import Entry, Run
 from effspec.rules import AuditContext, Rule
 
 # Vendors quote int8 in TOPS; where an int8 figure coincides with a float one
@@ -51,12 +53,18 @@ AGGREGATE_FACTOR = 10.0
 class PeakReading:
     """What a declared per-device peak is, read against the catalog."""
 
-    pool: object  # evaluate.Pool
-    entry: object  # ir.Entry of `peak`
+    pool: Pool
+    entry: Entry  # of `peak`
     own: catalog.PeakRow | None  # the catalog row for the run's dtype and sparsity
     same_dtype: tuple[catalog.PeakRow, ...]  # rows of the run's dtype matching the figure
     other_dtype: tuple[catalog.PeakRow, ...]  # rows of other dtypes matching it, floats first
     other_pool: catalog.PeakRow | None = None  # the figure of another pool's accelerator (EFF204)
+
+    @property
+    def peak(self) -> float:
+        """The declared per-device peak: readings are made only of pools with one."""
+        assert self.pool.peak is not None
+        return self.pool.peak
 
     @property
     def wrong_dtype(self) -> bool:
@@ -73,7 +81,7 @@ class PeakReading:
     @property
     def looks_aggregate(self) -> bool:
         """EFF204: more than 10x the per-device figure, so likely a whole pool's peak."""
-        return self.own is not None and self.pool.peak > AGGREGATE_FACTOR * self.own.flops
+        return self.own is not None and self.peak > AGGREGATE_FACTOR * self.own.flops
 
     @property
     def disagrees(self) -> bool:
@@ -82,10 +90,10 @@ class PeakReading:
             return False
         if self.looks_aggregate or self.other_pool is not None:
             return False
-        return abs(self.pool.peak - self.own.flops) > 0.01 * self.own.flops
+        return abs(self.peak - self.own.flops) > 0.01 * self.own.flops
 
 
-def peak_readings(ctx: AuditContext) -> Iterable[tuple[object, PeakReading]]:
+def peak_readings(ctx: AuditContext) -> Iterable[tuple[Run, PeakReading]]:
     """Every hardware pool whose `peak` is written as a quantity on a catalogued accelerator."""
     for run in ctx.spec.runs:
         result = ctx.evaluation.runs.get(run.id)
@@ -204,10 +212,10 @@ class EFF201(Rule):
                 notes.append("the figure also equals the " + ", ".join(row_name(r) for r in also))
             if own is not None:
                 result = ctx.evaluation.runs.get(run.id)
-                notes += mfu_note(result, pool.peak / own.flops, f"the {dtype_name(own.dtype)} peak")
+                notes += mfu_note(result, reading.peak / own.flops, f"the {dtype_name(own.dtype)} peak")
             yield self.diag(
                 reading.entry.value_span,
-                f"the peak {quantity(pool.peak, 'FLOP/s')} is the {row_kind(row)} for {row.accelerator}, "
+                f"the peak {quantity(reading.peak, 'FLOP/s')} is the {row_kind(row)} for {row.accelerator}, "
                 f"but the run computes in {dtype}{correct}",
                 catalog_help(reading),
                 label=row_kind(row),

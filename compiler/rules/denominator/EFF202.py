@@ -70,9 +70,9 @@ class EFF202(Rule):
             pool, own = reading.pool, reading.own
             dtype = dtype_name(pool.dtype)
             dense = f"; dense {dtype} is {quantity(own.flops, 'FLOP/s')}" if own is not None else ""
-            notes = []
+            notes: list[str] = []
             if own is not None:
-                notes += mfu_note(ctx.evaluation.runs.get(run.id), pool.peak / own.flops, f"the dense {dtype} peak")
+                notes += mfu_note(ctx.evaluation.runs.get(run.id), reading.peak / own.flops, f"the dense {dtype} peak")
             also = worth_naming(reading.other_dtype, pool.dtype)
             if also:
                 notes.append("the figure also equals the " + ", ".join(row_name(r) for r in also)
@@ -80,7 +80,7 @@ class EFF202(Rule):
             written = "" if pool.block.get("sparsity") is not None else " (`sparsity` not written: dense)"
             yield self.diag(
                 reading.entry.value_span,
-                f"the peak {quantity(pool.peak, 'FLOP/s')} is the 2:4-sparse {dtype} figure for {row.accelerator}, "
+                f"the peak {quantity(reading.peak, 'FLOP/s')} is the 2:4-sparse {dtype} figure for {row.accelerator}, "
                 f"but the run does dense work{written}{dense}",
                 catalog_help(reading),
                 label=f"2:4-sparse figure for {row.accelerator}{dense}",

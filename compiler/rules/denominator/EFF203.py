@@ -70,19 +70,20 @@ class EFF203(Rule):
             if not reading.disagrees:
                 continue
             pool, own = reading.pool, reading.own
-            diff = (pool.peak - own.flops) / own.flops
+            assert own is not None  # a reading disagrees only with a catalog row
+            diff = (reading.peak - own.flops) / own.flops
             notes = [f"catalog: {own.accelerator} {own.sparsity} {dtype_name(own.dtype)} = "
                      f"{quantity(own.flops, 'FLOP/s')} ({own.citation})"]
             if reading.same_dtype:
                 notes.append(f"the figure is the {row_kind(reading.same_dtype[0])} of {own.accelerator}, "
                              f"but the run declares `sparsity = {pool.sparsity}`")
-            notes += mfu_note(ctx.evaluation.runs.get(run.id), pool.peak / own.flops, "the catalog peak")
+            notes += mfu_note(ctx.evaluation.runs.get(run.id), reading.peak / own.flops, "the catalog peak")
             yield self.diag(
                 reading.entry.value_span,
-                f"the peak {quantity(pool.peak, 'FLOP/s')} differs from the catalog's {own.sparsity} "
+                f"the peak {quantity(reading.peak, 'FLOP/s')} differs from the catalog's {own.sparsity} "
                 f"{dtype_name(own.dtype)} figure for {own.accelerator}, {quantity(own.flops, 'FLOP/s')} ({diff * 100:+.2f} %)",
-                f"write `peak = catalog`; if {quantity(pool.peak, 'FLOP/s')} is a measured ceiling, "
-                f"move it to `measured_peak = {pool.peak / 1e12:g} TFLOP/s from measured \"…\"`",
+                f"write `peak = catalog`; if {quantity(reading.peak, 'FLOP/s')} is a measured ceiling, "
+                f"move it to `measured_peak = {reading.peak / 1e12:g} TFLOP/s from measured \"…\"`",
                 label=f"catalog: {quantity(own.flops, 'FLOP/s')}",
                 notes=tuple(notes),
             )

@@ -115,25 +115,26 @@ class EFF204(Rule):
         for _run, reading in peak_readings(ctx):
             pool, own = reading.pool, reading.own
             if reading.looks_aggregate:
-                ratio = pool.peak / own.flops
+                assert own is not None  # looks_aggregate compares with the catalog row
+                ratio = reading.peak / own.flops
                 whole = abs(ratio - pool.count) <= 0.02 * pool.count
                 shape = (f"exactly `count` ({pool.count:g}) × the per-device figure: the pool's aggregate"
                          if whole else f"{ratio:.3g}× the per-device figure, likely an aggregate")
                 yield self.diag(
                     reading.entry.value_span,
-                    f"the peak {quantity(pool.peak, 'FLOP/s')} is {shape}; `peak` is per device "
+                    f"the peak {quantity(reading.peak, 'FLOP/s')} is {shape}; `peak` is per device "
                     f"(the {own.sparsity} {dtype_name(own.dtype)} figure for {own.accelerator} is "
                     f"{quantity(own.flops, 'FLOP/s')}), and the compiler multiplies it by `count`",
                     f"write the per-device figure: `peak = catalog` or `peak = {own.flops / 1e12:g} TFLOP/s from datasheet \"…\"`",
                     label="an aggregate in the per-device slot",
-                    notes=(f"as written the aggregate peak is {pool.active:g} × {quantity(pool.peak, 'FLOP/s')} = "
-                           f"{quantity(pool.active * pool.peak, 'FLOP/s')}, dividing every MFU by {ratio:.3g}",),
+                    notes=(f"as written the aggregate peak is {pool.active:g} × {quantity(reading.peak, 'FLOP/s')} = "
+                           f"{quantity(pool.active * reading.peak, 'FLOP/s')}, dividing every MFU by {ratio:.3g}",),
                 )
             elif reading.other_pool is not None:
                 row = reading.other_pool
                 yield self.diag(
                     reading.entry.value_span,
-                    f"this pool's devices are {pool.accelerator}, but its peak {quantity(pool.peak, 'FLOP/s')} is the "
+                    f"this pool's devices are {pool.accelerator}, but its peak {quantity(reading.peak, 'FLOP/s')} is the "
                     f"{row.sparsity} {dtype_name(row.dtype)} figure of {row.accelerator}, the run's other pool",
                     "give each `hardware` block the peak of its own accelerator: `peak = catalog`"
                     + (f" ({quantity(own.flops, 'FLOP/s')} here)" if own is not None else ""),

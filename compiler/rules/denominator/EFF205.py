@@ -72,12 +72,12 @@ class EFF205(Rule):
             pools = run.blocks_named("hardware")
             if par is None or not pools or not any(par.get(k) for k in DEGREES):
                 continue
-            degrees = {k: int(par.value(k, 1)) for k in DEGREES}
+            degrees = {k: int(par.number(k, 1)) for k in DEGREES}
             ranks = 1
             for v in degrees.values():
                 ranks *= v
-            total = sum(float(p.value("count", 0)) for p in pools)
-            active = total - sum(float(p.value("unavailable", 0)) for p in pools)
+            total = sum(float(p.number("count", 0)) for p in pools)
+            active = total - sum(float(p.number("unavailable", 0)) for p in pools)
             if ranks in (total, active) or total == 0:
                 continue
             layout = " × ".join(f"{k} {v:,}" for k, v in degrees.items())

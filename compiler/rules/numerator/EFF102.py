@@ -86,7 +86,7 @@ class EFF102(Rule):
                 span = preset.value_span if preset is not None else convention.span
                 origin = f"the `{knobs.preset}` preset (recompute = {knobs.recompute})"
             work = run.block("work")
-            seq_len = work.value("seq_len") if work is not None else None
+            seq_len = work.number("seq_len") if work is not None else None
             counted = flops.count(result.shape, knobs, seq_len)
             without = flops.count(result.shape, knobs, seq_len, recompute="none")
             if counted is None or without is None or counted.recompute <= 0:
@@ -99,7 +99,8 @@ class EFF102(Rule):
             peak = result.metrics.get("aggregate_peak")
             step = result.figure("step_time")
             if mfu is not None and tokens is not None and peak is not None and step is not None:
-                padded = float(work.value("padded_tokens", 0)) if knobs.padding == "included" else 0.0
+                assert work is not None  # valid tokens per step come from `work`
+                padded = float(work.number("padded_tokens", 0)) if knobs.padding == "included" else 0.0
                 plain = without.total * (tokens.value + padded) / (step.value * peak.value)
                 where = "" if mfu.basis == "inputs" else f" (step time implied by {mfu.basis})"
                 notes.append(f"MFU{where}: {percent(mfu.value)} as counted (HFU-like); without recomputation "

@@ -76,9 +76,9 @@ class EFF103(Rule):
             work = run.block("work")
             if result is None or work is None:
                 continue
-            padded = float(work.value("padded_tokens", 0) or 0)
-            dropped = float(work.value("dropped_tokens", 0) or 0)
-            seq_len, batch = work.value("seq_len"), work.value("global_batch")
+            padded = float(work.number("padded_tokens", 0) or 0)
+            dropped = float(work.number("dropped_tokens", 0) or 0)
+            seq_len, batch = work.number("seq_len"), work.number("global_batch")
             full = seq_len * batch if seq_len is not None and batch is not None else None
             step = result.figure("step_time")
             convention = run.block("convention")
@@ -107,21 +107,22 @@ class EFF103(Rule):
             declared = work.get("valid_tokens")
             if declared is None or full is None or padded + dropped <= 0:
                 continue
+            assert isinstance(declared.value, (int, float)) and seq_len is not None and batch is not None  # a quantity; full needs both
             if abs(float(declared.value) - full) > 0.005 * full:
                 continue
-            valid = full - padded - dropped
+            valid_count = full - padded - dropped
             notes = [f"valid tokens per step = {quantity(seq_len, 'token/sequence')} × {quantity(batch, 'sequence')} − "
-                     f"{quantity(padded, 'token')} − {quantity(dropped, 'token')} = {quantity(valid, 'token')} "
-                     f"({percent(valid / full)} of the batch)"]
+                     f"{quantity(padded, 'token')} − {quantity(dropped, 'token')} = {quantity(valid_count, 'token')} "
+                     f"({percent(valid_count / full)} of the batch)"]
             if step is not None:
-                notes.append(f"valid tokens per second: {quantity(valid / step.value, 'token/s')}, not "
+                notes.append(f"valid tokens per second: {quantity(valid_count / step.value, 'token/s')}, not "
                              f"{quantity(float(declared.value) / step.value, 'token/s')}")
             yield self.diag(
                 declared.value_span,
                 f"`valid_tokens` = {quantity(float(declared.value), 'token')} is every position of the batch "
                 f"(seq_len × global_batch), although {quantity(padded + dropped, 'token')} per step are padded or dropped",
                 f"remove `valid_tokens` (it defaults to seq_len × global_batch − padded_tokens − dropped_tokens), "
-                f"or write `valid_tokens = {valid:.0f} token`",
+                f"or write `valid_tokens = {valid_count:.0f} token`",
                 label="includes padded and dropped tokens",
                 notes=tuple(notes),
             )

@@ -75,10 +75,10 @@ class EFF104(Rule):
             convention = run.block("convention")
             entry = convention.get("moe") if convention is not None else None
             shape = result.shape if result is not None else None
-            if entry is None or entry.value != "all" or shape is None or shape.moe_layers == 0 or shape.experts == 0:
+            if entry is None or entry.value != "all" or result is None or shape is None or shape.moe_layers == 0 or shape.experts == 0:
                 continue
             work = run.block("work")
-            seq_len = work.value("seq_len") if work is not None else None
+            seq_len = work.number("seq_len") if work is not None else None
             all_count = flops.count(shape, result.knobs, seq_len)
             active_count = flops.count(shape, dataclasses.replace(result.knobs, moe="active"), seq_len)
             if all_count is None or active_count is None:

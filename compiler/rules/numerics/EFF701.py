@@ -111,8 +111,8 @@ class EFF701(Rule):
                 span = None
                 if dtypes != base_dtypes:
                     changes.append(f"dtype {'/'.join(base_dtypes)} → {'/'.join(dtypes)}")
-                    hw = next((h for h in run.blocks_named("hardware") if h.get("dtype") is not None), None)
-                    span = hw.get("dtype").value_span if hw is not None else None
+                    dtype = next((d for h in run.blocks_named("hardware") if (d := h.get("dtype")) is not None), None)
+                    span = dtype.value_span if dtype is not None else None
                 if ma != base_ma:
                     changes.append(f"multiply_add {base_ma:g} → {ma:g} FLOP")
                     convention = run.block("convention")

@@ -65,14 +65,14 @@ class EFF501(Rule):
     nodes = ("run.timing.step_time", "run.timing.warmup")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, timing, entry in sampled_runs(ctx):
+        for run, timing, entry, samples in sampled_runs(ctx):
             if timing.get("warmup") is not None:
                 continue
-            count = len(entry.value.values)
+            count = len(samples.values)
             if count <= 1:
                 continue
-            first = entry.value.values[0]
-            rest = sorted(entry.value.values[1:])
+            first = samples.values[0]
+            rest = sorted(samples.values[1:])
             typical = rest[len(rest) // 2]
             note = (f"the first sample ({first:g} s) is {first / typical:.2g}× the median of the others ({typical:g} s)"
                     if typical > 0 and first > 1.2 * typical else "")

@@ -71,8 +71,8 @@ class EFF502(Rule):
     nodes = ("run.timing.step_time", "run.timing.warmup")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, _timing, entry in sampled_runs(ctx):
-            rows = len(entry.value.values)
+        for run, _timing, entry, samples in sampled_runs(ctx):
+            rows = len(samples.values)
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)
             if stats is None:

@@ -67,10 +67,10 @@ class EFF504(Rule):
     nodes = ("run.timing.step_time", "run.timing.boundary")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, timing, entry in sampled_runs(ctx):
+        for run, timing, entry, samples in sampled_runs(ctx):
             if timing.get("boundary") is not None:
                 continue
-            count = len(entry.value.values)
+            count = len(samples.values)
             if count <= 1:
                 continue  # a single quoted figure: EFF502 already asks for the samples
             yield self.diag(

@@ -108,8 +108,8 @@ class EFF301(Rule):
             if scaling.kind != "strong":
                 continue
             result = ctx.evaluation.scalings.get(scaling.id)
-            base = getattr(result, "baseline", None)
-            if base is None or not base.valid_tokens_per_step:
+            base = result.baseline if result is not None else None
+            if result is None or base is None or not base.valid_tokens_per_step:
                 continue
             kind_entry = scaling.get("kind")
             span = kind_entry.value_span if kind_entry is not None else scaling.name_span
@@ -124,6 +124,7 @@ class EFF301(Rule):
                     and abs(run.tokens_per_device / base.tokens_per_device - 1.0) <= WORK_TOLERANCE
                 )
                 if per_device_fixed:
+                    assert run.tokens_per_device is not None  # per_device_fixed compares it
                     what = (f"the valid tokens per device stayed at {tokens(run.tokens_per_device)}, "
                             "so this is weak scaling")
                     help_ = (f"write `kind = weak` for `{scaling.id}`, or give `{run.run_id}` the baseline's global "

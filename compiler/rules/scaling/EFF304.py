@@ -117,7 +117,10 @@ class EFF304(Rule):
                 entry = scaling.get(key)
                 if entry is None:
                     continue
-                for run_id in (entry.value,) if key == "baseline" else entry.value:
+                value = entry.value
+                run_ids = (value,) if isinstance(value, str) else value  # baseline names one run, runs a tuple
+                assert isinstance(run_ids, tuple)
+                for run_id in run_ids:
                     run = ctx.spec.run(run_id)
                     if run is None or run_id in seen or run.block("parallelism") is not None:
                         continue

@@ -111,8 +111,11 @@ class EFF401(Rule):
                            and abs(share - (1.0 - mfu)) <= COMPLEMENT_TOLERANCE)
                 if not (written or numeric):
                     continue
-                how = (f"is written as `{claim.text}`" if written else
-                       f"= {percent(share)} equals 100 % − MFU ({source} {percent(mfu)}) within 1 percentage point")
+                if written:
+                    how = f"is written as `{claim.text}`"
+                else:
+                    assert share is not None and mfu is not None  # numeric
+                    how = f"= {percent(share)} equals 100 % − MFU ({source} {percent(mfu)}) within 1 percentage point"
                 shown = f" = {percent(share)}" if written and share is not None else ""
                 yield self.diag(
                     claim.value_span,
