@@ -157,7 +157,8 @@ def _load(path: str, rel: str) -> RankTable:
     step = values["step"].astype(np.int64)
     node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel, first)
     return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"],
-                     *(values.get(c) for c in OPTIONAL_COLUMNS), provenance=comments, first_row=first)
+                     step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"), idle=values.get("idle"),
+                     other=values.get("other"), provenance=comments, first_row=first)
 
 
 def _cell(buf, start, end) -> str:

@@ -96,7 +96,7 @@ def _chunks(path: str, source: Source, limit: int) -> Iterator[bytes]:
         head = raw.read(2)
         source.gzip = head == b"\x1f\x8b"
         if source.gzip:
-            stream = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")
+            stream = gzip.GzipFile(fileobj=_Prefixed(head, raw), mode="rb")  # type: ignore[call-overload]
         else:
             stream = _Prefixed(head, raw)
         total = 0

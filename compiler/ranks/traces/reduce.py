@@ -34,6 +34,7 @@ from __future__ import annotations
 import math
 import re
 from array import array
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -111,7 +112,7 @@ class _Collector:
         self.events = 0
         self.skipped = 0
 
-    def add(self, events) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+    def add(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         threads = self.threads
@@ -120,18 +121,18 @@ class _Collector:
             count += 1
             if type(e) is not dict or e.get("ph") != "X":
                 continue
-            cat = e.get("cat")
-            ts = e.get("ts")
+            cat: Any = e.get("cat")
+            ts: Any = e.get("ts")
             if cat in _DEVICE_CATS:
-                dur = e.get("dur")
+                dur: Any = e.get("dur")
                 if not (_number(ts) and _number(dur)) or dur < 0:
                     skipped += 1
                     continue
-                args = e.get("args")
-                corr = args.get("correlation") if type(args) is dict else None
+                args: Any = e.get("args")
+                corr: Any = args.get("correlation") if type(args) is dict else None
                 cls = _DEVICE_CATS[cat]
                 if cls is None:
-                    name = e.get("name")
+                    name: Any = e.get("name")
                     low = name[:4].lower() if type(name) is str else ""
                     cls = COMM if low in ("nccl", "rccl") else COMPUTE
                 dev_ts.append(ts)
@@ -151,6 +152,8 @@ class _Collector:
                     skipped += 1
                     continue
                 thread = (e.get("pid"), e.get("tid"))
+                if not _hashable(thread):  # a list or an object as a pid: not a thread anyone can name
+                    thread = (None, None)
                 if name.startswith("ProfilerStep#"):
                     m = _STEP.match(name)
                     if m:
@@ -158,7 +161,7 @@ class _Collector:
                 elif cat == "cpu_op":
                     t = threads.get(thread)
                     if t is None:
-                        t = threads[thread] = len(threads) if _hashable(thread) else -1
+                        t = threads[thread] = len(threads)
                     self.op_ts.append(ts)
                     self.op_dur.append(dur)
                     self.op_thread.append(t)
@@ -175,7 +178,7 @@ def _hashable(thread: tuple) -> bool:
 
 
 def _rank(top: dict) -> tuple[int, int | None]:
-    info = top.get("distributedInfo")
+    info: Any = top.get("distributedInfo")
     rank = info.get("rank") if isinstance(info, dict) else None
     if type(rank) is not int or not 0 <= rank < 2**31:
         raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
