@@ -314,7 +314,12 @@ def test_each_scenario_is_diagnosed_with_the_injected_family_and_rank(cpu_tables
         assert (s["rank"], s["resource"]) == (1, "stall")
         assert s["stall_excess"] > 0.10 and abs(s["compute_excess"]) < 0.10
     if scenario == "comm_heavy":
-        assert "communication" in d.reason and d.evidence["compute_share"] < 0.6
+        # No family is communication: the diagnosis is none, and says communication is what is left.
+        assert "and communication takes 9" in d.reason and "uniform communication is none of the three" in d.reason
+        # The compute share is the loop's own: its timed compute over its timed steps (within 2 points).
+        timed = [t for ts in meta["timers"].values() for t in ts]
+        share = sum(t["compute"] for t in timed) / sum(t["step_time"] for t in timed)
+        assert share < 0.6 and abs(d.evidence["compute_share"] - share) < 0.02, (d.evidence["compute_share"], share)
     if scenario == "uniform":
         assert d.evidence["compute_spread"] < 0.10
 
@@ -330,34 +335,51 @@ def test_a_spec_citing_the_csv_gets_the_diagnosis(cpu_tables, tmp_path):
     assert diagnosis["provenance"][0].startswith("effspec-traces 1: method=spec/traces.md files=4 ranks=4 world_size=4")
 
 
-# The ProfilerStep#N span runs from one prof.step() to the next; the loop's
-# timer from just after that call to just before the next, so the two differ
-# by the cost of prof.step() and a list append: 0.07-0.13 ms in these runs.
-STEP_TOLERANCE_S = 0.5e-3
+# The ProfilerStep#N span runs from inside one prof.step() to inside the next;
+# the loop's timer from just after that call returns to just before the next
+# is made.  So the span holds the timed body: it is never shorter, and longer
+# by the cost of prof.step() (0.06-0.11 ms in these runs, once 4.1 ms when the
+# 2-core machine was busy).  Inside the body, the ops do not cover the Python
+# between them: per step, a trace's compute and comm are at most the timed
+# sections, and short of them by the interpreter's own time (under 3 ms).
+PROFILER_STEP_MAX_S = 5e-3
+PYTHON_BETWEEN_OPS_S = 3e-3
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
-def test_step_times_agree_with_the_wall_clock_timers(cpu_tables, scenario):
+def test_per_rank_figures_agree_with_the_wall_clock_timers(cpu_tables, scenario):
     meta = _timers(scenario)
     _, rows = read_table(cpu_tables[scenario])
     assert len(rows) == 4 * len(meta["recorded_steps"])
-    for r in rows:
-        (timer,) = [t for t in meta["timers"][r["rank"]] if t["step"] == int(r["step"])]
-        assert abs(float(r["step_time"]) - timer["step_time"]) <= STEP_TOLERANCE_S, (r, timer)
-        # The trace's compute is the ops' own time: never more than the timed compute section.
-        assert float(r["compute"]) <= timer["compute"] + STEP_TOLERANCE_S
-        parts = float(r["compute"]) + float(r["comm_exposed"]) + float(r["idle"])
-        assert parts == pytest.approx(float(r["step_time"]), abs=1e-9)
-        if meta["scenario"] == "sleeper" and r["rank"] == str(meta["sleeper_rank"]):
-            # The sleep is a gap with no event: all of it is idle time.
-            assert float(r["idle"]) >= timer["sleep"] - 0.1e-3
-    if meta["scenario"] == "sleeper":
-        # ... and little else is: idle beyond the sleep (Python between ops, waking
-        # up after the collective) is under 2 ms in the median step.
-        rank = str(meta["sleeper_rank"])
-        sleeps = {t["step"]: t["sleep"] for t in meta["timers"][rank]}
-        extra = sorted(float(r["idle"]) - sleeps[int(r["step"])] for r in rows if r["rank"] == rank)
-        assert extra[len(extra) // 2] < 2e-3, extra
+    for rank in range(4):
+        mine = [r for r in rows if r["rank"] == str(rank)]
+        timers = {t["step"]: t for t in meta["timers"][str(rank)]}
+        assert sorted(int(r["step"]) for r in mine) == sorted(timers) == meta["recorded_steps"]
+        n = len(mine)
+        sums = {k: 0.0 for k in ("step", "compute", "comm", "idle")}
+        for r in mine:
+            t = timers[int(r["step"])]
+            assert 0 < float(r["step_time"]) - t["step_time"] <= PROFILER_STEP_MAX_S, (r, t)
+            assert float(r["compute"]) <= t["compute"], (r, t)
+            parts = float(r["compute"]) + float(r["comm_exposed"]) + float(r["idle"])
+            assert parts == pytest.approx(float(r["step_time"]), abs=1e-9)
+            # A sleep is a gap with no event: all of it is idle time.
+            assert float(r["idle"]) >= t["sleep"]
+            sums["step"] += float(r["step_time"]) - t["step_time"]
+            sums["compute"] += t["compute"] - float(r["compute"])
+            sums["comm"] += abs(t["comm"] - float(r["comm"]))
+            sums["idle"] += float(r["idle"]) - t["sleep"]
+        # On average over the steps: the step time within 0.5 %, the rest within the Python between ops.
+        mean_timer_step = sum(t["step_time"] for t in timers.values()) / n
+        assert sums["step"] / n <= 0.005 * mean_timer_step, (rank, sums)
+        timed = {"compute": sum(t["compute"] for t in timers.values()) / n, "comm": sum(t["comm"] for t in timers.values()) / n,
+                 "idle": 0.0}
+        for key in ("compute", "comm", "idle"):
+            # (plus 1 % of the section: the 96 MiB all-reduce of comm_heavy spends 3.4 ms of its 390 outside the events)
+            assert 0 <= sums[key] / n <= PYTHON_BETWEEN_OPS_S + 0.01 * timed[key], (rank, key, sums[key] / n)
+    if meta["scenario"] == "sleeper":  # the injected sleep itself, as recorded by the loop
+        sleeps = [t["sleep"] for t in meta["timers"][str(meta["sleeper_rank"])]]
+        assert min(sleeps) >= meta["sleep_s"]
 
 
 # ---------------------------------------------------------------------------- executors

@@ -69,6 +69,13 @@ def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) 
         if found is not None:
             return found
     if s.spread < IMBALANCE_SPREAD and s.compute_share < COMPUTE_BOUND_SHARE:
+        comm, stall = float(s.rank_comm.sum()), float(s.rank_stall.sum())
+        if comm + stall > 0 and max(comm, stall) >= 2 * min(comm, stall):
+            what = "communication" if comm > stall else "stalls"
+            return s.diagnosis("none", [], [], f"ranks are even, but only {s.compute_share:.0%} of the step is compute "
+                               f"on every rank, and {what} take{'s' if what == 'communication' else ''} "
+                               f"{max(comm, stall) / (comm + stall):.0%} of the rest: uniform {what} "
+                               f"{'is' if what == 'communication' else 'are'} none of the three families (see the breakdown)")
         return s.diagnosis("none", [], [], f"ranks are even, but only {s.compute_share:.0%} of the step is compute "
                            "on every rank: uniform communication or stalls are none of the three families (see the breakdown)")
     return s.diagnosis("none", [], [], f"no straggler, no imbalance (compute spread {s.spread:.1%}), "

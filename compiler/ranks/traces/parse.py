@@ -29,7 +29,11 @@ from dataclasses import dataclass
 CHUNK = 1 << 20  # bytes read at a time
 WHOLE_LIMIT = 256 * 1024 * 1024  # decompressed bytes parsed in one call; above, in chunks
 MAX_EVENT_CHARS = 64 * 1024 * 1024  # one event (or top-level member) larger than this is refused
-MAX_TRACE_BYTES = 1 << 40  # decompressed bytes of one trace (1 TiB): a guard against a gzip bomb
+MAX_TRACE_BYTES = 1 << 40  # decompressed bytes of one trace (1 TiB): the last guard
+# A gzip bomb: Kineto JSON compresses about 14:1 (the fixtures: 13.0-14.2); a
+# file past BOMB_FLOOR decompressed bytes at more than BOMB_RATIO:1 is not a trace.
+BOMB_FLOOR = 64 * 1024 * 1024
+BOMB_RATIO = 200
 
 
 class TraceError(Exception):
@@ -76,10 +80,27 @@ class _HashingReader:
         self.fh.close()
 
 
-def _open(path: str) -> _HashingReader:
-    """A regular file, opened non-blocking so that a FIFO never hangs the reader."""
+def _open(path: str, beneath: bool = False, allow_hardlinks: bool = False) -> _HashingReader:
+    """A regular file, opened non-blocking so that a FIFO never hangs the reader.
+
+    ``beneath``: ``path`` was found in a folder (its canonical folder joined
+    with the name listed there) and is opened under the rules of a `file`
+    reference (front/files.py): a symlink only while it stays inside the
+    folder, one name unless ``allow_hardlinks``.  A file named on the command
+    line may be a symlink, never into /proc, /sys, /dev or /run.
+    """
+    from effspec.front.files import Refused, in_pseudo_filesystem, open_beneath
+
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+        if beneath:
+            fd, _ = open_beneath(os.path.dirname(path), os.path.basename(path), allow_hardlinks)
+        else:
+            if in_pseudo_filesystem(os.path.realpath(path)) or in_pseudo_filesystem(os.path.abspath(path)):
+                raise Refused("pseudo", "lies in a system pseudo-filesystem; not read")
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+                         | getattr(os, "O_CLOEXEC", 0))
+    except Refused as exc:
+        raise TraceError("EFF020", _refusal(exc, os.path.dirname(path)), _REFUSAL_HELP.get(exc.reason, "")) from None
     except OSError as exc:
         raise TraceError("EFF020", f"cannot be read: {exc.strerror or exc}") from None
     mode = os.fstat(fd).st_mode
@@ -89,9 +110,28 @@ def _open(path: str) -> _HashingReader:
     return _HashingReader(fd)
 
 
-def _chunks(path: str, source: Source, limit: int) -> Iterator[bytes]:
+_REFUSAL_HELP = {
+    "outside": "copy the trace into the folder, or name it on the command line",
+    "hardlink": "--allow-hardlinks reads it (only for folders you trust)",
+}
+
+
+def _refusal(exc: Exception, folder: str) -> str:
+    reason = getattr(exc, "reason", "")
+    target = getattr(exc, "target", None)
+    if reason == "outside" and target is not None:
+        return f"is a symlink to {target}, outside its folder {folder}; not read"
+    if reason == "pseudo" and target is not None:
+        return f"is a symlink to {target}, a system pseudo-filesystem; not read"
+    if reason == "hardlink":
+        return f"is a hard link (one file with {getattr(exc, 'names', 2)} names, which may lie outside {folder}); not read"
+    text = getattr(exc, "strerror", None) or str(exc)
+    return text if text.endswith("not read") else f"{text}; not read"
+
+
+def _chunks(path: str, source: Source, limit: int, beneath: bool = False, allow_hardlinks: bool = False) -> Iterator[bytes]:
     """The decompressed bytes of ``path`` in chunks; fills ``source`` when the file is read to its end."""
-    raw = _open(path)
+    raw = _open(path, beneath, allow_hardlinks)
     try:
         head = raw.read(2)
         source.gzip = head == b"\x1f\x8b"
@@ -112,6 +152,10 @@ def _chunks(path: str, source: Source, limit: int) -> Iterator[bytes]:
             if not chunk:
                 break
             total += len(chunk)
+            if source.gzip and total > BOMB_FLOOR and total > BOMB_RATIO * raw.count:
+                raise TraceError("EFF030", f"a gzip bomb: {raw.count:,} compressed bytes have already expanded to "
+                                 f"{total:,} (more than {BOMB_RATIO}:1; a profiler trace compresses about 14:1)",
+                                 "this is not a profiler trace; nothing more of it is read")
             if total > limit:
                 raise TraceError("EFF030", f"decompresses to more than {limit:,} bytes; the limit is {limit:,}",
                                  "split the profile (fewer steps per trace), or raise --max-trace-bytes")
@@ -160,12 +204,13 @@ def _loads(data: bytes, source: Source):
         raise TraceError("EFF003", f"invalid JSON: {exc}", "the trace must be one JSON object") from None
 
 
-def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES):
+def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
+               allow_hardlinks: bool = False):
     """``(top, events, source)``: the top-level members but ``traceEvents``, an
     iterator over the events, and the file's identity (complete once the
     events are exhausted)."""
     source = Source()
-    chunks = _chunks(path, source, max_bytes)
+    chunks = _chunks(path, source, max_bytes, beneath, allow_hardlinks)
     head: list[bytes] = []
     size = 0
     for chunk in chunks:
