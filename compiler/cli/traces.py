@@ -33,6 +33,8 @@ def add_parser(sub) -> None:
                    help="parse traces larger than this (decompressed) in chunks (default 256 MiB)")
     t.add_argument("--max-trace-bytes", type=int, default=None, metavar="BYTES",
                    help="refuse a trace that decompresses to more (default 1 TiB)")
+    t.add_argument("--allow-hardlinks", action="store_true",
+                   help="read traces in a folder that are hard links (only for folders you trust)")
     t.set_defaults(func=cmd_traces)
 
 
@@ -58,11 +60,11 @@ def cmd_traces(args: argparse.Namespace) -> int:
         raise ToolError("no trace files given")
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
-                          args.max_trace_bytes or defaults.max_bytes)
+                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
     executor = run.choose_executor(args.executor, len(items), args.jobs, args.scheduler, args.scheduler_file)
     if executor == "dask" and not run.dask_available():
         raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")
-    progress = run.Progress(len(items), sum(run._size(p) for p, _ in items))
+    progress = run.Progress(len(items), sum(run._size(item.path) for item in items))
     try:
         results = run.run_map(items, options, executor, args.jobs, args.scheduler, args.scheduler_file, progress)
     except OSError as exc:  # a scheduler that cannot be reached, a pool that cannot start

@@ -38,7 +38,8 @@ class Problem:
 
 def quote_name(name: str) -> str:
     """A file name in a provenance line: one token, printable ASCII, reversible."""
-    return quote(name, safe="/._-+@:,~")
+    # Undecodable bytes of a file name (lone surrogates) are written as the bytes they were.
+    return quote(name.encode("utf-8", "surrogateescape"), safe="/._-+@:,~")
 
 
 def ranges(values: list[int]) -> str:

@@ -38,7 +38,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from effspec.ranks.traces.parse import WHOLE_LIMIT, TraceError, read_trace
+from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, TraceError, read_trace
 
 _STEP = re.compile(r"ProfilerStep#(\d{1,18})\Z")
 _NODE_SAFE = re.compile(r"[A-Za-z0-9._:@+\-]")
@@ -197,12 +197,13 @@ def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
 
 
 def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
-                 whole_limit: int = WHOLE_LIMIT, max_bytes: int | None = None) -> TraceSummary:
-    """Read and reduce one trace file; TraceError on any problem."""
+                 whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
+                 allow_hardlinks: bool = False) -> TraceSummary:
+    """Read and reduce one trace file; TraceError on any problem.  ``beneath``:
+    ``path`` was listed in a folder and is opened beneath it (parse._open)."""
     import numpy as np
 
-    kwargs = {"whole_limit": whole_limit} if max_bytes is None else {"whole_limit": whole_limit, "max_bytes": max_bytes}
-    top, events, source = read_trace(path, **kwargs)
+    top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
     c = _Collector()
     c.add(events)
     rank, world = _rank(top)

@@ -26,6 +26,18 @@ class Options:
     ranks_per_node: int | None = None
     whole_limit: int = WHOLE_LIMIT
     max_bytes: int = MAX_TRACE_BYTES
+    allow_hardlinks: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    """One trace to reduce: the path opened, the name shown and recorded, and
+    whether it was found in a folder (then ``path`` is the folder's canonical
+    path joined with the listed name, opened beneath the folder)."""
+
+    path: str
+    shown: str
+    beneath: bool = False
 
 
 @dataclass(frozen=True)
@@ -38,45 +50,48 @@ class Failure:
     column: int = 0
 
 
-def discover(paths: list[str]) -> tuple[list[tuple[str, str]], list[Failure]]:
-    """``(path, shown name)`` of every trace: files as given, a folder's
-    ``*.json`` / ``*.json.gz`` children (not recursive), sorted by name."""
-    found: list[tuple[str, str]] = []
+def discover(paths: list[str]) -> tuple[list[Item], list[Failure]]:
+    """Every trace: files as given, a folder's ``*.json`` / ``*.json.gz``
+    entries (not recursive; anything else with those names, a symlink
+    leading outside or a FIFO, is refused when it is opened), sorted by name."""
+    found: list[Item] = []
     problems: list[Failure] = []
     for arg in paths:
         if os.path.isdir(arg):
             try:
-                names = sorted(os.listdir(arg))
+                names = sorted(n for n in os.listdir(arg) if n.endswith(SUFFIXES))
             except OSError as exc:
                 problems.append(Failure(arg, "EFF020", f"the folder cannot be read: {exc.strerror or exc}"))
                 continue
-            children = [os.path.join(arg, n) for n in names if n.endswith(SUFFIXES)]
-            children = [p for p in children if os.path.isfile(p)]
+            real = os.path.realpath(arg)
+            children = [Item(os.path.join(real, n), os.path.join(arg, n), True) for n in names
+                        if not os.path.isdir(os.path.join(real, n))]
             if not children:
                 problems.append(Failure(arg, "EFF020", "the folder holds no .json or .json.gz trace"))
-            found += [(p, p) for p in children]
-        elif os.path.exists(arg):
-            found.append((arg, arg))
+            found += children
+        elif os.path.lexists(arg):
+            found.append(Item(arg, arg))
         else:
             problems.append(Failure(arg, "EFF020", "no such file or folder"))
     seen: set[str] = set()
     unique = []
-    for path, shown in found:
-        key = os.path.realpath(path)
+    for item in found:
+        key = os.path.realpath(item.path)
         if key not in seen:
             seen.add(key)
-            unique.append((path, shown))
+            unique.append(item)
     return unique, problems
 
 
-def reduce_one(path: str, shown: str, options: Options) -> TraceSummary | Failure:
+def reduce_one(item: Item, options: Options) -> TraceSummary | Failure:
     """One file, never raising for a bad file (the worker's entry point)."""
     try:
-        return reduce_trace(path, shown, options.ranks_per_node, options.whole_limit, options.max_bytes)
+        return reduce_trace(item.path, item.shown, options.ranks_per_node, options.whole_limit, options.max_bytes,
+                            item.beneath, options.allow_hardlinks)
     except TraceError as exc:
-        return Failure(shown, exc.code, exc.message, exc.help, exc.line, exc.column)
+        return Failure(item.shown, exc.code, exc.message, exc.help, exc.line, exc.column)
     except MemoryError:
-        return Failure(shown, "EFF030", "the trace does not fit in this worker's memory",
+        return Failure(item.shown, "EFF030", "the trace does not fit in this worker's memory",
                        "lower --stream-above so that large traces are read in chunks")
 
 
@@ -145,17 +160,17 @@ def choose_executor(executor: str, files: int, jobs: int | None, scheduler: str 
     return "dask" if dask_available() else "processes"
 
 
-def run_map(items: list[tuple[str, str]], options: Options, executor: str = "serial", jobs: int | None = None,
+def run_map(items: list[Item], options: Options, executor: str = "serial", jobs: int | None = None,
             scheduler: str | None = None, scheduler_file: str | None = None,
             progress: Progress | None = None) -> list[TraceSummary | Failure]:
     """Reduce every ``(path, shown)``; results in input order."""
-    progress = progress or Progress(len(items), sum(_size(p) for p, _ in items), enabled=False)
-    sizes = [_size(p) for p, _ in items]
+    sizes = [_size(item.path) for item in items]
+    progress = progress or Progress(len(items), sum(sizes), enabled=False)
     results: list[TraceSummary | Failure | None] = [None] * len(items)
     try:
         if executor == "serial":
-            for i, (path, shown) in enumerate(items):
-                results[i] = reduce_one(path, shown, options)
+            for i, item in enumerate(items):
+                results[i] = reduce_one(item, options)
                 progress.update(sizes[i])
         elif executor == "processes":
             _processes(items, options, jobs, results, sizes, progress)
@@ -173,7 +188,7 @@ def _processes(items, options, jobs, results, sizes, progress) -> None:
 
     workers = max(1, min(jobs or os.cpu_count() or 1, len(items)))
     with ProcessPoolExecutor(max_workers=workers) as pool:
-        futures = {pool.submit(reduce_one, path, shown, options): i for i, (path, shown) in enumerate(items)}
+        futures = {pool.submit(reduce_one, item, options): i for i, item in enumerate(items)}
         for future in as_completed(futures):
             i = futures[future]
             results[i] = future.result()
@@ -194,8 +209,9 @@ def _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progr
         cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
         client = Client(cluster)
     try:
-        paths = [os.path.abspath(p) for p, _ in items] if cluster is not None else [p for p, _ in items]
-        futures = client.map(reduce_one, paths, [s for _, s in items], [options] * len(items), pure=False)
+        if cluster is not None:  # local workers may run in another folder: absolute paths
+            items = [Item(os.path.abspath(i.path), i.shown, i.beneath) for i in items]
+        futures = client.map(reduce_one, items, [options] * len(items), pure=False)
         index = {f.key: i for i, f in enumerate(futures)}
         for future in as_completed(futures):
             i = index[future.key]
