@@ -566,8 +566,9 @@ def test_a_trace_over_the_size_limit_is_refused(tmp_path):
 def test_a_large_trace_is_streamed_in_bounded_memory(tmp_path):
     """A generated 50 MB trace, parsed in chunks (the limit lowered from 256 MiB
     to 1 MiB, standing in for a 2 GB trace): the peak is the per-event arrays
-    and the sweep's temporaries (about 180 bytes an event), below half the
-    JSON's size, never the parsed document; the figures are exact."""
+    and the sweep's temporaries (about 175 bytes an event: 0.40 of this JSON's
+    size), never the parsed document (Python dicts of these events take about
+    three times the JSON); the figures are exact."""
     import tracemalloc
 
     from effspec.ranks.traces.reduce import reduce_trace
@@ -595,7 +596,7 @@ def test_a_large_trace_is_streamed_in_bounded_memory(tmp_path):
     peak = tracemalloc.get_traced_memory()[1]
     tracemalloc.stop()
     assert summary.parser == "chunked" and summary.events == steps * (ops_per_step + 1) + 1
-    assert peak < size / 2, (peak, size)
+    assert peak < 0.6 * size, (peak, size)
     # 60,000 µs of ops in each 100,000 µs step, the rest idle.
     assert [(r.step, r.step_time, r.compute, r.idle) for r in summary.rows] == [
         (0, 100_000.0, 60_000.0, 40_000.0), (1, 100_000.0, 60_000.0, 40_000.0)]
