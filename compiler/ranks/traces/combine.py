@@ -44,20 +44,52 @@ def quote_name(name: str) -> str:
 
 def ranges(values: list[int]) -> str:
     """``[0, 1, 2, 5]`` as ``0..2,5``."""
-    out: list[str] = []
-    values = sorted(values)
-    i = 0
-    while i < len(values):
-        j = i
-        while j + 1 < len(values) and values[j + 1] == values[j] + 1:
-            j += 1
-        out.append(str(values[i]) if i == j else f"{values[i]}..{values[j]}")
-        i = j + 1
-    return ",".join(out)
+    return _spans(_runs(sorted(values)))
 
 
-def check(summaries: list[TraceSummary], partial: bool) -> tuple[list[Problem], list[int], int]:
-    """The problems of the set, the missing ranks, and the world size."""
+def _runs(values: list[int]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for v in values:
+        if out and v == out[-1][1] + 1:
+            out[-1] = (out[-1][0], v)
+        else:
+            out.append((v, v))
+    return out
+
+
+def _spans(runs: list[tuple[int, int]], limit: int | None = None) -> str:
+    """``[(0, 2), (5, 5)]`` as ``0..2,5``; past ``limit`` characters, cut at a comma with ``,…``."""
+    parts: list[str] = []
+    size = 0
+    for a, b in runs:
+        part = str(a) if a == b else f"{a}..{b}"
+        if limit is not None and parts and size + len(part) + 1 > limit:
+            return ",".join(parts) + ",…"
+        parts.append(part)
+        size += len(part) + 1
+    return ",".join(parts)
+
+
+def gaps(present: list[int], world: int) -> list[tuple[int, int]]:
+    """The runs of 0..world−1 with no trace, found from the ranks present
+    (never by listing a world of millions rank by rank)."""
+    out: list[tuple[int, int]] = []
+    expected = 0
+    for r in sorted(present):
+        if r > expected:
+            out.append((expected, r - 1))
+        expected = r + 1
+    if expected < world:
+        out.append((expected, world - 1))
+    return out
+
+
+def count(runs: list[tuple[int, int]]) -> int:
+    return sum(b - a + 1 for a, b in runs)
+
+
+def check(summaries: list[TraceSummary], partial: bool) -> tuple[list[Problem], list[tuple[int, int]], int]:
+    """The problems of the set, the missing ranks (as runs), and the world size."""
     problems: list[Problem] = []
     by_rank: dict[int, TraceSummary] = {}
     for s in summaries:
@@ -70,19 +102,16 @@ def check(summaries: list[TraceSummary], partial: bool) -> tuple[list[Problem], 
     worlds = sorted({s.world_size for s in summaries if s.world_size is not None})
     if len(worlds) > 1:
         problems.append(Problem("EFF003", "error", "the traces disagree on the world size: "
-                                + ", ".join(str(w) for w in worlds), "reduce one run's traces at a time"))
+                                + ", ".join(str(w) for w in worlds[:10]) + (", …" if len(worlds) > 10 else ""),
+                                "reduce one run's traces at a time"))
     world = max([*worlds, max(by_rank) + 1]) if by_rank else 0
-    missing = [r for r in range(world) if r not in by_rank] if world <= 10_000_000 else []
+    missing = gaps(list(by_rank), world)
     if missing and not partial:
-        problems.append(Problem("EFF003", "error", f"{len(missing):,} of ranks 0..{world - 1} have no trace: {_short(missing)}",
+        problems.append(Problem("EFF003", "error", f"{count(missing):,} of ranks 0..{world - 1} have no trace: "
+                                f"{_spans(missing, 200)}",
                                 "pass every rank's trace, or --partial to reduce a sample (the missing ranks are recorded)"))
     problems += _skew(summaries)
     return problems, missing, world
-
-
-def _short(missing: list[int]) -> str:
-    text = ranges(missing)
-    return text if len(text) <= 200 else text[:200].rsplit(",", 1)[0] + ",…"
 
 
 def _skew(summaries: list[TraceSummary]) -> list[Problem]:
@@ -123,7 +152,17 @@ def _s(us: float) -> str:
     return repr(us / 1e6)
 
 
-def to_csv(summaries: list[TraceSummary], missing: list[int], world: int, problems: list[Problem]) -> str:
+MISSING_CHARS = 1000  # the missing ranks in the provenance line, then `,…` (their count is always there)
+
+
+def _missing(missing: list[tuple[int, int]]) -> str:
+    if not missing:
+        return ""
+    text = _spans(missing, MISSING_CHARS)
+    return f" partial=yes missing={text}" + (f" missing_count={count(missing)}" if text.endswith(",…") else "")
+
+
+def to_csv(summaries: list[TraceSummary], missing: list[tuple[int, int]], world: int, problems: list[Problem]) -> str:
     """The table with its provenance, deterministic for a given set of files (in any order)."""
     summaries = sorted(summaries, key=lambda s: (s.rank, s.file))
     steps = sorted({r.step for s in summaries for r in s.rows})
@@ -131,7 +170,7 @@ def to_csv(summaries: list[TraceSummary], missing: list[int], world: int, proble
     lines = [f"# {METHOD}: method=spec/traces.md files={len(summaries)} ranks={len(summaries)} world_size={world} "
              f"steps={ranges(steps) if len(steps) < 1000 else f'{steps[0]}..{steps[-1]}'} kind={kinds} "
              f"bytes={sum(s.bytes for s in summaries)}"
-             + (f" partial=yes missing={ranges(missing)}" if missing else "")]
+             + _missing(missing)]
     for s in summaries:
         lines.append(f"# {METHOD}: file={quote_name(s.file)} bytes={s.bytes} sha256={s.sha256} rank={s.rank} "
                      f"node={s.node} node_from={s.node_source} kind={s.kind} steps={len(s.rows)} events={s.events}"

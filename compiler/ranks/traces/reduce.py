@@ -95,8 +95,11 @@ def node_name(raw: str) -> str:
     return out
 
 
+MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration is not a clock reading
+
+
 def _number(v: Any) -> bool:
-    return (type(v) is float and math.isfinite(v)) or type(v) is int
+    return (type(v) is float or type(v) is int) and -MAX_TIME_US < v < MAX_TIME_US  # (NaN compares false)
 
 
 class _Collector:
@@ -184,7 +187,12 @@ def _rank(top: dict) -> tuple[int, int | None]:
         raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
                          "profile after torch.distributed.init_process_group, which records the rank in the trace")
     world = info.get("world_size")
-    return rank, world if type(world) is int and world > 0 else None
+    if type(world) is int and not 0 < world <= 2**31:
+        raise TraceError("EFF003", f"`distributedInfo.world_size` is {world if abs(world) < 10**12 else 'huge'}: "
+                         "not a world size (1 to 2,147,483,648 ranks)", "the trace was edited or is not torch's")
+    if type(world) is int and rank >= world:
+        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks")
+    return rank, world if type(world) is int else None
 
 
 def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
@@ -219,7 +227,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         seen[n] = 1
     base = math.floor(c.steps[0][1])
     base_ns = top.get("baseTimeNanoseconds")
-    offset = base_ns / 1000.0 if type(base_ns) is int else 0.0
+    offset = base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0
     if len(c.dev_ts):
         kind, rows = "gpu", _gpu_rows(np, c, base)
     else:
