@@ -682,3 +682,135 @@ def test_dask_attaches_to_a_running_scheduler(tmp_path, monkeypatch):
         status, err = run_traces(folder, "-o", by_env, "--executor", "dask")
         assert status == 0 and "(dask)" in err, err
     assert by_flag.read_bytes() == by_file.read_bytes() == by_env.read_bytes() == serial.read_bytes()
+
+
+# ---------------------------------------------------------------------------- hostile files and names
+
+
+def _folder_with(tmp_path: Path, name: str = "traces") -> Path:
+    folder = tmp_path / name
+    folder.mkdir()
+    _write_trace(folder / "rank-0.json", _cpu_events(), rank=0, world=2)
+    return folder
+
+
+def test_a_symlink_in_a_folder_is_not_followed_outside(tmp_path):
+    folder = _folder_with(tmp_path)
+    outside = _write_trace(tmp_path / "elsewhere.json", _cpu_events(), rank=1, world=2)
+    os.symlink(outside, folder / "rank-1.json")
+    err = _expect_error(tmp_path, [folder], "EFF020",
+                        f"is a symlink to {outside}, outside its folder {folder.resolve()}; not read")
+    assert f"--> {folder}/rank-1.json\n" in err
+    # Named on the command line, the same file is read: the user chose it.
+    status, err = run_traces(folder / "rank-0.json", outside, "-o", tmp_path / "named.csv")
+    assert status == 0, err
+
+
+def test_a_symlink_that_stays_inside_the_folder_is_read(tmp_path):
+    folder = _folder_with(tmp_path)
+    (folder / "real").mkdir()
+    _write_trace(folder / "real" / "r1.json", _cpu_events(), rank=1, world=2)
+    os.symlink("real/r1.json", folder / "rank-1.json")
+    status, err = run_traces(folder, "-o", tmp_path / "r.csv")
+    assert status == 0, err
+    assert [r["rank"] for r in read_table(tmp_path / "r.csv")[1]] == ["0", "0", "0", "1", "1", "1"]
+
+
+def test_a_hard_link_in_a_folder_needs_allow_hardlinks(tmp_path):
+    folder = _folder_with(tmp_path)
+    other = _write_trace(tmp_path / "other.json", _cpu_events(), rank=1, world=2)
+    os.link(other, folder / "rank-1.json")
+    _expect_error(tmp_path, [folder], "EFF020", "is a hard link (one file with 2 names")
+    status, err = run_traces(folder, "-o", tmp_path / "r.csv", "--allow-hardlinks")
+    assert status == 0, err
+
+
+def test_a_pseudo_filesystem_file_is_not_read(tmp_path):
+    _expect_error(tmp_path, ["/proc/self/status"], "EFF020", "lies in a system pseudo-filesystem; not read")
+
+
+def test_an_undecodable_file_name_is_shown_escaped_and_recorded_as_its_bytes(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    raw = os.fsencode(str(folder)) + b"/rank-\xff\x1b[2J.json"
+    with open(raw, "wb") as fh:
+        fh.write(json.dumps({"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": _cpu_events()}).encode())
+    out = tmp_path / "r.csv"
+    status, err = run_traces(folder, "-o", out)
+    assert status == 0, err
+    comments, _ = read_table(out)
+    assert comments[1].startswith(f"# effspec-traces 1: file={folder}/rank-%FF%1B%5B2J.json bytes=")
+    # In a diagnostic, the name is escaped: no byte of it reaches the terminal raw.
+    with open(raw, "wb") as fh:
+        fh.write(b"{")
+    status, err = run_traces(folder, "-o", out)
+    assert status == 1 and "\x1b" not in err
+    assert f"--> {folder}/rank-\\udcff\\x1b[2J.json" in err
+
+
+@pytest.mark.parametrize("content, message, place", [
+    (b'{"traceEvents": [\n{"ph": "X", "name": "caf\xe9"}]}', "invalid JSON: not UTF-8 (invalid continuation byte)", ":2:25"),
+    (b'{"traceEvents": [' + b"[" * 100_000 + b"]" * 100_000 + b"]}", "invalid JSON: nested too deeply", ""),
+    (b'{"traceEvents": [{"ts": NaN}]}', "invalid JSON: `NaN` is not JSON", ""),
+    (b'\xef\xbb\xbf\x00\x00', "invalid JSON", ""),
+])
+@pytest.mark.parametrize("chunked", [False, True])
+def test_bad_bytes_and_deep_nesting_are_coded_errors(tmp_path, content, message, place, chunked):
+    """The whole-file and the chunked parser say the same; where the bytes are not UTF-8, both say where."""
+    bad = tmp_path / "bad.json"
+    bad.write_bytes(content)
+    args = [bad, "--stream-above", "16"] if chunked else [bad]
+    err = _expect_error(tmp_path, args, "EFF003", message)
+    if place:  # line 2, column 25: after the 24 characters `{"ph": "X", "name": "caf`
+        assert f"--> {bad}{place}\n" in err
+
+
+def test_a_gzip_bomb_is_stopped_early(tmp_path, monkeypatch):
+    from effspec.ranks.traces import parse
+
+    monkeypatch.setattr(parse, "BOMB_FLOOR", 1 << 20)
+    bomb = tmp_path / "bomb.json.gz"
+    # 8 MiB of blanks inside the events list compress about 1000:1.
+    bomb.write_bytes(gzip.compress(b'{"traceEvents": [' + b" " * (8 << 20) + b"]}", mtime=0))
+    err = _expect_error(tmp_path, [bomb], "EFF030", "a gzip bomb:")
+    assert "more than 200:1; a profiler trace compresses about 14:1" in err
+
+
+def test_one_giant_event_is_refused_in_chunked_reading(tmp_path, monkeypatch):
+    from effspec.ranks.traces import parse
+
+    monkeypatch.setattr(parse, "MAX_EVENT_CHARS", 1 << 16)
+    big = tmp_path / "big.json"
+    big.write_text('{"traceEvents": [{"name": "' + "x" * (2 << 20) + '"}]}')  # past one 1 MiB chunk
+    _expect_error(tmp_path, [big, "--stream-above", "1024"], "EFF030", "one trace event is larger than 65,536 characters")
+
+
+@pytest.mark.parametrize("info, message", [
+    ({"rank": 0, "world_size": 10**30}, "`distributedInfo.world_size` is huge: not a world size"),
+    ({"rank": 5, "world_size": 4}, "`distributedInfo.rank` 5 is outside its world of 4 ranks"),
+    ({"rank": -1, "world_size": 4}, "no `distributedInfo.rank`"),
+    ({"rank": "0", "world_size": 4}, "no `distributedInfo.rank`"),
+])
+def test_hostile_distributed_info(tmp_path, info, message):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps({"distributedInfo": info, "traceEvents": _cpu_events()}))
+    _expect_error(tmp_path, [path], "EFF003", message)
+
+
+def test_hostile_event_fields_are_skipped_and_counted(tmp_path):
+    events = _cpu_events(steps=2)
+    events += [
+        {"ph": "X", "cat": "cpu_op", "name": "aten::huge", "pid": 1, "tid": 1, "ts": 1e300, "dur": 1e300},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::neg", "pid": 1, "tid": 1, "ts": 1000.0, "dur": -5.0},
+        {"ph": "X", "cat": "cpu_op", "name": "aten::odd", "pid": [1], "tid": {"a": 1}, "ts": 1001.0, "dur": 2.0},
+        {"ph": "X", "cat": "cpu_op", "name": ["aten::list"], "pid": 1, "tid": 1, "ts": 1001.0, "dur": 2.0},
+        "not an event", 17, None,
+    ]
+    path = _write_trace(tmp_path / "t.json", events, base_ns=10**400)
+    status, err = run_traces(path, "-o", tmp_path / "r.csv")
+    assert status == 0, err
+    comments, rows = read_table(tmp_path / "r.csv")
+    # 9 events of the hand-made trace and 7 more; the huge, negative and unnamed ops are
+    # skipped (3); the odd thread is a thread of its own, not the main one.
+    assert comments[1].endswith("events=16 skipped=3")
+    assert [r["compute"] for r in rows] == ["5.975e-05", "5.975e-05"]  # as in the hand-made trace above

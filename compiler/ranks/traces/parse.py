@@ -200,8 +200,20 @@ def _loads(data: bytes, source: Source):
     except json.JSONDecodeError as exc:
         raise TraceError("EFF003", f"invalid JSON: {exc.msg}", "the trace must be one JSON object",
                          exc.lineno, exc.colno) from None
-    except (ValueError, RecursionError) as exc:  # NaN/Infinity, bad UTF-8, nesting too deep
+    except UnicodeDecodeError as exc:
+        line, column = _position(data, exc.start)
+        raise TraceError("EFF003", f"invalid JSON: not UTF-8 ({exc.reason})", "the trace must be one JSON object",
+                         line, column) from None
+    except RecursionError:
+        raise TraceError("EFF003", "invalid JSON: nested too deeply", "the trace must be one JSON object") from None
+    except ValueError as exc:  # NaN/Infinity
         raise TraceError("EFF003", f"invalid JSON: {exc}", "the trace must be one JSON object") from None
+
+
+def _position(data: bytes, offset: int) -> tuple[int, int]:
+    """1-based line and character column of a byte offset."""
+    start = data.rfind(b"\n", 0, offset) + 1
+    return data.count(b"\n", 0, offset) + 1, len(data[start:offset].decode("utf-8", "replace")) + 1
 
 
 def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
@@ -257,14 +269,16 @@ class _Stream:
     def _more(self) -> bool:
         if self.eof:
             return False
+        chunk = b""
         try:
             chunk = next(self.chunks)
             text = self.decoder.decode(chunk)
         except StopIteration:
             self.eof = True
             text = self.decoder.decode(b"", final=True)
-        except UnicodeDecodeError as exc:
-            raise self._error(f"invalid JSON: not UTF-8 ({exc.reason})", len(self.buf)) from None
+        except UnicodeDecodeError as exc:  # placed after the chunk's good bytes
+            good = chunk[: max(exc.start, 0)].decode("utf-8", "replace")
+            raise self._error(f"invalid JSON: not UTF-8 ({exc.reason})", len(self.buf) + len(good), good) from None
         if self.pos > CHUNK and self.pos > len(self.buf) // 2:  # drop what has been consumed
             dropped = self.buf[: self.pos]
             newlines = dropped.count("\n")
@@ -277,8 +291,8 @@ class _Stream:
         self.buf += text
         return bool(text) or not self.eof
 
-    def _error(self, message: str, at: int) -> TraceError:
-        before = self.buf[:at]
+    def _error(self, message: str, at: int, pending: str = "") -> TraceError:
+        before = (self.buf + pending)[:at]
         newlines = before.count("\n")
         line = self.line_base + newlines
         start = before.rfind("\n") + 1 if newlines else self.line_start
@@ -314,6 +328,8 @@ class _Stream:
                 raise self._error(f"invalid JSON: {exc.msg}", exc.pos) from None
             except RecursionError:
                 raise self._error("invalid JSON: nested too deeply", self.pos) from None
+            except ValueError as exc:  # NaN, Infinity (parse_constant)
+                raise self._error(f"invalid JSON: {exc}", self.pos) from None
             # A number at the end of the buffer may continue in the next chunk.
             if end == len(self.buf) and not self.eof and self._more():
                 continue
