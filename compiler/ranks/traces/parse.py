@@ -191,10 +191,13 @@ def _loads(data: bytes, source: Source):
         import orjson
     except ImportError:
         orjson = None
-    try:
-        if orjson is not None:
+    if orjson is not None:
+        try:
             source.parser = "orjson"
             return orjson.loads(data)
+        except orjson.JSONDecodeError:
+            pass  # parsed again below, so that the diagnostic is the same with or without orjson
+    try:
         source.parser = "json"
         return json.loads(data, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
