@@ -23,6 +23,7 @@ import os
 import shutil
 import subprocess
 import sys
+import textwrap
 from pathlib import Path
 
 import pytest
@@ -814,3 +815,32 @@ def test_hostile_event_fields_are_skipped_and_counted(tmp_path):
     # skipped (3); the odd thread is a thread of its own, not the main one.
     assert comments[1].endswith("events=16 skipped=3")
     assert [r["compute"] for r in rows] == ["5.975e-05", "5.975e-05"]  # as in the hand-made trace above
+
+
+# ---------------------------------------------------------------------------- the README's workflow
+
+
+def test_the_readme_workflow_runs_as_written(tmp_path):
+    """README "From profiler traces to the per-rank diagnosis": its commands and
+    its spec, run as written (from the repository root, the spec beside the CSV)."""
+    readme = (HERE.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## From profiler traces to the per-rank diagnosis", 1)[1].split("\n## ", 1)[0]
+    blocks = [b.split("\n", 1)[1].rsplit("```", 1)[0] for b in section.split("```")[1::2]]
+    sh = [line.strip() for b in blocks for line in b.splitlines() if line.strip().startswith("effspec ")]
+    spec = next(b for b in blocks if b.lstrip().startswith("eff 1"))
+    assert sh == ["effspec traces tests/fixtures/traces/cpu/straggler/traces -o ranks.csv",
+                  "effspec check run.eff --format json", "effspec report run.eff -o run.html"]
+    effspec = [sys.executable, "-m", "effspec"]
+    traces = sh[0].split()[1:]
+    traces[traces.index("ranks.csv")] = str(tmp_path / "ranks.csv")
+    done = subprocess.run([*effspec, *traces, "-j", "1"], cwd=HERE.parent, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    (tmp_path / "run.eff").write_text(textwrap.dedent(spec), encoding="utf-8")
+    done = subprocess.run([*effspec, *sh[1].split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    diagnosis = json.loads(done.stdout)["runs"]["traced"]["diagnosis"]
+    assert (diagnosis["family"], diagnosis["ranks"]) == ("straggler", [2])
+    done = subprocess.run([*effspec, *sh[2].split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    html = (tmp_path / "run.html").read_text(encoding="utf-8")
+    assert "<caption>Provenance</caption>" in html and "tests/fixtures/traces/cpu/straggler/traces/rank-2.json.gz" in html
