@@ -844,3 +844,17 @@ def test_the_readme_workflow_runs_as_written(tmp_path):
     assert done.returncode == 0, done.stderr
     html = (tmp_path / "run.html").read_text(encoding="utf-8")
     assert "<caption>Provenance</caption>" in html and "tests/fixtures/traces/cpu/straggler/traces/rank-2.json.gz" in html
+
+
+def test_a_2_gib_trace_of_garbage_fails_at_its_first_bad_byte(tmp_path):
+    """A 2 GiB file (sparse: no disk used) whose events are NUL bytes: the
+    chunked reader stops at the first one, with its place, without reading
+    the 2 GiB or holding more than the first 256 MiB (the whole-parse limit)."""
+    big = tmp_path / "rank-0.json"
+    head = b'{"distributedInfo": {"rank": 0, "world_size": 1},\n "traceEvents": [\n  '
+    with big.open("wb") as fh:
+        fh.write(head)
+        fh.truncate(2 << 30)
+    assert big.stat().st_size == 2 << 30
+    err = _expect_error(tmp_path, [big], "EFF003", "invalid JSON: Expecting value")
+    assert f"--> {big}:3:3\n" in err  # line 3, after its two blanks

@@ -253,6 +253,7 @@ def _chain(head: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
 
 
 _WS = " \t\n\r"
+_TAIL = 32  # characters: longer than any number or keyword a chunk boundary can cut
 
 
 class _Stream:
@@ -323,6 +324,11 @@ class _Stream:
             try:
                 value, end = self.json.raw_decode(self.buf, self.pos)
             except json.JSONDecodeError as exc:
+                # Only an error at the buffer's end (a number or keyword cut by the chunk)
+                # or an unterminated string may be mended by reading on; any other is final.
+                cut_short = exc.pos >= len(self.buf) - _TAIL or exc.msg.startswith("Unterminated string")
+                if not cut_short:
+                    raise self._error(f"invalid JSON: {exc.msg}", exc.pos) from None
                 if len(self.buf) - self.pos > MAX_EVENT_CHARS:
                     raise TraceError("EFF030", f"one trace event is larger than {MAX_EVENT_CHARS:,} characters",
                                      "a Kineto event is a few hundred bytes: this is not a profiler trace") from None
