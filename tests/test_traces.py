@@ -858,3 +858,16 @@ def test_a_2_gib_trace_of_garbage_fails_at_its_first_bad_byte(tmp_path):
     assert big.stat().st_size == 2 << 30
     err = _expect_error(tmp_path, [big], "EFF003", "invalid JSON: Expecting value")
     assert f"--> {big}:3:3\n" in err  # line 3, after its two blanks
+
+
+def test_without_the_scale_extra_a_process_pool_is_used_and_dask_is_asked_for(tmp_path, monkeypatch, capsys):
+    from effspec.ranks.traces import run
+
+    monkeypatch.setattr(run, "dask_available", lambda: False)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    status, err = run_traces(CPU / "uniform" / "traces", "-o", tmp_path / "r.csv", "-j", "2")
+    assert status == 0 and "4 traces (processes), 32 rows" in err, err
+    assert main(["traces", str(CPU / "uniform" / "traces"), "-o", str(tmp_path / "d.csv"),
+                 "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "--executor dask needs dask.distributed: pip install 'effspec[scale]'" in capsys.readouterr().err
+    assert not (tmp_path / "d.csv").exists()
