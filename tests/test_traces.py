@@ -871,3 +871,40 @@ def test_without_the_scale_extra_a_process_pool_is_used_and_dask_is_asked_for(tm
                  "--scheduler", "tcp://127.0.0.1:1"]) == 2
     assert "--executor dask needs dask.distributed: pip install 'effspec[scale]'" in capsys.readouterr().err
     assert not (tmp_path / "d.csv").exists()
+
+
+def test_a_hand_made_gpu_trace_reduces_to_hand_derived_figures(tmp_path):
+    """Two steps, at a real Kineto magnitude (µs since boot, with a half µs).
+
+    Launches (cuda_runtime, by correlation): 1, 2, 3 in step 1 = [0, 100); 4, 5 in step 2 = [100, 200).
+    Device: 1 gemm [50, 80); 2 ncclAllReduce [70, 120); 3 memcpy [125, 130); 4 gemm [140, 150);
+    5 ncclKernel_AllGather [145, 170).
+
+    Step 1's window: its first device event's start to its last one's end, [50, 130) = 80 µs:
+    compute [50, 80) = 30; comm [70, 120) = 50, exposed [80, 120) = 40; other: memcpy under no
+    kernel [125, 130) = 5; idle [120, 125) = 5.  30 + 40 + 5 + 5 = 80.
+    Step 2's window: from step 1's end to its last device end, [130, 170) = 40 µs: compute
+    [140, 150) = 10; comm [145, 170) = 25, exposed [150, 170) = 20; other 0; idle [130, 140) = 10.
+    """
+    t0 = 5238770792427.5
+    events = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": t0, "dur": 100.0},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": t0 + 100, "dur": 100.0},
+    ]
+    launches = {1: 10, 2: 20, 3: 30, 4: 110, 5: 120}
+    events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": t0 + t, "dur": 2.0,
+                "args": {"correlation": c}} for c, t in launches.items()]
+    device = [(1, "kernel", "ampere_sgemm_128x64_tn", 50, 80), (2, "kernel", "ncclDevKernel_AllReduce_Sum_f32", 70, 120),
+              (3, "gpu_memcpy", "Memcpy DtoH (Device -> Pinned)", 125, 130), (4, "kernel", "void gemm<float>", 140, 150),
+              (5, "kernel", "ncclKernel_AllGather_RING_LL", 145, 170)]
+    events += [{"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": t0 + a, "dur": float(b - a),
+                "args": {"correlation": c}} for c, cat, name, a, b in device]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_write_trace(tmp_path / "gpu.json", events, host="gpu-host-1"), "-o", out)
+    assert status == 0, err
+    comments, rows = read_table(out)
+    assert "kind=gpu" in comments[0]
+    assert [tuple(r.values()) for r in rows] == [
+        ("0", "gpu-host-1", "1", "8e-05", "3e-05", "5e-05", "4e-05", "5e-06", "5e-06", "1e-05"),
+        ("0", "gpu-host-1", "2", "4e-05", "1e-05", "2.5e-05", "2e-05", "1e-05", "0.0", "1e-05"),
+    ]
