@@ -195,6 +195,21 @@ def _processes(items, options, jobs, results, sizes, progress) -> None:
             progress.update(sizes[i])
 
 
+BATCHES_PER_WORKER = 8  # Dask tasks of several files: a task's overhead is paid per batch, not per file
+MAX_BATCH = 64
+
+
+def _batches(n: int, workers: int) -> list[list[int]]:
+    """Consecutive runs of item indices, about BATCHES_PER_WORKER per worker (at most MAX_BATCH items each)."""
+    size = max(1, min(MAX_BATCH, n // (workers * BATCHES_PER_WORKER)))
+    return [list(range(i, min(i + size, n))) for i in range(0, n, size)]
+
+
+def reduce_batch(items: list[Item], options: Options) -> list[TraceSummary | Failure]:
+    """Several files in one task (the Dask worker's entry point)."""
+    return [reduce_one(item, options) for item in items]
+
+
 def _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progress) -> None:
     from distributed import Client, LocalCluster, as_completed
 
@@ -211,12 +226,13 @@ def _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progr
     try:
         if cluster is not None:  # local workers may run in another folder: absolute paths
             items = [Item(os.path.abspath(i.path), i.shown, i.beneath) for i in items]
-        futures = client.map(reduce_one, items, [options] * len(items), pure=False)
-        index = {f.key: i for i, f in enumerate(futures)}
+        batches = _batches(len(items), len(client.scheduler_info().get("workers", {})) or 1)
+        futures = client.map(reduce_batch, [[items[j] for j in b] for b in batches], [options] * len(batches), pure=False)
+        index = {f.key: k for k, f in enumerate(futures)}
         for future in as_completed(futures):
-            i = index[future.key]
-            results[i] = future.result()
-            progress.update(sizes[i])
+            for j, result in zip(batches[index[future.key]], future.result(), strict=True):
+                results[j] = result
+                progress.update(sizes[j])
     finally:
         client.close()
         if cluster is not None:
