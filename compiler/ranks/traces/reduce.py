@@ -98,10 +98,6 @@ def node_name(raw: str) -> str:
 MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration is not a clock reading
 
 
-def _number(v: Any) -> bool:
-    return (type(v) is float or type(v) is int) and -MAX_TIME_US < v < MAX_TIME_US  # (NaN compares false)
-
-
 class _Collector:
     """The events a reduction needs, as compact arrays."""
 
@@ -116,9 +112,14 @@ class _Collector:
         self.skipped = 0
 
     def add(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        """Keep what the reduction needs of each event.  The hot loop of a
+        reduction: checks are inlined (a number is an int or float, not a
+        bool, within ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads = self.threads
+        big = MAX_TIME_US
         count = skipped = 0
         for e in events:
             count += 1
@@ -126,16 +127,52 @@ class _Collector:
                 continue
             cat: Any = e.get("cat")
             ts: Any = e.get("ts")
-            if cat in _DEVICE_CATS:
-                dur: Any = e.get("dur")
-                if not (_number(ts) and _number(dur)) or dur < 0:
+            dur: Any
+            name: Any
+            if cat == "cpu_op" or cat == "user_annotation":
+                name = e.get("name")
+                if type(name) is not str:
+                    skipped += 1
+                    continue
+                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                    continue
+                dur = e.get("dur")
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
+                    skipped += 1
+                    continue
+                if name.startswith("gloo:"):
+                    self.gloo_ts.append(ts)
+                    self.gloo_dur.append(dur)
+                    continue
+                thread = (e.get("pid"), e.get("tid"))
+                try:
+                    t = threads.get(thread)
+                except TypeError:  # a list or an object as a pid: not a thread anyone can name
+                    thread = (None, None)
+                    t = threads.get(thread)
+                if name.startswith("ProfilerStep#"):
+                    m = _STEP.match(name)
+                    if m:
+                        self.steps.append((int(m.group(1)), ts, dur, thread))
+                    continue
+                if t is None:
+                    t = threads[thread] = len(threads)
+                op_ts.append(ts)
+                op_dur.append(dur)
+                op_thread.append(t)
+                op_c10d.append(1 if name.startswith("c10d::") else 0)
+            elif cat in _DEVICE_CATS:
+                dur = e.get("dur")
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
                     continue
                 args: Any = e.get("args")
                 corr: Any = args.get("correlation") if type(args) is dict else None
                 cls = _DEVICE_CATS[cat]
                 if cls is None:
-                    name: Any = e.get("name")
+                    name = e.get("name")
                     low = name[:4].lower() if type(name) is str else ""
                     cls = COMM if low in ("nccl", "rccl") else COMPUTE
                 dev_ts.append(ts)
@@ -145,39 +182,11 @@ class _Collector:
             elif cat in _LAUNCH_CATS:
                 args = e.get("args")
                 corr = args.get("correlation") if type(args) is dict else None
-                if type(corr) is int and 0 <= corr < 2**63 and _number(ts):
+                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
                     rt_ts.append(ts)
                     rt_corr.append(corr)
-            elif cat == "cpu_op" or cat == "user_annotation":
-                name = e.get("name")
-                dur = e.get("dur")
-                if type(name) is not str or not (_number(ts) and _number(dur)) or dur < 0:
-                    skipped += 1
-                    continue
-                thread = (e.get("pid"), e.get("tid"))
-                if not _hashable(thread):  # a list or an object as a pid: not a thread anyone can name
-                    thread = (None, None)
-                if name.startswith("ProfilerStep#"):
-                    m = _STEP.match(name)
-                    if m:
-                        self.steps.append((int(m.group(1)), ts, dur, thread))
-                elif cat == "cpu_op":
-                    t = threads.get(thread)
-                    if t is None:
-                        t = threads[thread] = len(threads)
-                    self.op_ts.append(ts)
-                    self.op_dur.append(dur)
-                    self.op_thread.append(t)
-                    self.op_c10d.append(1 if name.startswith("c10d::") else 0)
-                elif name.startswith("gloo:"):
-                    self.gloo_ts.append(ts)
-                    self.gloo_dur.append(dur)
         self.events += count
         self.skipped += skipped
-
-
-def _hashable(thread: tuple) -> bool:
-    return all(v is None or type(v) in (int, str) for v in thread)
 
 
 def _rank(top: dict) -> tuple[int, int | None]:
