@@ -182,6 +182,52 @@ class _Prefixed:
         return True
 
 
+class Structs(list):
+    """The events of a trace msgspec decoded against the schema below:
+    objects with the fields as attributes (None when absent), not dicts."""
+
+
+_TOP_FIELDS = ("distributedInfo", "host_name", "hostname", "baseTimeNanoseconds")
+_DECODER: list = []  # [msgspec decoder], or [None] without msgspec
+
+
+def _decoder():
+    """A msgspec decoder of the few fields a reduction reads (the others are
+    skipped, never made into objects), or None when msgspec is not installed."""
+    if not _DECODER:
+        try:
+            import msgspec
+        except ImportError:
+            _DECODER.append(None)
+            return None
+        from typing import Any
+
+        # defstruct, not class statements: this module's annotations are strings
+        # (postponed), which msgspec cannot resolve for classes made in a function.
+        args = msgspec.defstruct("Args", [("correlation", Any, None)], gc=False)
+        event = msgspec.defstruct("Event", [(f, Any, None) for f in ("ph", "cat", "name", "ts", "dur", "pid", "tid")]
+                                  + [("args", args | None, None)], gc=False)  # type: ignore[operator, unused-ignore]
+        trace = msgspec.defstruct("Trace", [("traceEvents", list[event])]  # type: ignore[valid-type, unused-ignore]
+                                  + [(f, Any, None) for f in _TOP_FIELDS], gc=False)
+        _DECODER.append(msgspec.json.Decoder(trace))
+    return _DECODER[0]
+
+
+def _typed(data: bytes):
+    """The trace decoded against the schema, or None: msgspec is not
+    installed, or the document does not fit (any malformed or unusual
+    content: the general parser then reads it, and says what is wrong)."""
+    decoder = _decoder()
+    if decoder is None:
+        return None
+    import msgspec
+
+    try:
+        return decoder.decode(data)
+    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+        return None
+
+
 def _reject_constant(name: str):
     raise ValueError(f"`{name}` is not JSON")
 
@@ -234,8 +280,14 @@ def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_T
         if size > whole_limit:
             break
     else:  # the whole file fits: one parse
-        doc = _loads(b"".join(head), source)
+        data = b"".join(head)
         head.clear()
+        typed = _typed(data)
+        if typed is not None:
+            source.parser = "msgspec"
+            top = {name: value for name in _TOP_FIELDS if (value := getattr(typed, name)) is not None}
+            return top, Structs(typed.traceEvents), source
+        doc = _loads(data, source)
         if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
             raise TraceError("EFF003", "not a Kineto trace: no `traceEvents` list in a top-level object",
                              "pass the JSON that torch.profiler's export_chrome_trace or tensorboard_trace_handler writes")
