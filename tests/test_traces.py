@@ -416,7 +416,7 @@ def test_chunked_parsing_gives_the_same_bytes(tmp_path):
 
 def test_the_cli_stays_light_until_traces_are_reduced():
     code = ("import sys\nfrom effspec.cli import parser\nparser()\n"
-            "print(sorted(m for m in ('numpy', 'orjson', 'distributed', 'dask', 'effspec.ranks.traces.reduce') if m in sys.modules))")
+            "print(sorted(m for m in ('numpy', 'orjson', 'msgspec', 'distributed', 'dask', 'effspec.ranks.traces.reduce') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip() == "[]"
@@ -908,3 +908,22 @@ def test_a_hand_made_gpu_trace_reduces_to_hand_derived_figures(tmp_path):
         ("0", "gpu-host-1", "1", "8e-05", "3e-05", "5e-05", "4e-05", "5e-06", "5e-06", "1e-05"),
         ("0", "gpu-host-1", "2", "4e-05", "1e-05", "2.5e-05", "2e-05", "1e-05", "0.0", "1e-05"),
     ]
+
+
+def test_the_msgspec_fast_path_writes_the_general_parsers_bytes(tmp_path, monkeypatch):
+    pytest.importorskip("msgspec", reason="msgspec is not installed (pip install 'effspec[scale]')")
+    from effspec.ranks.traces import parse
+    from effspec.ranks.traces.reduce import reduce_trace
+
+    assert reduce_trace(str(HTA / "rank-0.json.gz")).parser == "msgspec"
+    hostile = _write_trace(tmp_path / "h.json", _cpu_events(steps=2) + [
+        {"ph": "X", "cat": "kernel", "name": "k", "ts": 1.0, "dur": 1.0, "args": ["not", "an", "object"]}])
+    assert reduce_trace(str(hostile)).parser in ("orjson", "json")  # the schema does not fit: the general parser
+    runs = {"gpu": [HTA, "--partial"], "cpu": [CPU / "sleeper" / "traces"]}
+    for kind, args in runs.items():
+        assert run_traces(*args, "-j", "1", "-o", tmp_path / f"fast-{kind}.csv")[0] == 0
+    monkeypatch.setattr(parse, "_DECODER", [None])  # as without msgspec
+    assert reduce_trace(str(HTA / "rank-0.json.gz")).parser in ("orjson", "json")
+    for kind, args in runs.items():
+        assert run_traces(*args, "-j", "1", "-o", tmp_path / f"general-{kind}.csv")[0] == 0
+        assert (tmp_path / f"fast-{kind}.csv").read_bytes() == (tmp_path / f"general-{kind}.csv").read_bytes()
