@@ -927,3 +927,14 @@ def test_the_msgspec_fast_path_writes_the_general_parsers_bytes(tmp_path, monkey
     for kind, args in runs.items():
         assert run_traces(*args, "-j", "1", "-o", tmp_path / f"general-{kind}.csv")[0] == 0
         assert (tmp_path / f"fast-{kind}.csv").read_bytes() == (tmp_path / f"general-{kind}.csv").read_bytes()
+
+
+def test_the_output_is_never_one_of_the_traces(tmp_path, capsys):
+    folder = _folder_with(tmp_path)
+    trace = folder / "rank-0.json"
+    before = trace.read_bytes()
+    os.link(trace, tmp_path / "alias.csv")
+    for out in (trace, tmp_path / "alias.csv"):
+        assert main(["traces", str(folder), "-o", str(out), "--partial"]) == 2
+        assert f"is the trace {trace}; not overwritten with the table" in capsys.readouterr().err
+    assert trace.read_bytes() == before

@@ -48,6 +48,21 @@ def _render(code: str, severity: str, file: str, message: str, help: str = "", l
     return render_text(Diagnostic(code, severity, span, message, help), None, file or "traces")
 
 
+def _refuse_overwriting_a_trace(output: str, items) -> None:
+    """ToolError when OUT is one of the traces (by inode: also through a
+    symlink or a hard link).  Nothing is read or written."""
+    import os
+
+    for item in items:
+        try:
+            same = os.path.samefile(item.path, output)
+        except (OSError, ValueError):  # OUT does not exist yet: not a trace
+            same = False
+        if same:
+            raise ToolError(f"{printable(output)}: is the trace {printable(item.shown)}; not overwritten with the table "
+                            "(choose another output file)")
+
+
 def cmd_traces(args: argparse.Namespace) -> int:
     from effspec.atomic import write_atomic
     from effspec.ranks.traces import combine, run
@@ -58,6 +73,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
     items, problems = run.discover(args.paths)
     if not items and not problems:
         raise ToolError("no trace files given")
+    _refuse_overwriting_a_trace(args.output, items)
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
                           args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
