@@ -9,9 +9,15 @@ MB/s per core; peak memory is the largest worker's ru_maxrss.
 
 HTA (`pip install HolisticTraceAnalysis`, not an effspec dependency) loads
 the same files with `TraceAnalysis(trace_dir=...)` on a subset (it needs
-~1 CPU second a file here); the ratio is per CPU second, in the same run.
+~0.2 CPU seconds a file here); the ratio is per CPU second, in the same run.
 
-    .venv/bin/python benchmarks/traces_bench.py [--ranks 1024] [--hta-ranks 32] [--big-mb 0]
+It needs a venv with the scale extra and HTA (neither is in `.[test]`):
+
+    python3 -m venv /tmp/scalevenv
+    /tmp/scalevenv/bin/pip install -e '.[scale]' HolisticTraceAnalysis==0.5.0
+    /tmp/scalevenv/bin/python benchmarks/traces_bench.py [--ranks 1024] [--hta-ranks 64]
+
+Without HTA the HTA row is left out; without dask, the Dask row.
 """
 
 from __future__ import annotations
