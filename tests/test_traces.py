@@ -76,6 +76,20 @@ def hta_table(tmp_path_factory) -> tuple[list[str], list[dict]]:
 # ---------------------------------------------------------------------------- 1. GPU against HTA
 
 
+def test_the_fixtures_are_the_shared_hta_sampled_traces():
+    """tests/fixtures/traces/hta holds shared/data/traces/hta-sampled's files, byte for byte
+    (shared/ sits beside the repository on a developer's machine and in CI)."""
+    shared = HERE.parent.parent / "shared" / "data" / "traces" / "hta-sampled"
+    if not shared.is_dir():
+        pytest.skip(f"no shared/ beside the repository ({shared})")
+    for name in ("rank-0.json.gz", "rank-1.json.gz", "LICENSE"):
+        assert (HTA / name).read_bytes() == (shared / name).read_bytes(), name
+    readme = (shared / "README.md").read_text(encoding="utf-8")
+    for rank, hta in HTA_FIGURES.items():
+        assert f"| {rank} | {hta['idle']} | {hta['compute']} | {hta['non_compute']} | {hta['kernel_time']} |" in readme
+        assert f"rank {rank}: {hta['overlap_pctg']}" in readme
+
+
 @pytest.mark.parametrize("rank", [0, 1])
 def test_step_551_agrees_with_hta_within_one_percent_of_the_window(hta_table, rank):
     _, rows = hta_table
