@@ -236,7 +236,7 @@ def _loads(data: bytes, source: Source):
     try:
         import orjson
     except ImportError:
-        orjson = None
+        orjson = None  # type: ignore[assignment, unused-ignore]
     if orjson is not None:
         try:
             source.parser = "orjson"
