@@ -11,7 +11,7 @@ HTA (`pip install HolisticTraceAnalysis`, not an effspec dependency) loads
 the same files with `TraceAnalysis(trace_dir=...)` on a subset (it needs
 ~0.2 CPU seconds a file here); the ratio is per CPU second, in the same run.
 
-It needs a venv with the scale extra and HTA (neither is in `.[test]`):
+It needs a venv with the scale extra and HTA (HTA is not in `.[test]`):
 
     python3 -m venv /tmp/scalevenv
     /tmp/scalevenv/bin/pip install -e '.[scale]' HolisticTraceAnalysis==0.5.0
