@@ -18,6 +18,7 @@ from effspec.cli.fmt import register as register_fmt
 from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
+from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -81,6 +82,7 @@ def parser() -> argparse.ArgumentParser:
     s.add_argument("--no-inlay-hints", action="store_true", help="send no inlay hints after claims")
     s.set_defaults(func=cmd_lsp)
     add_import_parser(sub)
+    add_traces_parser(sub)
     return p
 
 
