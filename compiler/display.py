@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Sequence
 
 _PREFIXES = ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
 
@@ -41,3 +42,52 @@ def percent(ratio: float, digits: int = 4) -> str:
 def metric_value(value: float, unit: str) -> str:
     """How a metric reads in prose: ratios as percent, others with their unit."""
     return percent(value) if unit == "" else quantity(value, unit)
+
+
+_FACTORS = {prefix: factor for factor, prefix in _PREFIXES}
+
+
+def shown(value: float, unit: str, digits: int = 4) -> str:
+    """An operand of a derivation: ``unit`` "%" prints a ratio as a percent, else as :func:`quantity`."""
+    return percent(value, digits) if unit == "%" else quantity(value, unit, digits)
+
+
+def read_back(text: str, unit: str) -> float:
+    """The value a reader recovers from ``shown(value, unit, digits)``: the inverse of the printing."""
+    number, _, rest = text.partition(" ")
+    value = float(number.replace(",", ""))
+    if unit == "%":
+        return value / 100
+    if unit.startswith("FLOP") and rest != unit and rest[:1] in _FACTORS:
+        value *= _FACTORS[rest[:1]]
+    return value
+
+
+def exact_operands(operands: Sequence[tuple[float, str]], compute: Callable[[Sequence[float]], float],
+                   result: tuple[float, str]) -> list[str]:
+    """Each operand printed with the fewest significant digits (four at least, the same for all) such that
+    the formula, recomputed from the printed operands, gives the printed result at its printed precision.
+
+    Example A's median step is 1.1001 s: ``2,035,712 token / 1.1 s`` gives 1,850,647, not the printed
+    1,850,479 token/s, so the step is printed ``1.1001 s``.
+    """
+    target = shown(*result)
+    texts = [shown(v, u) for v, u in operands]
+    for digits in range(4, 18):
+        texts = [shown(v, u, digits) for v, u in operands]
+        try:
+            again = compute([read_back(t, u) for t, (_, u) in zip(texts, operands, strict=False)])
+        except (ArithmeticError, ValueError):
+            return texts
+        if shown(again, result[1]) == target:
+            return texts
+    return texts
+
+
+def exact_digits(value: float, most: int = 6) -> int:
+    """The fewest significant digits (four at least, ``most`` at most) that print ``value`` exactly:
+    a median of 1.1001 s is printed ``1.1001 s``, not ``1.1 s``."""
+    for digits in range(4, most):
+        if math.isfinite(value) and float(sig(value, digits)) == value:
+            return digits
+    return most

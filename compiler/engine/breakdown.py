@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import metric_value, quantity
+from effspec.display import exact_operands, metric_value, quantity
 from effspec.engine.results import Input, Metric, RunResult
 from effspec.front.ir import Entry
 from effspec.front.keys import BREAKDOWN_CATEGORIES
@@ -121,7 +121,8 @@ def reconcile(result: RunResult) -> Reconciliation | None:
     v = mfu.value / compute.share if mfu is not None and compute is not None and compute.share > 0 else math.inf
     if mfu is not None and compute is not None and math.isfinite(v):  # a subnormal share gives no efficiency
         cie = Metric("compute_interval_efficiency", v, "", "mfu / breakdown.model_compute",
-                     f"{metric_value(mfu.value, '')} / {metric_value(compute.share, '')} = {metric_value(v, '')}",
+                     "{} / {} = {}".format(*exact_operands([(mfu.value, "%"), (compute.share, "%")],
+                                                           lambda x: x[0] / x[1], (v, "%")), metric_value(v, "")),
                      (mfu.as_input(), Input("breakdown.model_compute", compute.share, "", compute.entry.provenance.kind,
                                             compute.entry.provenance.citation, compute.entry.span)), mfu.assumed)
     return Reconciliation(rows, unconverted, step.value if step else None, total,

@@ -8,7 +8,7 @@ import math
 import re
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import metric_value, quantity
+from effspec.display import exact_operands, quantity
 from effspec.engine.rates import rate_metrics
 from effspec.engine.results import ClaimResult, Input, Metric, RunResult
 from effspec.front import keys as K
@@ -77,20 +77,24 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
             tokens = m["valid_tokens_per_step"]
             v = tokens.value / value
             return Metric("step_time", v, "s", "valid_tokens_per_step / claimed valid_tokens_per_second",
-                          f"{quantity(tokens.value, 'token')} / {quantity(value, 'token/s')} = {quantity(v, 's')}",
+                          "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (value, "token/s")],
+                                                                lambda x: x[0] / x[1], (v, "s")), quantity(v, "s")),
                           (tokens.as_input(), inp), tokens.assumed, where), name
         active = sum(p.active for p in result.pools)
         if name == "achieved_flops_per_device" and "model_flops_per_step" in m and active > 0:
             model = m["model_flops_per_step"]
             v = model.value / (value * active)
             return Metric("step_time", v, "s", "model_flops_per_step / (claimed achieved_flops_per_device × active devices)",
-                          f"{quantity(model.value, 'FLOP')} / ({quantity(value, 'FLOP/s')} × {active:g}) = {quantity(v, 's')}",
+                          "{} / ({} × {}) = {}".format(*exact_operands(
+                              [(model.value, "FLOP"), (value, "FLOP/s"), (active, "")],
+                              lambda x: x[0] / (x[1] * x[2]), (v, "s")), quantity(v, "s")),
                           (model.as_input(), inp), model.assumed, where), name
         if name == "aggregate_flops" and "model_flops_per_step" in m:
             model = m["model_flops_per_step"]
             v = model.value / value
             return Metric("step_time", v, "s", "model_flops_per_step / claimed aggregate_flops",
-                          f"{quantity(model.value, 'FLOP')} / {quantity(value, 'FLOP/s')} = {quantity(v, 's')}",
+                          "{} / {} = {}".format(*exact_operands([(model.value, "FLOP"), (value, "FLOP/s")],
+                                                                lambda x: x[0] / x[1], (v, "s")), quantity(v, "s")),
                           (model.as_input(), inp), model.assumed, where), name
         if name == "step_time":
             return Metric("step_time", value, "s", "claimed step_time", quantity(value, "s"), (inp,), False, where), name
@@ -98,8 +102,9 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
             model, agg = m["model_flops_per_step"], m["aggregate_peak"]
             v = model.value / (value * agg.value)
             return Metric("step_time", v, "s", "model_flops_per_step / (claimed mfu × aggregate_peak)",
-                          f"{quantity(model.value, 'FLOP')} / ({metric_value(value, '')} × {quantity(agg.value, 'FLOP/s')})"
-                          f" = {quantity(v, 's')}",
+                          "{} / ({} × {}) = {}".format(*exact_operands(
+                              [(model.value, "FLOP"), (value, "%"), (agg.value, "FLOP/s")],
+                              lambda x: x[0] / (x[1] * x[2]), (v, "s")), quantity(v, "s")),
                           (model.as_input(), inp, agg.as_input()), model.assumed or agg.assumed, where), name
     return None
 
@@ -189,7 +194,9 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
             v = mfu * agg.value / tp
             result.implied["flops_per_token_from_claims"] = Metric(
                 "flops_per_token", v, "FLOP/token", "claimed mfu × aggregate_peak / claimed valid_tokens_per_second",
-                f"{metric_value(mfu, '')} × {quantity(agg.value, 'FLOP/s')} / {quantity(tp, 'token/s')} = {quantity(v, 'FLOP/token')}",
+                "{} × {} / {} = {}".format(*exact_operands([(mfu, "%"), (agg.value, "FLOP/s"), (tp, "token/s")],
+                                                         lambda x: x[0] * x[1] / x[2], (v, "FLOP/token")),
+                                          quantity(v, "FLOP/token")),
                 (Input("claim mfu", mfu, "", "claim"), agg.as_input(), Input("claim throughput", tp, "token/s", "claim")),
                 agg.assumed, "claims `mfu` and `throughput`")
     for name, cr in result.claims.items():

@@ -13,7 +13,7 @@ import math
 from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import metric_value, quantity, sig
+from effspec.display import exact_digits, exact_operands, metric_value, quantity
 from effspec.engine import catalog, flops, gap
 from effspec.engine.claims import check_claims
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
@@ -92,14 +92,15 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         )
         value = st.statistic(statistic)
         formula = f"{statistic}(step_time samples after warm-up)"
-        sub = f"{statistic} of {st.count} samples (rows {st.warmup_excluded + 1}–{st.rows}) = {quantity(value, 's')}"
+        sub = f"{statistic} of {st.count} samples (rows {st.warmup_excluded + 1}–{st.rows}) = {quantity(value, 's', exact_digits(value))}"
         return Metric("step_time", value, "s", formula, sub, inputs, assumed=timing.get("warmup") is None), ()
     tokens = result.metrics.get("valid_tokens_per_step")
     throughput = entry_input(timing, "throughput")
     if throughput is not None and tokens is not None:
         value = tokens.value / throughput.value
         return Metric("step_time", value, "s", "valid_tokens_per_step / timing.throughput",
-                      f"{quantity(tokens.value, 'token')} / {quantity(throughput.value, 'token/s')} = {quantity(value, 's')}",
+                      "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (throughput.value, "token/s")],
+                                                            lambda x: x[0] / x[1], (value, "s")), quantity(value, "s")),
                       (tokens.as_input(), throughput), tokens.assumed), ()
     achieved = entry_input(timing, "achieved_flops_per_device")
     model = result.metrics.get("model_flops_per_step")
@@ -108,7 +109,9 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         value = model.value / (achieved.value * active)
         devices = Input("active devices", active, "device", "derived")
         return Metric("step_time", value, "s", "model_flops_per_step / (timing.achieved_flops_per_device × active devices)",
-                      f"{quantity(model.value, 'FLOP')} / ({quantity(achieved.value, 'FLOP/s')} × {active:g}) = {quantity(value, 's')}",
+                      "{} / ({} × {}) = {}".format(*exact_operands(
+                          [(model.value, "FLOP"), (achieved.value, "FLOP/s"), (active, "")],
+                          lambda x: x[0] / (x[1] * x[2]), (value, "s")), quantity(value, "s")),
                       (model.as_input(), achieved, devices), model.assumed), ()
     if throughput is not None and tokens is None:
         return None, ("valid_tokens_per_step",)
@@ -154,11 +157,7 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     if k.recompute == "executed":
         inputs.append(written_input(run.block("parallelism"), "recompute")
                       or Input("parallelism.recompute", "none", "", "default", assumed=True))
-    parts = " + ".join(f"{name} {sig(v)}" for name, _, v in count.terms if v)
-    shown = flops.recompute_text(k.recompute) if k.recompute != "executed" else f"executed: {flops.recompute_text(k.ran)}"
-    recompute = f" + recompute({shown}) {sig(count.recompute)}" if count.recompute else ""
-    extra = f" + extra_flops_per_token {sig(count.extra)}" if count.extra else ""
-    sub = f"(1 + {sig(k.backward)}) × ({parts}){recompute}{extra} = {quantity(count.total, 'FLOP/token')}"
+    sub = _flops_text(count, k)
     formula = "(1 + backward) × Σ forward terms" + (" + recompute term" if count.recompute else "") + (
         " + model.extra_flops_per_token" if count.extra else "")
     return Metric("flops_per_token", count.total, "FLOP/token", formula, sub, tuple(inputs), assumed), ()
@@ -183,8 +182,9 @@ def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
     return Metric(
         "valid_tokens_per_step", value, "token",
         "work.seq_len × work.global_batch − work.padded_tokens − work.dropped_tokens",
-        f"{quantity(seq.value, 'token/sequence')} × {quantity(batch.value, 'sequence')} − {quantity(padded.value, 'token')}"
-        f" − {quantity(dropped.value, 'token')} = {quantity(value, 'token')}",
+        "{} × {} − {} − {} = {}".format(*exact_operands(
+            [(seq.value, "token/sequence"), (batch.value, "sequence"), (padded.value, "token"), (dropped.value, "token")],
+            lambda x: x[0] * x[1] - x[2] - x[3], (value, "token")), quantity(value, "token")),
         (seq, batch, padded, dropped), assumed=False,
     ), ()
 
@@ -205,7 +205,8 @@ def _calendar(run: Run, result: RunResult) -> None:
         v = steps.value * step.value / wall.value
         result.metrics["calendar_efficiency"] = Metric(
             "calendar_efficiency", v, "", "calendar.steps × step_time / calendar.wall_clock",
-            f"{quantity(steps.value, 'step')} × {quantity(step.value, 's')} / {quantity(wall.value, 's')} = {metric_value(v, '')}",
+            "{} × {} / {} = {}".format(*exact_operands([(steps.value, "step"), (step.value, "s"), (wall.value, "s")],
+                                                       lambda x: x[0] * x[1] / x[2], (v, "%")), metric_value(v, "")),
             (steps, step.as_input(), wall), step.assumed)
     else:
         result.missing["calendar_efficiency"] = tuple(n for n, x in (("calendar.steps", steps), ("step_time", step)) if x is None)
@@ -214,8 +215,9 @@ def _calendar(run: Run, result: RunResult) -> None:
         v = (steps.value * tokens.value - repeated.value) / wall.value
         result.metrics["goodput"] = Metric(
             "goodput", v, "token/s", "(calendar.steps × valid_tokens_per_step − calendar.repeated_tokens) / calendar.wall_clock",
-            f"({quantity(steps.value, 'step')} × {quantity(tokens.value, 'token')} − {quantity(repeated.value, 'token')})"
-            f" / {quantity(wall.value, 's')} = {quantity(v, 'token/s')}",
+            "({} × {} − {}) / {} = {}".format(*exact_operands(
+                [(steps.value, "step"), (tokens.value, "token"), (repeated.value, "token"), (wall.value, "s")],
+                lambda x: (x[0] * x[1] - x[2]) / x[3], (v, "token/s")), quantity(v, "token/s")),
             (steps, tokens.as_input(), repeated, wall), tokens.assumed)
     else:
         result.missing["goodput"] = tuple(n for n, x in (("calendar.steps", steps), ("valid_tokens_per_step", tokens)) if x is None)
@@ -289,14 +291,16 @@ def _model_flops_per_step(run: Run, result: RunResult) -> None:
         m["model_flops_per_step"] = Metric(
             "model_flops_per_step", fpt.value * counted, "FLOP",
             "flops_per_token × (valid_tokens_per_step + work.padded_tokens)   [padding = included]",
-            f"{quantity(fpt.value, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')})"
-            f" = {quantity(fpt.value * counted, 'FLOP')}",
+            "{} × ({} + {}) = {}".format(*exact_operands(
+                [(fpt.value, "FLOP/token"), (tokens.value, "token"), (padded.value, "token")],
+                lambda x: x[0] * (x[1] + x[2]), (fpt.value * counted, "FLOP")), quantity(fpt.value * counted, "FLOP")),
             (fpt.as_input(), tokens.as_input(), padded), fpt.assumed)
     else:
         v = fpt.value * tokens.value
         m["model_flops_per_step"] = Metric(
             "model_flops_per_step", v, "FLOP", "flops_per_token × valid_tokens_per_step",
-            f"{quantity(fpt.value, 'FLOP/token')} × {quantity(tokens.value, 'token')} = {quantity(v, 'FLOP')}",
+            "{} × {} = {}".format(*exact_operands([(fpt.value, "FLOP/token"), (tokens.value, "token")],
+                                                  lambda x: x[0] * x[1], (v, "FLOP")), quantity(v, "FLOP")),
             (fpt.as_input(), tokens.as_input()), fpt.assumed)
 
 
@@ -320,8 +324,9 @@ def _executed_flops_per_step(run: Run, result: RunResult) -> None:
         m["executed_flops_per_step"] = Metric(
             "executed_flops_per_step", v, "FLOP",
             "executed_flops_per_token(recompute = parallelism.recompute) × (valid_tokens_per_step + work.padded_tokens)",
-            f"{quantity(per_token, 'FLOP/token')} × ({quantity(tokens.value, 'token')} + {quantity(padded.value, 'token')})"
-            f" = {quantity(v, 'FLOP')}",
+            "{} × ({} + {}) = {}".format(*exact_operands(
+                [(per_token, "FLOP/token"), (tokens.value, "token"), (padded.value, "token")],
+                lambda x: x[0] * (x[1] + x[2]), (v, "FLOP")), quantity(v, "FLOP")),
             (Input("executed_flops_per_token", per_token, "FLOP/token", "derived"), ran_input, tokens.as_input(), padded),
             ran_input.assumed or (fpt.assumed if fpt else False))
     else:
@@ -342,7 +347,9 @@ def _aggregate_peak(result: RunResult) -> None:
             if p.unavailable:
                 inputs.append(required_input(p.block, "unavailable"))
             inputs.append(peak_input)
-        terms = " + ".join(f"({p.count:g} − {p.unavailable:g}) × {quantity(peak, 'FLOP/s')}" for p, peak, _ in pools)
+        peaks = exact_operands([(peak, "FLOP/s") for _, peak, _ in pools],
+                               lambda x: sum(p.active * y for (p, _, _), y in zip(pools, x, strict=False)), (v, "FLOP/s"))
+        terms = " + ".join(f"({p.count:g} − {p.unavailable:g}) × {text}" for (p, _, _), text in zip(pools, peaks, strict=False))
         m["aggregate_peak"] = Metric("aggregate_peak", v, "FLOP/s", "Σ pools (hardware.count − hardware.unavailable) × hardware.peak",
                                      f"{terms} = {quantity(v, 'FLOP/s')}", tuple(inputs),
                                      any(peak_input.assumed for _, _, peak_input in pools))
@@ -535,3 +542,19 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
         diags.append(Diagnostic("EFF003", "error", entry.value_span, f"`{ref.file}`: {exc}",
                                 "one row per rank and step"))
     return None
+
+
+def _flops_text(count: flops.FlopCount, k: flops.Knobs) -> str:
+    """``(1 + backward) × (terms) + recompute + extra = total``, the terms printed so that it recomputes."""
+    named = [(name, v) for name, _, v in count.terms if v]
+    tail = [v for v in (count.recompute, count.extra) if v]
+    values = [(k.backward, "")] + [(v, "") for _, v in named] + [(v, "") for v in tail]
+    n = len(named)
+    texts = exact_operands(values, lambda x: (1 + x[0]) * sum(x[1:n + 1]) + sum(x[n + 1:]),
+                           (count.total, "FLOP/token"))
+    rest = iter(texts[n + 1:])
+    parts = " + ".join(f"{name} {text}" for (name, _), text in zip(named, texts[1:n + 1], strict=False))
+    shown = flops.recompute_text(k.recompute) if k.recompute != "executed" else f"executed: {flops.recompute_text(k.ran)}"
+    recompute = f" + recompute({shown}) {next(rest)}" if count.recompute else ""
+    extra = f" + extra_flops_per_token {next(rest)}" if count.extra else ""
+    return f"(1 + {texts[0]}) × ({parts}){recompute}{extra} = {quantity(count.total, 'FLOP/token')}"

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import TypeGuard
 
-from effspec.display import metric_value, quantity
+from effspec.display import exact_operands, quantity, shown
 from effspec.engine.results import Input, Metric, RunResult
 from effspec.front.ir import Block, Value
 
@@ -56,33 +56,38 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
         v = tokens.value / t
         out["valid_tokens_per_second"] = Metric(
             "valid_tokens_per_second", v, "token/s", "valid_tokens_per_step / step_time",
-            f"{quantity(tokens.value, 'token')} / {quantity(t, 's')} = {quantity(v, 'token/s')}",
+            "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (t, "s")], lambda x: x[0] / x[1], (v, "token/s")),
+                                  quantity(v, "token/s")),
             (tokens.as_input(), step.as_input()), tokens.assumed or step.assumed, basis)
     if model is not None and active > 0:
         v = model.value / (t * active)
         out["achieved_flops_per_device"] = Metric(
             "achieved_flops_per_device", v, "FLOP/s", "model_flops_per_step / (step_time × active devices)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {active:g}) = {quantity(v, 'FLOP/s')}",
+            "{} / ({} × {}) = {}".format(*exact_operands([(model.value, "FLOP"), (t, "s"), (active, "")],
+                                                         lambda x: x[0] / (x[1] * x[2]), (v, "FLOP/s")),
+                                         quantity(v, "FLOP/s")),
             (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
             model.assumed or step.assumed, basis)
     if model is not None and active > 0 and "aggregate_flops" in result.demanded:
         v = model.value / t
         out["aggregate_flops"] = Metric(
             "aggregate_flops", v, "FLOP/s", "model_flops_per_step / step_time   (= achieved_flops_per_device × active devices)",
-            f"{quantity(model.value, 'FLOP')} / {quantity(t, 's')} = {quantity(v, 'FLOP/s')} over {active:g} devices",
+            "{} / {} = {} over {} devices".format(*exact_operands([(model.value, "FLOP"), (t, "s")],
+                                                                   lambda x: x[0] / x[1], (v, "FLOP/s")),
+                                                   quantity(v, "FLOP/s"), f"{active:g}"),
             (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
             model.assumed or step.assumed, basis)
     if model is not None and agg is not None:
         v = model.value / (t * agg.value)
         out["mfu"] = Metric(
             "mfu", v, "", "model_flops_per_step / (step_time × aggregate_peak)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
+            _ratio(model.value, t, agg.value, v),
             (model.as_input(), step.as_input(), agg.as_input()), model.assumed or step.assumed or agg.assumed, basis)
     if executed is not None and agg is not None:
         v = executed.value / (t * agg.value)
         out["hfu"] = Metric(
             "hfu", v, "", "executed_flops_per_step / (step_time × aggregate_peak)",
-            f"{quantity(executed.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(agg.value, 'FLOP/s')}) = {metric_value(v, '')}",
+            _ratio(executed.value, t, agg.value, v),
             (executed.as_input(), step.as_input(), agg.as_input()), executed.assumed or step.assumed or agg.assumed, basis)
     measured_pools = [p for p in result.pools if p.measured_peak is not None]
     if model is not None and result.pools and len(measured_pools) == len(result.pools):
@@ -92,6 +97,12 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             required_input(p.block, "measured_peak") for p in result.pools]
         out["mfu_measured_peak"] = Metric(
             "mfu_measured_peak", v, "", "model_flops_per_step / (step_time × Σ active devices × measured_peak)",
-            f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {quantity(ref, 'FLOP/s')}) = {metric_value(v, '')}",
+            _ratio(model.value, t, ref, v),
             tuple(inputs), model.assumed or step.assumed, basis)
     return out
+
+
+def _ratio(flops: float, step: float, peak: float, value: float) -> str:
+    """``flops / (step × peak) = value`` with operands printed so that it recomputes."""
+    texts = exact_operands([(flops, "FLOP"), (step, "s"), (peak, "FLOP/s")], lambda x: x[0] / (x[1] * x[2]), (value, "%"))
+    return "{} / ({} × {}) = {}".format(*texts, shown(value, "%"))

@@ -21,7 +21,7 @@ import math
 from dataclasses import dataclass, field
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import metric_value, quantity
+from effspec.display import exact_operands, quantity, shown
 from effspec.engine.claims import tolerance
 from effspec.engine.gemm import LocalShapes, local_shapes
 from effspec.engine.results import ClaimResult, Input, Metric, RunResult
@@ -167,7 +167,8 @@ def time_to_target(result: RunResult) -> Metric | None:
     v = float(reached.value) * step.value
     metric = target.value("metric")
     return Metric("time_to_target", v, "s", "target.reached_at × step_time",
-                  f"{quantity(float(reached.value), 'step')} × {quantity(step.value, 's')} = {quantity(v, 's')}",
+                  "{} × {} = {}".format(*exact_operands([(float(reached.value), "step"), (step.value, "s")],
+                                                        lambda x: x[0] * x[1], (v, "s")), quantity(v, "s")),
                   (Input("target.reached_at", reached.value, "step", reached.provenance.kind,
                          reached.provenance.citation, reached.span),
                    step.as_input(), Input("target.metric", f"{metric} = {declared.text}", "", "declared",
@@ -215,14 +216,16 @@ def compare(base: RunResult, run: RunResult, kind: str | None) -> ScalingRun:
         v = b_step.value / r_step.value
         out.metrics["speedup"] = speedup = Metric(
             "speedup", v, "", "baseline step_time / run step_time",
-            f"{quantity(b_step.value, 's')} / {quantity(r_step.value, 's')} = {v:.4g}",
+            "{} / {} = {}".format(*exact_operands([(b_step.value, "s"), (r_step.value, "s")], lambda x: x[0] / x[1],
+                                                  (v, "")), shown(v, "")),
             (_named(base, b_step), _named(run, r_step)), b_step.assumed or r_step.assumed)
         if kind == "strong" and b_dev > 0 and r_dev > 0:
             ratio = r_dev / b_dev
             e = v / ratio
             out.metrics["strong_scaling_efficiency"] = Metric(
                 "strong_scaling_efficiency", e, "", "speedup / (run devices / baseline devices)",
-                f"{v:.4g} / ({r_dev:g} / {b_dev:g}) = {metric_value(e, '')}",
+                "{} / ({} / {}) = {}".format(*exact_operands([(v, ""), (r_dev, ""), (b_dev, "")],
+                                                             lambda x: x[0] / (x[1] / x[2]), (e, "%")), shown(e, "%")),
                 (speedup.as_input(), Input(f"run.{run.run.id}.devices", r_dev, "device", "derived"),
                  Input(f"run.{base.run.id}.devices", b_dev, "device", "derived")), speedup.assumed)
     if kind == "weak":
@@ -234,7 +237,8 @@ def compare(base: RunResult, run: RunResult, kind: str | None) -> ScalingRun:
             e = r_ach.value / b_ach.value
             out.metrics["weak_scaling_efficiency"] = Metric(
                 "weak_scaling_efficiency", e, "", "run achieved_flops_per_device / baseline achieved_flops_per_device",
-                f"{quantity(r_ach.value, 'FLOP/s')} / {quantity(b_ach.value, 'FLOP/s')} = {metric_value(e, '')}",
+                "{} / {} = {}".format(*exact_operands([(r_ach.value, "FLOP/s"), (b_ach.value, "FLOP/s")],
+                                                      lambda x: x[0] / x[1], (e, "%")), shown(e, "%")),
                 (_named(run, r_ach), _named(base, b_ach)), r_ach.assumed or b_ach.assumed)
     _time_to_target_speedup(base_run, out)
     return out
@@ -255,7 +259,8 @@ def _time_to_target_speedup(base: ScalingRun, out: ScalingRun) -> None:
     v = b.value / r.value
     out.metrics["time_to_target_speedup"] = Metric(
         "time_to_target_speedup", v, "", "baseline time_to_target / run time_to_target",
-        f"{quantity(b.value, 's')} / {quantity(r.value, 's')} = {v:.4g}",
+        "{} / {} = {}".format(*exact_operands([(b.value, "s"), (r.value, "s")], lambda x: x[0] / x[1], (v, "")),
+                              shown(v, "")),
         (Input(f"run.{base.run_id}.time_to_target", b.value, "s", "derived", None, None, b.assumed),
          Input(f"run.{out.run_id}.time_to_target", r.value, "s", "derived", None, None, r.assumed)),
         b.assumed or r.assumed)

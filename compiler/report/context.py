@@ -16,10 +16,11 @@ import os
 from dataclasses import dataclass, field
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize
-from effspec.display import metric_value, percent, quantity, sig
+from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.mapping import as_mapping
 from effspec.rules import code_table
+from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
 RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
@@ -501,14 +502,20 @@ def _step_stats(rr) -> tuple[Row, ...]:
     st = rr.step_stats
     if st is None:
         return ()
-    s = lambda v: quantity(v, "s")  # noqa: E731 - a local shorthand
+    s = lambda v: quantity(v, "s", exact_digits(v))  # noqa: E731 - a local shorthand
+    # Below EFF502's count a bootstrap interval and tail percentiles rest on too few points: not printed.
+    spread = st.count >= MIN_SAMPLES
+    why = (f"not reported: {st.count} sample{'s' if st.count != 1 else ''} after warm-up, "
+           f"and a spread needs at least {MIN_SAMPLES} (EFF502)")
     rows = [
         Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, {st.count} kept"),
         Row("median", s(st.median),
-            "95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI below 5 samples"),
+            ("95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI")
+            if spread else "confidence interval " + why),
         Row("mean", s(st.mean), ""),
         Row("min / max", f"{s(st.min)} / {s(st.max)}", ""),
-        Row("p5 / p95 / p99", f"{s(st.p5)} / {s(st.p95)} / {s(st.p99)}", ""),
+        Row("p5 / p95 / p99", f"{s(st.p5)} / {s(st.p95)} / {s(st.p99)}", "") if spread
+        else Row("p5 / p95 / p99", "—", "percentiles " + why),
         Row("stall threshold", s(st.stall_threshold), "1.5 × median"),
         Row("stall steps", f"{st.stall_steps}", percent(st.stall_time_share) + " of the summed step time"),
         Row("summed step time", s(st.total_time), f"the median predicts {s(st.predicted_time)} (count × median)"),
