@@ -37,6 +37,17 @@ class Result:
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.diagnostics) or bool(self.omitted.get("error"))
 
+    def _repr_html_(self) -> str:
+        """Jupyter shows the report's summary and findings inline, from the report's own templates
+        and with its escaping (:mod:`effspec.report.notebook`).
+
+        The report stage sits above this API, so it is imported by name when a notebook asks for
+        it, never when effspec is imported: no import-time dependency runs upward.
+        """
+        import importlib
+
+        return str(importlib.import_module("effspec.report.notebook").render_notebook(self))
+
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
                parse: Callable[[str], tuple[object, list[Diagnostic]]] | None = None,

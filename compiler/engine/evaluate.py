@@ -26,7 +26,7 @@ from effspec.engine.results import (
     RunResult,
 )
 from effspec.engine.stats import StepStats, step_statistics
-from effspec.front.ir import FileRef, Run, Samples, Spec
+from effspec.front.ir import FileRef, Run, Samples, Spec, Value
 
 if TYPE_CHECKING:
     from effspec.ranks.stats import Diagnosis
@@ -86,14 +86,20 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         assert entry is not None and isinstance(entry.value, Samples)  # checked above; a samples key
         samples = entry.value
         where = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
-        inputs = (
-            Input("timing.step_time", f"{st.rows} samples ({where})", "s", entry.provenance.kind, entry.provenance.citation, entry.span),
-            entry_input(timing, "warmup") or Input("timing.warmup", 0, "step", "default", assumed=True),
-        )
+        warmup = entry_input(timing, "warmup")
+        # A single quoted step has no warm-up to leave out: the default cannot matter, so it is neither an
+        # input nor an assumption (it would badge every figure of a one-value run "assumed" for nothing).
+        quoted = st.rows == 1 and warmup is None
+        inputs: tuple[Input[Value], ...] = (
+            Input("timing.step_time", f"{st.rows} sample{'s' if st.rows != 1 else ''} ({where})", "s",
+                  entry.provenance.kind, entry.provenance.citation, entry.span),
+        ) + (() if quoted else (warmup or Input("timing.warmup", 0, "step", "default", assumed=True),))
         value = st.statistic(statistic)
         formula = f"{statistic}(step_time samples after warm-up)"
-        sub = f"{statistic} of {st.count} samples (rows {st.warmup_excluded + 1}–{st.rows}) = {quantity(value, 's', exact_digits(value))}"
-        return Metric("step_time", value, "s", formula, sub, inputs, assumed=timing.get("warmup") is None), ()
+        rows = f"row {st.rows}" if st.count == 1 else f"rows {st.warmup_excluded + 1}–{st.rows}"
+        sub = (f"{statistic} of {st.count} sample{'s' if st.count != 1 else ''} ({rows})"
+               f" = {quantity(value, 's', exact_digits(value))}")
+        return Metric("step_time", value, "s", formula, sub, inputs, assumed=warmup is None and not quoted), ()
     tokens = result.metrics.get("valid_tokens_per_step")
     throughput = entry_input(timing, "throughput")
     if throughput is not None and tokens is not None:

@@ -19,6 +19,7 @@ from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, print
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.mapping import as_mapping
+from effspec.report.verdict import PEAK_FIGURES, peak_corrections
 from effspec.rules import code_table
 from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
@@ -170,6 +171,12 @@ class HeadlineView:
     label: str
     value: str  # "—" when not recoverable
     note: str
+    # Page 1 as the verdict (issue 14): the figure's standing, and what to read beside it.
+    status: str = ""  # from inputs | implied | assumed | wrong input | not recoverable
+    corrected: str = ""  # "79.6 % against the dense BF16 peak", when a finding calls an input wrong
+    claimed: str = ""  # "61 % claimed: mismatch"
+    finding: str = ""  # the code of the finding that calls the input wrong
+    finding_line: int | None = None
 
     @property
     def number(self) -> str:
@@ -356,21 +363,56 @@ def metric_view(metric, implied: bool = False, name: str | None = None, title: s
                       bool(metric.assumed), _clean(metric.basis), implied)
 
 
-def _headline(rr) -> tuple[HeadlineView, ...]:
+def _assumed_roots(rr, metric, seen: frozenset[str] = frozenset()) -> list[str]:
+    """The written or defaulted inputs, under the derived ones, that make ``metric`` assumed."""
+    out: list[str] = []
+    for inp in metric.inputs:
+        if inp is None or not inp.assumed:
+            continue
+        below = rr.figure(inp.name) if inp.provenance == "derived" and inp.name not in seen else None
+        for name in (_assumed_roots(rr, below, seen | {inp.name}) if below is not None else [inp.name]):
+            if name not in out:
+                out.append(name)
+    return out
+
+
+def _claimed(rr, name: str) -> str:
+    cr = rr.claims.get(name)
+    if cr is None or cr.claimed is None:
+        return ""
+    return f"{value_text(cr.claimed, cr.unit, name)} claimed: {cr.status}"
+
+
+def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
     rows = []
     for name in HEADLINE:
         metric = rr.figure(name)
+        head = HEADLINE_LABELS.get(name, label(name))
         if metric is None:
             if name in ("goodput", "calendar_efficiency") and name not in rr.missing:
                 continue  # no calendar declared: nothing to say
             missing = rr.missing.get(name, ())
             needs = ": needs " + ", ".join(map(_clean, missing)) if missing else ""
-            rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), "—", "not recoverable" + needs))
+            rows.append(HeadlineView(head, "—", "not recoverable" + needs, "not recoverable", claimed=_claimed(rr, name)))
             continue
-        note = "implied by " + _clean(metric.basis) if name not in rr.metrics else ""
+        implied = name not in rr.metrics
+        note = "implied by " + _clean(metric.basis) if implied else ""
+        status = "implied" if implied else "from inputs"
         if metric.assumed:
-            note = (note + "; " if note else "") + "rests on assumed inputs"
-        rows.append(HeadlineView(HEADLINE_LABELS.get(name, label(name)), value_text(metric.value, metric.unit, name), note))
+            roots = _assumed_roots(rr, metric)
+            named = ", ".join(_clean(n) for n in roots[:2]) + (f" and {len(roots) - 2} more" if len(roots) > 2 else "")
+            note = (note + "; " if note else "") + "rests on assumed inputs" + (": " + named if roots else "")
+            status = "assumed"
+        corrected, code, at = "", "", None
+        if correction is not None and name in PEAK_FIGURES:
+            status, code, at = "wrong input", correction.code, correction.line
+            corrected = f"{value_text(metric.value * correction.factor, metric.unit, name)} against {correction.against}"
+            note = (note + "; " if note else "") + f"divides by the peak {code} calls wrong"
+        # a measured step prints exactly (1.1001 s, not 1.1 s), as the derivations divide by it
+        exact = name == "step_time" and rr.step_stats is not None and name in rr.metrics
+        shown = quantity(metric.value, "s", exact_digits(metric.value)) if exact else value_text(metric.value, metric.unit, name)
+        rows.append(HeadlineView(head, shown, note, status, corrected,
+                                 _claimed(rr, name), code, at))
     return tuple(rows)
 
 
@@ -604,10 +646,10 @@ def _provenance_table(lines: list, shown: int = 20) -> Table | None:
     return Table("Provenance", ("file", "bytes", "sha256", "rank", "node"), tuple(rows)) if rows else None
 
 
-def run_view(rr, charts: bool = False) -> RunView:
+def run_view(rr, charts: bool = False, correction=None) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
     view = RunView(
-        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
+        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr, correction), _inputs(rr.run), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
         _conventions(rr), _metrics(rr),
         tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
@@ -743,7 +785,8 @@ def build(result, charts: bool = False) -> Report:
     lines = (result.source or "").splitlines()
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
-    runs = tuple(run_view(rr, charts) for rr in ev.runs.values()) if ev else ()
+    corrections = peak_corrections(result)
+    runs = tuple(run_view(rr, charts, corrections.get(rid)) for rid, rr in ev.runs.items()) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap

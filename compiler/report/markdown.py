@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from effspec.diagnostics import sanitize
-from effspec.report.context import build
+from effspec.report.context import HEADLINE, build
 
 LIMIT = 65_000
 # What a spec string must not become, and how each is defused:
@@ -56,22 +56,76 @@ def code(text: object, cell: bool = False) -> str:
     return f"{fence}{body}{fence}"
 
 
+def prose(text: object, cell: bool = False) -> str:
+    """Finding text as Markdown: its `…` spans become real code spans (see :func:`code`), the rest
+    is escaped prose (see :func:`esc`), so GitHub shows `mfu` as code, not as literal backticks."""
+    parts = re.split(r"`([^`]*)`", " ".join(sanitize(str(text)).split()))
+    return "".join(code(p, cell) if i % 2 else _SPECIALS.sub(_defuse, p) for i, p in enumerate(parts))
+
+
+def plural(n: int, word: str) -> str:
+    """``3 errors``, ``1 warning``, ``2 info`` (info is a mass noun)."""
+    return f"{n} {word}{'s' if n != 1 and word != 'info' else ''}"
+
+
+def _fenced(lines: list[str]) -> list[str]:
+    """A fenced text block longer than any backtick run inside, so no line can close it."""
+    body = [" ".join(sanitize(x).split()).join(("  ", "")) if x.startswith("  ") else " ".join(sanitize(x).split())
+            for x in lines]
+    longest = max((len(r) for x in body for r in re.findall(r"`+", x)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return [fence + "text", *body, fence]
+
+
+def _derivation(metric) -> list[str]:
+    return [f"{metric.name} = {metric.formula}", f"  = {metric.substituted}"]
+
+
+def _headline_cell(h) -> str:
+    value = f"~~{esc(h.value)}~~" if h.finding else esc(h.value)
+    extra = [f"wrong input: {h.finding}" + (f", line {h.finding_line}" if h.finding_line else "")] if h.finding else []
+    extra += [x for x in (h.corrected, h.claimed) if x]
+    extra += [h.note] if h.note and not h.finding else []
+    return value + (" (" + "; ".join(prose(x, cell=True) for x in extra) + ")" if extra else "")
+
+
+def _finding_derivation(f, report) -> list[str]:
+    """The derivation a finding at a line is about: a figure that reads that line, or rests on it."""
+    if not f.line:
+        return []
+    for run in report.runs:
+        for m in run.metrics:
+            if any(i.line == f.line for i in m.inputs):
+                return _derivation(m)
+        claim = next((c for c in run.claims if c.line == f.line), None)
+        resting = [m for m in run.metrics if f"(line {f.line})" in m.basis]
+        named = [m for m in run.metrics if claim is not None and m.name == claim.written]
+        for m in named + [m for m in resting if m.name == "mfu"] + resting:
+            return _derivation(m)
+    return []
+
+
 def render_markdown(result) -> str:
     report = build(result)
-    out = [f"## effspec audit: {esc(report.title)}", "",
-           f"{code(report.file)}: " + ", ".join(f"{n} {s}" for s, n in report.counts), ""]
+    counts = ", ".join(plural(n, s) for s, n in report.counts if n) or "no findings"
+    out = [f"## effspec audit: {esc(report.title)}", "", f"{code(report.file)}: {counts}", ""]
     for run in report.runs:
         out += [f"### {esc(run.id)}" + (f": {esc(run.title)}" if run.title else ""), ""]
         out.append("| " + " | ".join(esc(h.label) for h in run.headline) + " |")
         out.append("|" + "---:|" * len(run.headline))
-        out.append("| " + " | ".join(esc(h.value) + (f" ({esc(h.note)})" if h.note else "") for h in run.headline) + " |")
+        out.append("| " + " | ".join(_headline_cell(h) for h in run.headline) + " |")
         out.append("")
         if run.claims:
             out += ["| claim | claimed | reconstructed | status | basis | line |", "|---|---:|---:|---|---|---:|"]
             for c in run.claims:
                 status = f"**{c.status}**" if c.status != "consistent" else c.status
                 out.append(f"| {code(c.written, cell=True)} | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} "
-                           f"| {esc(c.basis)} | {c.line} |")
+                           f"| {prose(c.basis, cell=True)} | {c.line} |")
+            out.append("")
+        shown = [m for m in run.metrics if m.name in HEADLINE or m.name in ("model_flops_per_step", "aggregate_peak")]
+        if shown:
+            out += [f"Derivations of {code(run.id)}:", ""]
+            out += _fenced([x for m in shown for x in _derivation(m)])
             out.append("")
     for s in report.scalings:
         out += [f"### scaling {esc(s.id)} ({esc(s.kind)}, baseline {esc(s.baseline)})", "",
@@ -82,7 +136,8 @@ def render_markdown(result) -> str:
             out += ["| claim | claimed | reconstructed | status | compared | line |", "|---|---:|---:|---|---|---:|"]
             for c in s.claims:
                 status = f"**{c.status}**" if c.status != "consistent" else c.status
-                out.append(f"| `{esc(c.written)}` | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} | {esc(c.basis)} | {c.line} |")
+                out.append(f"| {code(c.written, cell=True)} | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} "
+                           f"| {prose(c.basis, cell=True)} | {c.line} |")
             out.append("")
     out += ["### Findings", ""]
     if not report.findings:
@@ -91,9 +146,16 @@ def render_markdown(result) -> str:
     lines: list[str] = []
     for i, f in enumerate(report.findings):
         where = f"line {f.line}:{f.column}" if f.line else "file"
-        item = f"- **{f.code}** {f.severity}, {where}: {esc(f.message)}" + (f"  \n  help: {esc(f.help)}" if f.help else "")
-        if len(body) + sum(len(x) + 1 for x in lines) + len(item) + 200 > LIMIT:
+        item = [f"- **{f.code}** {f.severity}, {where}: {prose(f.message)}"]
+        item += [f"  - {prose(n)}" for n in f.notes]
+        derivation = _finding_derivation(f, report)
+        if derivation:
+            item += ["", *("  " + x for x in _fenced(derivation))]
+        if f.help:
+            item.append(f"  - help: {prose(f.help)}")
+        text = "\n".join(item)
+        if len(body) + sum(len(x) + 1 for x in lines) + len(text) + 200 > LIMIT:
             lines.append(f"- … and {len(report.findings) - i} more findings: see the full report.")
             break
-        lines.append(item)
+        lines.append(text)
     return body + ("\n" if lines else "") + "\n".join(lines) + "\n\n<sub>Generated by effspec from the audited spec.</sub>\n"

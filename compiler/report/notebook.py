@@ -1,0 +1,33 @@
+"""Jupyter: the report's summary and findings inline (``Result._repr_html_``).
+
+The fragment is cut from the page :func:`effspec.report.html.render_html` makes, so it
+comes from the same templates with the same autoescaping: a spec string renders as
+text in a notebook exactly as in the HTML report.  The report's stylesheet is not
+included (it styles the whole page, and a notebook is someone else's page); a few
+rules scoped to the fragment's own class keep the tables readable.
+"""
+
+from __future__ import annotations
+
+from effspec.report.context import build
+from effspec.report.html import render_html
+
+SECTIONS = ("summary", "findings")
+_STYLE = ("<style>.effspec-report table{border-collapse:collapse}"
+          ".effspec-report td,.effspec-report th{padding:0.15em 0.5em;vertical-align:top}"
+          ".effspec-report tr.notes td,.effspec-report tr.status td,.effspec-report tr.versus td{font-size:85%}"
+          ".effspec-report .excerpt{white-space:pre-wrap}</style>")
+
+
+def section(page: str, name: str) -> str:
+    """``<section id="name">…</section>`` of a rendered report page (sections do not nest)."""
+    start = page.find(f'<section id="{name}">')
+    if start < 0:
+        return ""
+    end = page.find("</section>", start)
+    return page[start:end + len("</section>")]
+
+
+def render_notebook(result) -> str:
+    page = render_html(build(result))
+    return f'<div class="effspec-report">{_STYLE}' + "\n".join(section(page, s) for s in SECTIONS) + "</div>"

@@ -1,0 +1,67 @@
+"""Page 1 as the verdict: which headline figures rest on an input a finding calls wrong,
+and the figure effspec gives instead.
+
+A peak that EFF201 (another datatype's), EFF202 (the 2:4-sparse figure on dense work) or
+EFF204 (a whole pool's figure) calls wrong moves every figure divided by the aggregate
+peak (MFU, HFU) by the ratio of the declared aggregate peak to the corrected one.
+Example B: 39.8 % against the declared 624 TFLOP/s, 79.6 % against the dense 312 TFLOP/s.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from effspec.engine.results import Pool
+from effspec.rules import AuditContext
+from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
+
+# The findings that call a declared peak wrong, and the figures that divide by it.
+WRONG_PEAK = ("EFF201", "EFF202", "EFF204")
+PEAK_FIGURES = ("mfu", "hfu")
+
+
+@dataclass(frozen=True)
+class Correction:
+    """The peak-based figures of one run, recomputed against the catalog's peak."""
+
+    code: str  # the finding that calls the peak wrong
+    line: int | None  # where that peak is written
+    factor: float  # declared aggregate peak / corrected aggregate peak: multiply MFU by it
+    against: str  # "the dense BF16 peak"
+
+
+def _flagged(reading, code: str) -> bool:
+    if code == "EFF202":
+        return reading.sparse_for_dense is not None
+    if code == "EFF201":
+        return reading.wrong_dtype
+    return reading.looks_aggregate
+
+
+def peak_corrections(result) -> dict[str, Correction]:
+    """{run id: Correction} for each run whose peak a finding of ``result`` calls wrong."""
+    ev, spec = getattr(result, "evaluation", None), getattr(result, "spec", None)
+    findings = [(d.code, d.span.line) for d in getattr(result, "diagnostics", ()) if d.code in WRONG_PEAK and d.span]
+    if ev is None or spec is None or not findings:
+        return {}
+    ctx = AuditContext(spec, ev, result.source or "")
+    per_run: dict[str, list[tuple[Pool, float, str, int]]] = {}
+    for run, reading in peak_readings(ctx):
+        line = reading.entry.value_span.line if reading.entry.value_span else reading.entry.span.line
+        code = next((c for c, at in findings if at == line and _flagged(reading, c)), None)
+        if code is None or reading.own is None:
+            continue
+        per_run.setdefault(run.id, []).append((reading.pool, reading.own.flops, code, line))
+    out: dict[str, Correction] = {}
+    for run_id, fixes in per_run.items():
+        rr = ev.runs[run_id]
+        fixed = {id(pool): flops for pool, flops, _, _ in fixes}
+        declared = sum(p.active * p.peak for p in rr.pools if p.peak is not None)
+        corrected = sum(p.active * fixed.get(id(p), p.peak) for p in rr.pools if p.peak is not None)
+        if declared <= 0 or corrected <= 0:
+            continue
+        pool, _, code, line = fixes[0]
+        kind = "dense " if code == "EFF202" else ""
+        out[run_id] = Correction(code, line, declared / corrected,
+                                 f"the {kind}{dtype_name(pool.dtype)} peak" if code != "EFF204" else "the per-device peak")
+    return out
