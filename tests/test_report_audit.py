@@ -250,3 +250,42 @@ def test_repr_html_shows_summary_and_findings_with_the_report_escaping():
     assert page[start:page.index("</section>", start)] in html
     # with a finding: the claim of 1 % against 5 samples is EFF502's (5 < 10)
     assert "EFF502" in html
+
+
+# --- Charts: none below EFF502's count, captions true to the picture --------------------
+
+def _charts(result) -> dict:
+    (run,) = build(result, charts=True).runs
+    return run.charts
+
+
+def test_no_step_chart_below_ten_samples_and_a_series_from_ten():
+    six = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, SIX))), "s.eff"))
+    assert "step_series" not in six and "step_time" not in six
+    twelve = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, TWELVE))), "s.eff"))
+    assert twelve["step_series"].startswith("<svg")
+    assert "step_time" not in twelve  # a histogram of 12 samples has no shape: the series shows them all
+    # no warm-up and no stall (every sample < 1.5 × 4.01 s): the caption promises neither
+    assert twelve["step_series_caption"] == ("Each step's time by step index: the median after warm-up (solid) "
+                                             "and the stall threshold (dashed).")
+    assert "<pattern" not in twelve["step_series"]
+
+
+def test_example_a_charts_show_what_their_captions_promise():
+    charts = _charts(effspec.load(ROOT / "examples" / "example_a_measured.eff"))
+    # 520 rows, 20 warm-up (rows 21–520 kept); 5 steps past 1.5 × 1.1001 s
+    series = charts["step_series_caption"]
+    assert "the 20 warm-up steps, left out of every statistic, shaded" in series
+    assert "the 5 stall steps marked with a cross" in series
+    assert "<pattern" in charts["step_series"]  # the shading is a hatch, readable in grayscale
+    hist = charts["step_time_caption"]
+    assert "bins at or past the threshold hatched" in hist and "log scale" in hist
+    assert "<pattern" in charts["step_time"]
+
+
+def test_example_c_draws_no_step_chart_for_five_and_six_samples():
+    result = effspec.load(ROOT / "examples" / "example_c_scaling.eff")
+    for run in build(result, charts=True).runs:
+        assert not {"step_series", "step_time"} & set(run.charts), run.id
+    html = render(result, "html").decode()
+    assert "stall steps hatched" not in html

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from effspec.display import percent, quantity, sig
 from effspec.report.mapping import as_mapping
+from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
     from matplotlib.typing import RcKeyType
@@ -139,10 +140,26 @@ def breakdown_chart(rec, salt: str) -> str | None:
         return _markup(_svg(fig, salt))
 
 
+def step_time_caption(samples: list[float], stats) -> str:
+    """The histogram's caption, saying only what the picture shows."""
+    parts = ["Step times after warm-up: the median (solid) and the stall threshold (dashed)"]
+    if any(v >= stats.stall_threshold for v in samples):
+        parts.append("bins at or past the threshold hatched")
+    if _long_tailed(samples, stats):
+        parts.append("counts on a log scale, so a few slow steps stay visible beside the bulk")
+    return "; ".join(parts) + "."
+
+
+def _long_tailed(samples: list[float], stats) -> bool:
+    """Stall steps a twentieth or less of the rest: on a linear count axis their bars vanish."""
+    stalls = sum(v >= stats.stall_threshold for v in samples)
+    return 0 < stalls * 20 <= len(samples) - stalls
+
+
 def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
     """Histogram of the kept step times, the median and the stall tail marked; None below
     ``MIN_HISTOGRAM_SAMPLES`` samples or when every sample is the same (no shape to show)."""
-    if len(samples) < MIN_HISTOGRAM_SAMPLES or min(samples) == max(samples):
+    if len(samples) < max(MIN_HISTOGRAM_SAMPLES, MIN_SAMPLES) or min(samples) == max(samples):
         return None
     with _styled(salt):
         fig, ax = _figure(6.4, 2.2)
@@ -170,9 +187,59 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
                     f"{percent(stats.stall_time_share, 3)} of time", (stats.stall_threshold, ymax * 0.75),
                     ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points")
         ax.set_xlim(min(edges[0], stats.median) - width, max(edges[-1], stats.stall_threshold * 1.25) + width)
-        ax.set_ylim(0, ymax * 1.2)
+        if _long_tailed(samples, stats):
+            ax.set_yscale("log")
+            ax.set_ylim(0.7, ymax * 2.5)
+            ax.set_ylabel("steps (log scale)")
+        else:
+            ax.set_ylim(0, ymax * 1.2)
+            ax.set_ylabel("steps")
         ax.set_xlabel("step time (s), after warm-up")
-        ax.set_ylabel("steps")
+        fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.95)
+        return _markup(_svg(fig, salt))
+
+
+def step_series_caption(values: list[float], warmup: int, stats) -> str:
+    """The series chart's caption, saying only what the picture shows."""
+    stalls = sum(v >= stats.stall_threshold for v in values[warmup:])
+    parts = ["Each step's time by step index: the median after warm-up (solid) and the stall threshold (dashed)"]
+    if warmup:
+        parts.append(f"the {warmup} warm-up step{'s' if warmup != 1 else ''}, left out of every statistic, shaded")
+    if stalls:
+        parts.append(f"the {stalls} stall step{'s' if stalls != 1 else ''} marked with a cross")
+    return "; ".join(parts) + "."
+
+
+def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str | None:
+    """Every step's time against its index (warm-up shaded, stalls crossed, median line);
+    None below EFF502's sample count after warm-up, where the table says all there is."""
+    kept = values[warmup:]
+    if len(kept) < MIN_SAMPLES:
+        return None
+    with _styled(salt):
+        fig, ax = _figure(6.4, 2.2)
+        xs = list(range(1, len(values) + 1))
+        if warmup:
+            ax.axvspan(0.5, warmup + 0.5, facecolor="#e6e6e6", hatch="//", edgecolor="#9a9a9a", lw=0)
+            ax.annotate("warm-up", (0.5, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -2),
+                        textcoords="offset points", ha="left", va="top", fontsize=6.5)
+        ax.plot(xs, values, color="#6a6a6a", lw=0.6, marker="o", markersize=1.2)
+        stall = [(x, v) for x, v in zip(xs, values, strict=True) if x > warmup and v >= stats.stall_threshold]
+        if stall:
+            ax.plot([x for x, _ in stall], [v for _, v in stall], ls="none", marker="x", markersize=5,
+                    color=INK, markeredgewidth=1.0)
+        ax.axhline(stats.median, color=INK, lw=1.0)
+        ax.annotate(f"median {quantity(stats.median, 's')}", (1.0, stats.median), xycoords=("axes fraction", "data"),
+                    xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+        ax.axhline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
+        ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}: {stats.stall_steps} stall steps",
+                    (1.0, stats.stall_threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                    textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+        ax.set_xlim(0.5, len(values) + 0.5)
+        top = max(max(values), stats.stall_threshold)
+        ax.set_ylim(0, top * 1.12)
+        ax.set_xlabel("step index")
+        ax.set_ylabel("step time (s)")
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.95)
         return _markup(_svg(fig, salt))
 
@@ -270,10 +337,16 @@ def run_charts(rr) -> dict:
     timing = rr.run.block("timing")
     entry = timing.get("step_time") if timing is not None else None
     if rr.step_stats is not None and entry is not None and hasattr(entry.value, "values"):
-        kept = list(entry.value.values[rr.step_stats.warmup_excluded:])
+        values, warmup = list(entry.value.values), rr.step_stats.warmup_excluded
+        series = step_series_chart(values, warmup, rr.step_stats, f"{rr.run.id}-series")
+        if series:
+            out["step_series"] = series
+            out["step_series_caption"] = step_series_caption(values, warmup, rr.step_stats)
+        kept = values[warmup:]
         svg = step_time_chart(kept, rr.step_stats, f"{rr.run.id}-steps")
         if svg:
             out["step_time"] = svg
+            out["step_time_caption"] = step_time_caption(kept, rr.step_stats)
     rows = rank_rows(rr.diagnosis) if rr.diagnosis is not None else []
     if rows:
         out["ranks"] = rank_chart(rows, f"{rr.run.id}-ranks")
