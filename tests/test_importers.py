@@ -1070,7 +1070,7 @@ def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
     report = (tmp_path / "run.md").read_text(encoding="utf-8")
     # As the README says: the claim is consistent (490.0 printed, 490.03 by Megatron-LM's count), and EFF503.
     assert "| `tflops_per_device` | 490 TFLOP/s | 490 TFLOP/s | consistent | inputs |" in report
-    assert "**EFF503** warning" in report and "0 error, 1 warning" in report
+    assert "**EFF503** warning" in report and "0 errors, 1 warning, 0 info" in report
 
 
 def test_hostile_output_and_log_names_cannot_drive_the_terminal(tmp_path: Path) -> None:

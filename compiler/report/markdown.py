@@ -107,7 +107,7 @@ def _finding_derivation(f, report) -> list[str]:
 
 def render_markdown(result) -> str:
     report = build(result)
-    counts = ", ".join(plural(n, s) for s, n in report.counts if n) or "no findings"
+    counts = ", ".join(plural(n, s) for s, n in report.counts)
     out = [f"## effspec audit: {esc(report.title)}", "", f"{code(report.file)}: {counts}", ""]
     for run in report.runs:
         out += [f"### {esc(run.id)}" + (f": {esc(run.title)}" if run.title else ""), ""]
