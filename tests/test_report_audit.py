@@ -7,6 +7,8 @@ import pathlib
 import statistics
 from html.parser import HTMLParser
 
+import pytest
+
 import effspec
 from effspec.report import render
 from effspec.report.context import build
@@ -265,9 +267,9 @@ def test_no_step_chart_below_ten_samples_and_a_series_from_ten():
     twelve = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, TWELVE))), "s.eff"))
     assert twelve["step_series"].startswith("<svg")
     assert "step_time" not in twelve  # a histogram of 12 samples has no shape: the series shows them all
-    # no warm-up and no stall (every sample < 1.5 × 4.01 s): the caption promises neither
-    assert twelve["step_series_caption"] == ("Each step's time by step index: the median after warm-up (solid) "
-                                             "and the stall threshold (dashed).")
+    # no warm-up and no stall (every sample < 1.5 × 4.01 s = 6.015 s): the caption promises neither
+    assert twelve["step_series_caption"] == ("Each step's time by step index: the median after warm-up (solid); "
+                                             "no step reaches the stall threshold (6.015 s), which is left off the axis.")
     assert "<pattern" not in twelve["step_series"]
 
 
@@ -289,3 +291,12 @@ def test_example_c_draws_no_step_chart_for_five_and_six_samples():
         assert not {"step_series", "step_time"} & set(run.charts), run.id
     html = render(result, "html").decode()
     assert "stall steps hatched" not in html
+
+
+def test_straggler_charts_are_not_squeezed_by_a_threshold_no_step_reaches():
+    charts = _charts(effspec.load(ROOT / "examples" / "straggler_ranks.eff"))
+    # 60 steps between 1.9153 and 1.9423 s; the threshold 1.5 × 1.92845 = 2.892675 s is far above them
+    assert pytest.approx(2.892675) == 1.5 * 1.92845
+    for key in ("step_series_caption", "step_time_caption"):
+        assert "no step reaches the stall threshold (2.893 s), which is left off the axis" in charts[key]
+        assert "dashed" not in charts[key]

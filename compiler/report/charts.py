@@ -142,9 +142,12 @@ def breakdown_chart(rec, salt: str) -> str | None:
 
 def step_time_caption(samples: list[float], stats) -> str:
     """The histogram's caption, saying only what the picture shows."""
-    parts = ["Step times after warm-up: the median (solid) and the stall threshold (dashed)"]
     if any(v >= stats.stall_threshold for v in samples):
-        parts.append("bins at or past the threshold hatched")
+        parts = ["Step times after warm-up: the median (solid) and the stall threshold (dashed)",
+                 "bins at or past the threshold hatched"]
+    else:
+        parts = [f"Step times after warm-up: the median (solid); no step reaches the stall threshold "
+                 f"({quantity(stats.stall_threshold, 's')}), which is left off the axis"]
     if _long_tailed(samples, stats):
         parts.append("counts on a log scale, so a few slow steps stay visible beside the bulk")
     return "; ".join(parts) + "."
@@ -182,11 +185,14 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
         ax.axvline(stats.median, color=INK, lw=1.2)
         ax.annotate(f"median {quantity(stats.median, 's')}", (stats.median, ymax * 1.02), ha="left", va="bottom",
                     fontsize=6.5, xytext=(3, 0), textcoords="offset points")
-        ax.axvline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
-        ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}\n{stats.stall_steps} stall steps, "
-                    f"{percent(stats.stall_time_share, 3)} of time", (stats.stall_threshold, ymax * 0.75),
-                    ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points")
-        ax.set_xlim(min(edges[0], stats.median) - width, max(edges[-1], stats.stall_threshold * 1.25) + width)
+        stalls = any(v >= stats.stall_threshold for v in samples)
+        if stalls:  # without a stall the threshold would only squeeze every bin against the left edge
+            ax.axvline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
+            ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}\n{stats.stall_steps} stall steps, "
+                        f"{percent(stats.stall_time_share, 3)} of time", (stats.stall_threshold, ymax * 0.75),
+                        ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points")
+        right = max(edges[-1], stats.stall_threshold * 1.25) if stalls else edges[-1]
+        ax.set_xlim(min(edges[0], stats.median) - width, right + width)
         if _long_tailed(samples, stats):
             ax.set_yscale("log")
             ax.set_ylim(0.7, ymax * 2.5)
@@ -202,7 +208,9 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
 def step_series_caption(values: list[float], warmup: int, stats) -> str:
     """The series chart's caption, saying only what the picture shows."""
     stalls = sum(v >= stats.stall_threshold for v in values[warmup:])
-    parts = ["Each step's time by step index: the median after warm-up (solid) and the stall threshold (dashed)"]
+    parts = ["Each step's time by step index: the median after warm-up (solid) and the stall threshold (dashed)"
+             if stalls else "Each step's time by step index: the median after warm-up (solid); no step reaches the "
+             f"stall threshold ({quantity(stats.stall_threshold, 's')}), which is left off the axis"]
     if warmup:
         parts.append(f"the {warmup} warm-up step{'s' if warmup != 1 else ''}, left out of every statistic, shaded")
     if stalls:
@@ -231,13 +239,17 @@ def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str
         ax.axhline(stats.median, color=INK, lw=1.0)
         ax.annotate(f"median {quantity(stats.median, 's')}", (1.0, stats.median), xycoords=("axes fraction", "data"),
                     xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
-        ax.axhline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
-        ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}: {stats.stall_steps} stall steps",
-                    (1.0, stats.stall_threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
-                    textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+        if stall:  # without a stall the threshold line would flatten the series against the median
+            ax.axhline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
+            ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}: {stats.stall_steps} stall steps",
+                        (1.0, stats.stall_threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
+                        textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+            ax.set_ylim(0, max(max(values), stats.stall_threshold) * 1.12)
+        else:
+            lo, hi = min(values), max(values)
+            pad = (hi - lo) * 0.15 or abs(hi) * 0.01 or 1e-6
+            ax.set_ylim(lo - pad, hi + pad * 2)
         ax.set_xlim(0.5, len(values) + 0.5)
-        top = max(max(values), stats.stall_threshold)
-        ax.set_ylim(0, top * 1.12)
         ax.set_xlabel("step index")
         ax.set_ylabel("step time (s)")
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.95)
