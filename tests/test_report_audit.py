@@ -261,12 +261,14 @@ def _charts(result) -> dict:
     return run.charts
 
 
-def test_no_step_chart_below_ten_samples_and_a_series_from_ten():
+def test_no_step_chart_below_ten_samples_and_a_series_from_twenty():
     six = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, SIX))), "s.eff"))
     assert "step_series" not in six and "step_time" not in six
     twelve = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, TWELVE))), "s.eff"))
+    assert "step_series" not in twelve and "step_time" not in twelve  # 12 rows: the table shows them all
+    both = TWELVE + TWELVE  # 24 samples, median still 4.01 s
+    twelve = _charts(effspec.check_text(RUN.format(samples=", ".join(map(str, both))), "s.eff"))
     assert twelve["step_series"].startswith("<svg")
-    assert "step_time" not in twelve  # a histogram of 12 samples has no shape: the series shows them all
     # no warm-up and no stall (every sample < 1.5 × 4.01 s = 6.015 s): the caption promises neither
     assert twelve["step_series_caption"] == ("Each step's time by step index: the median after warm-up (solid); "
                                              "no step reaches the stall threshold (6.015 s), which is left off the axis.")

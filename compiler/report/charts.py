@@ -219,10 +219,11 @@ def step_series_caption(values: list[float], warmup: int, stats) -> str:
 
 
 def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str | None:
-    """Every step's time against its index (warm-up shaded, stalls crossed, median line);
-    None below EFF502's sample count after warm-up, where the table says all there is."""
+    """Every step's time against its index (warm-up shaded, stalls crossed, median line); None below
+    the histogram's sample count (and so below EFF502's) after warm-up, where the table says all there
+    is and a chart a run would only add weight (test_bounded_cost: 100 runs of 10 samples)."""
     kept = values[warmup:]
-    if len(kept) < MIN_SAMPLES:
+    if len(kept) < max(MIN_SAMPLES, MIN_HISTOGRAM_SAMPLES):
         return None
     with _styled(salt):
         fig, ax = _figure(6.4, 2.2)
