@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import printable, sanitize
+from effspec.diagnostics import printable, sanitize, source_lines
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import PRESET_NOTES
 from effspec.report.mapping import as_mapping
@@ -651,7 +651,11 @@ def report_title(result) -> str:
 
 def build(result, charts: bool = False) -> Report:
     """The view-model of one checked spec (``charts`` adds the SVG figures)."""
-    lines = (result.source or "").splitlines()
+    # The parser's line model (split at "\n" only); a final newline ends the
+    # last line rather than opening an empty one in the listing.
+    lines = source_lines(result.source)
+    if lines and lines[-1] == "":
+        lines.pop()
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     runs = tuple(run_view(rr, charts) for rr in ev.runs.values()) if ev else ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import Diagnostic, Span, source_lines
 from effspec.front.ir import Entry
 from effspec.rules import AuditContext, Rule
 
@@ -16,7 +16,7 @@ def name_span(source: str, entry: Entry, name: str) -> Span:
     The IR keeps one span for the list; the caret is more useful under the one
     name it is about.
     """
-    lines = source.split("\n")
+    lines = source_lines(source)
     vs = entry.value_span
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
     for line_no in range(vs.line, min(vs.end_line, len(lines)) + 1):
