@@ -28,14 +28,21 @@ class Result:
     spec: object | None = None  # ir.Spec
     evaluation: object | None = None  # evaluate.Evaluation
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Findings a pragma or the project configuration dropped or lowered
+    # (effspec.front.config.Suppression): every output lists them.
+    suppressed: list = field(default_factory=list)
+    settings: object | None = None  # effspec.front.config.Settings: what applied, and from which file
+    pragmas_not_applied: tuple = ()  # pragmas found while inline configuration was off
 
     @property
     def has_errors(self) -> bool:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def check_text(text: str, file: str = "<string>", folder: str | None = None) -> Result:
-    """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths."""
+def check_text(text: str, file: str = "<string>", folder: str | None = None, *, inline_config: bool | None = None) -> Result:
+    """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths
+    and finds the project's configuration; ``inline_config=False`` ignores the
+    spec's pragmas (None: as the configuration says)."""
     result = Result(file, text)
     # The parse tree and IR are many small objects that live until the end of
     # the check: the cyclic collector would rescan them again and again as
@@ -44,13 +51,13 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None) -> 
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        return _check(result, text, file, folder)
+        return _check(result, text, file, folder, inline_config)
     finally:
         if gc_was_enabled:
             gc.enable()
 
 
-def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
+def _check(result: Result, text: str, file: str, folder: str | None, inline_config: bool | None = None) -> Result:
     from effspec.engine.evaluate import evaluate
     from effspec.front.build import build_ir
     from effspec.front.config import configure
@@ -66,11 +73,15 @@ def _check(result: Result, text: str, file: str, folder: str | None) -> Result:
             result.evaluation = evaluate(spec)
             diags += result.evaluation.diagnostics
             diags += audit(spec, result.evaluation, text)
-    result.diagnostics = sorted(configure(diags, text, folder), key=sort_key)
+    configured = configure(diags, text, folder, inline_config)
+    result.diagnostics = sorted(configured.diagnostics, key=sort_key)
+    result.suppressed = configured.suppressed
+    result.settings = configured.settings
+    result.pragmas_not_applied = configured.pragmas_not_applied
     return result
 
 
-def load(path: str | os.PathLike) -> Result:
+def load(path: str | os.PathLike, *, inline_config: bool | None = None) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
     Raises OSError when the file cannot be read and UnicodeDecodeError when it
@@ -89,4 +100,4 @@ def load(path: str | os.PathLike) -> Result:
                                     f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
     text = raw.decode("utf-8")
-    return check_text(text, path, os.path.dirname(os.path.abspath(path)))
+    return check_text(text, path, os.path.dirname(os.path.abspath(path)), inline_config=inline_config)

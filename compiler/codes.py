@@ -16,4 +16,6 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF011": ("non-finite, negative or out-of-range value", "error"),
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
+    "EFF031": ("project configuration not applied", "error"),
+    "EFF099": ("internal error", "error"),
 }

@@ -6,8 +6,9 @@ import json
 import os
 import sys
 
-from effspec.cli.common import ToolError, load_spec
+from effspec.cli.common import BUG_URL, ToolError, load_spec
 from effspec.diagnostics import printable
+from effspec.version import __version__
 
 
 def _expand(paths: list[str]) -> list[str]:
@@ -25,21 +26,60 @@ def _expand(paths: list[str]) -> list[str]:
     return out
 
 
-def _check_one(path: str, fmt: str = "text"):
-    """(path, payload, has errors, tool-error text or None), picklable.
+def _check_one(path: str, fmt: str = "text", inline_config: bool | None = None, show_suppressed: bool = False,
+               debug: bool = False):
+    """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
 
     The payload is the file's output already formatted (text, or the JSON
     document) so a worker process sends back a few kB, not the whole result;
     SARIF needs every result at once, so it gets the Result itself.
+
+    One file's internal error never ends the check of the others: the file
+    gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
+    try:
+        result = load_spec(path, inline_config=inline_config)
+    except ToolError as exc:
+        return path, None, False, str(exc), None
+    except Exception as exc:
+        if debug:
+            raise
+        result = internal_error_result(path, exc)
+    try:
+        payload = _payload(result, fmt, show_suppressed)
+    except Exception as exc:  # a finding the output cannot hold is a bug too, and this file's alone
+        if debug:
+            raise
+        result = internal_error_result(path, exc)
+        payload = _payload(result, fmt, show_suppressed)
+    internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
+    return path, payload, result.has_errors, None, internal
+
+
+def _payload(result, fmt: str, show_suppressed: bool):
     from effspec.report.text import result_json, text
 
-    try:
-        result = load_spec(path)
-    except ToolError as exc:
-        return path, None, False, str(exc)
-    payload = text(result) if fmt == "text" else result_json(result) if fmt == "json" else result
-    return path, payload, result.has_errors, None
+    if fmt == "text":
+        return text(result, show_suppressed=show_suppressed)
+    if fmt == "json":
+        payload = result_json(result)
+        json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
+        return payload
+    return result
+
+
+def internal_error_result(path: str, exc: BaseException):
+    """A Result for a file whose check raised: one EFF099 error that names the file and the exception."""
+    from effspec import Diagnostic, Result
+    from effspec.diagnostics import sanitize
+    from effspec.version import __version__
+
+    what = sanitize(f"{type(exc).__name__}: {exc}")
+    what = what if len(what) <= 300 else what[:299] + "…"
+    return Result(path, None, diagnostics=[Diagnostic(
+        "EFF099", "error", None, f"internal error while checking {sanitize(path)}: {what}",
+        f"this is a bug in effspec {__version__}, not in the spec; the other files were checked. "
+        f"Please report it with the spec that triggers it: {BUG_URL} (run with --debug for the traceback)")])
 
 
 def _warm_up() -> None:
@@ -49,32 +89,40 @@ def _warm_up() -> None:
     check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
 
 
-def _check_all(paths: list[str], jobs: int, fmt: str) -> list[tuple]:
+def _check_all(paths: list[str], jobs: int, fmt: str, **options) -> list[tuple]:
     """Check every path, in a process pool when there are enough of them; argument order is kept."""
     if jobs <= 1 or len(paths) < 8:
-        return [_check_one(p, fmt) for p in paths]
+        return [_check_one(p, fmt, **options) for p in paths]
     from concurrent.futures import ProcessPoolExecutor
     from functools import partial
 
     _warm_up()  # forked workers inherit the loaded pipeline instead of each loading it
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(partial(_check_one, fmt=fmt), paths, chunksize=max(1, len(paths) // (jobs * 8))))
+        return list(pool.map(partial(_check_one, fmt=fmt, **options), paths, chunksize=max(1, len(paths) // (jobs * 8))))
 
 
 def cmd_check(args) -> int:
     paths = _expand(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
+    inline_config = False if args.no_inline_config else None
+    if args.show_settings:
+        return show_settings(paths, args.format, inline_config)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
-    for _path, payload, has_errors, error in _check_all(paths, jobs, args.format):
+    options = {"inline_config": inline_config, "show_suppressed": args.show_suppressed, "debug": args.debug}
+    for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2
             continue
         payloads.append(payload)
-        if has_errors and status == 0:
+        if internal is not None:
+            print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. Please report it with the spec "
+                  f"that triggers it: {BUG_URL}\n(run with --debug for the traceback)", file=sys.stderr)
+            status = 2
+        elif has_errors and status == 0:
             status = 1
     if args.format == "json":
         one = len(args.files) == 1 and len(paths) == 1 and payloads
@@ -86,3 +134,35 @@ def cmd_check(args) -> int:
     else:
         sys.stdout.write("\n\n".join(payloads) + "\n" if payloads else "")
     return status
+
+
+def show_settings(paths: list[str], fmt: str, inline_config: bool | None) -> int:
+    """`check --show-settings`: for each file, the settings that apply and the file they come from."""
+    from effspec.diagnostics import render_text, sanitize
+    from effspec.front.config import project_settings
+
+    docs, blocks = [], []
+    for path in paths:
+        settings = project_settings(os.path.dirname(os.path.abspath(path)))
+        inline = settings.inline_config if inline_config is None else inline_config
+        doc = {"file": path, **settings.to_json(), "inline_config": inline}
+        docs.append(doc)
+        if settings.path:
+            root = f"{sanitize(os.path.dirname(settings.path))} (its pyproject.toml has [tool.effspec])"
+        elif settings.root:
+            root = f"{sanitize(settings.root)} (it holds .git)"
+        else:
+            root = "none found: searched up to /" if not settings.problems else "-"
+        lines = [f"file: {sanitize(path)}",
+                 f"configuration: {sanitize(settings.path) if settings.path else 'none'}",
+                 f"project root: {root}",
+                 f"ignore = {json.dumps(doc['ignore'])}",
+                 f"severity = {json.dumps(doc['severity'], sort_keys=True)}",
+                 f"inline_config = {'true' if inline else 'false'}" + (" (--no-inline-config)" if inline_config is False else "")]
+        lines += [render_text(d, None, path) for d in settings.problems]
+        blocks.append("\n".join(lines))
+    if fmt == "text":
+        sys.stdout.write("\n\n".join(blocks) + "\n")
+    else:
+        sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n")
+    return 0

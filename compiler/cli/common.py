@@ -9,11 +9,11 @@ class ToolError(Exception):
     """The tool could not run (exit status 2)."""
 
 
-def load_spec(path: str):
+def load_spec(path: str, inline_config: bool | None = None):
     from effspec import load
 
     try:
-        return load(path)
+        return load(path, inline_config=inline_config)
     except FileNotFoundError:
         raise ToolError(f"{path}: no such file") from None
     except IsADirectoryError:

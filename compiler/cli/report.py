@@ -21,7 +21,7 @@ def cmd_report(args) -> int:
         raise ToolError(f"{args.output}: unknown report format `{suffix or '(none)'}`; use one of " + ", ".join(sorted(REPORT_FORMATS)))
     if os.path.isdir(args.output):
         raise ToolError(f"{args.output}: is a directory")
-    result = load_spec(args.input)
+    result = load_spec(args.input, inline_config=False if getattr(args, "no_inline_config", False) else None)
     from effspec.report import render
 
     try:

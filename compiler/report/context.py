@@ -282,6 +282,20 @@ class FindingView:
 
 
 @dataclass(frozen=True)
+class SuppressedView:
+    """A finding a pragma or the configuration dropped or lowered, and what did it."""
+
+    code: str
+    severity: str  # as the rule reported it
+    title: str
+    line: int | None
+    column: int | None
+    message: str
+    effect: str  # "ignored", "lowered to warning"
+    by: str  # the pragma and its line, or the configuration key and file
+
+
+@dataclass(frozen=True)
 class SourceLine:
     number: int
     text: str
@@ -298,6 +312,8 @@ class Report:
     counts: tuple[tuple[str, int], ...]
     source: tuple[SourceLine, ...]
     evaluated: bool
+    suppressed: tuple[SuppressedView, ...] = ()
+    config: str = ""  # the configuration file that applied, relative to the spec; "" for none
 
 
 # ----------------------------------------------------------------------------
@@ -638,6 +654,12 @@ def finding_view(d, lines: list[str]) -> FindingView:
                        RULE_URL.format(code=d.code) if d.code in code_table() else "")
 
 
+def suppressed_view(s) -> SuppressedView:
+    d = s.diagnostic
+    return SuppressedView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], d.span.line if d.span else None,
+                          d.span.column if d.span else None, _clean(d.message), _clean(s.effect), _clean(s.by))
+
+
 def report_title(result) -> str:
     """The spec's title: its run's title when it declares one run, else its file name."""
     spec = result.spec
@@ -663,5 +685,7 @@ def build(result, charts: bool = False) -> Report:
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
     source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
+    suppressed = tuple(suppressed_view(s) for s in getattr(result, "suppressed", ()))
+    config = printable(getattr(getattr(result, "settings", None), "name", None) or "")
     return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
-                  source, ev is not None)
+                  source, ev is not None, suppressed, config)

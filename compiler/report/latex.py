@@ -55,8 +55,16 @@ def render_latex(result) -> str:
         "% + metric. Colliding names are skipped with a comment. \\effClaimsTable<Run> is a",
         "% tabular of a run's claims; \\effClaimsTable holds every run's.",
         "% Ratios are in percent (47.12\\%); other figures carry their unit.",
-        "",
     ]
+    suppressed = getattr(result, "suppressed", ())
+    out.append(f"% Suppressed findings (dropped or lowered by pragmas or configuration): {len(suppressed) or 'none'}")
+    for s in suppressed[:50]:
+        d = s.diagnostic
+        where = f" at {d.span.line}:{d.span.column}" if d.span else ""
+        out.append(f"%   {d.code} {d.severity}{where}, {tex_escape(s.effect)} by {tex_escape(s.by[:200])}")
+    if len(suppressed) > 50:
+        out.append(f"%   and {len(suppressed) - 50} more (see the JSON report)")
+    out.append("")
     seen: set[str] = set()
 
     def define(name: str, body: str, what: str) -> None:

@@ -4,16 +4,48 @@ from __future__ import annotations
 
 import dataclasses
 
-from effspec.diagnostics import printable, render_text
+from effspec.diagnostics import printable, render_text, sanitize
 
 
-def text(result) -> str:
-    """rustc-style diagnostics, then a one-line summary."""
+def text(result, show_suppressed: bool = False) -> str:
+    """rustc-style diagnostics, then a one-line summary and what was suppressed, by what.
+
+    ``show_suppressed`` also prints each suppressed finding in full."""
     parts = [render_text(d, result.source, result.file) for d in result.diagnostics]
+    suppressed = getattr(result, "suppressed", [])
+    if show_suppressed:
+        parts += [_suppressed_text(s, result) for s in suppressed if not s.lowered]
     counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
-    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no findings"
-    parts.append(f"{printable(result.file)}: {summary}")
+    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+    summary = summary or ("no findings shown" if suppressed else "no findings")
+    parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
+
+
+def _suppressed_text(s, result) -> str:
+    d = s.diagnostic
+    return "suppressed " + render_text(dataclasses.replace(d, notes=d.notes + (f"{s.effect} by {s.by}",)), result.source, result.file)
+
+
+def _suppression_summary(result, suppressed, most: int = 8) -> str:
+    """'; 3 suppressed …' and one line per pragma or setting that suppressed findings, naming them."""
+    ignored = sum(not s.lowered for s in suppressed)
+    lowered = len(suppressed) - ignored
+    unapplied = len(getattr(result, "pragmas_not_applied", ()))
+    words = [f"{ignored} suppressed"] * bool(ignored) + [f"{lowered} with severity lowered"] * bool(lowered)
+    head = f"; {', '.join(words)} (`effspec check --show-suppressed` shows them)" if words else ""
+    if unapplied:
+        head += f"; {unapplied} pragma{'s' if unapplied != 1 else ''} not applied (inline configuration is off)"
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in suppressed:
+        d = s.diagnostic
+        where = f" at {d.span.line}:{d.span.column}" if d.span else ""
+        groups.setdefault((s.effect, s.by), []).append(f"{d.code} ({d.severity}){where}" if s.lowered else f"{d.code}{where}")
+    lines = []
+    for (effect, by), items in groups.items():
+        more = f" and {len(items) - most} more" if len(items) > most else ""
+        lines.append(f"  {effect} by {sanitize(by)}: {', '.join(items[:most])}{more}")
+    return head + "".join("\n" + line for line in lines)
 
 
 def _stats_json(st, timing=None) -> dict | None:
@@ -119,4 +151,10 @@ def result_json(result) -> dict:
         "diagnostics": [d.to_json() for d in result.diagnostics],
         "runs": {rid: run_json(rr) for rid, rr in ev.runs.items()} if ev else {},
         "scalings": {sid: scaling_json(sr) for sid, sr in ev.scalings.items()} if ev else {},
+        # What a pragma or the configuration dropped or lowered, and by what;
+        # the configuration file that applied, relative to the spec's folder.
+        "suppressed": [s.to_json() for s in getattr(result, "suppressed", [])],
+        "config": getattr(getattr(result, "settings", None), "name", None),
+        "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
+                                for p in getattr(result, "pragmas_not_applied", ())],
     }
