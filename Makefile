@@ -1,13 +1,13 @@
 # Two commands do all the set-up on a fresh machine:
 #   make demo   - .venv, the package, and every example rendered to out/ (HTML and PDF)
-#   make test   - .venv with the test extras, system tools the tests use, lint, the whole suite
+#   make test   - .venv with the test extras, lint, the whole suite (it names missing system tools; make sysdeps installs them)
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test lint sysdeps clean rules-pages bench
+.PHONY: demo test check lint sysdeps sysdeps-report clean rules-pages bench
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,14 +25,19 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 
 # pdftoppm/pdftotext (poppler-utils) rasterize and read PDFs in the tests;
 # HarfBuzz-subset lets WeasyPrint subset fonts without its slow fallback.
+# `make test` only names what is missing (the tests that need it skip, saying
+# why); `make sysdeps` installs it, and .ci/run calls that before `make test`.
+SYSDEPS_MISSING = $(strip $(if $(shell command -v pdftoppm 2>/dev/null),,poppler-utils) \
+                  $(if $(shell ldconfig -p 2>/dev/null | grep libharfbuzz-subset),,libharfbuzz-subset0))
+
+sysdeps-report:
+	@if [ -n "$(SYSDEPS_MISSING)" ]; then \
+	  echo "note: missing system packages: $(SYSDEPS_MISSING); the tests that need them skip (install: make sysdeps)" >&2; fi
+
 sysdeps:
-	@missing=""; \
-	command -v pdftoppm >/dev/null 2>&1 || missing="$$missing poppler-utils"; \
-	ldconfig -p 2>/dev/null | grep -q libharfbuzz-subset || missing="$$missing libharfbuzz-subset0"; \
-	if [ -n "$$missing" ]; then \
-	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
-	  else echo "missing system packages:$$missing (sudo apt-get install$$missing)" >&2; exit 1; fi; \
-	fi
+	@if [ -z "$(SYSDEPS_MISSING)" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSDEPS_MISSING) >/dev/null; \
+	else echo "run: sudo apt-get install $(SYSDEPS_MISSING)" >&2; exit 1; fi
 
 demo: $(VENV)/.installed
 	@mkdir -p out
@@ -64,7 +69,9 @@ lint: $(VENV)/.installed-test $(MYPY_PATH)/effspec
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy
 
-test: lint sysdeps
+check: lint
+
+test: lint sysdeps-report
 	$(PY) -m pytest
 
 rules-pages: $(VENV)/.installed-test

@@ -39,20 +39,38 @@ class Result:
         return any(d.severity == "error" for d in self.diagnostics)
 
 
-def check_text(text: str, file: str = "<string>", folder: str | None = None, *, inline_config: bool | None = None) -> Result:
+def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
+               inline_config: bool | None = None) -> Result:
     """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths
     and finds the project's configuration; ``inline_config=False`` ignores the
-    spec's pragmas (None: as the configuration says)."""
-    result = Result(file, text)
+    spec's pragmas (None: as the configuration says).
+
+    The folder is resolved once, here: every `file` is then opened beneath
+    that canonical folder (see :mod:`effspec.front.files`).  A `file` that is
+    a hard link is refused unless ``allow_hardlinks``.  Lone surrogates (text
+    that is not Unicode) are EFF001; the Result's source shows U+FFFD for them.
+    """
+    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config)
+
+
+def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
+                inline_config: bool | None = None) -> Result:
+    """check_text with ``folder`` already canonical (resolved once, by the caller)."""
+    from effspec.front.files import ALLOW_HARDLINKS
+    from effspec.front.syntax import encodable
+
+    result = Result(file, encodable(text))
     # The parse tree and IR are many small objects that live until the end of
     # the check: the cyclic collector would rescan them again and again as
     # they grow (per-run cost rose 35 % from 100 to 1,600 runs).  Nothing here
     # makes reference cycles worth collecting mid-check.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    token = ALLOW_HARDLINKS.set(allow_hardlinks)
     try:
         return _check(result, text, file, folder, inline_config)
     finally:
+        ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
 
@@ -64,7 +82,8 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
     from effspec.front.syntax import parse
     from effspec.rules.audit import audit
 
-    tree, diags = parse(text)
+    tree, diags = parse(text)  # EFF001 for each lone surrogate, and then no tree
+    text = result.source if result.source is not None else text  # surrogates shown as U+FFFD
     if tree is not None:
         spec, build_diags = build_ir(tree, text, file, folder)
         diags += build_diags
@@ -81,23 +100,30 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
     return result
 
 
-def load(path: str | os.PathLike, *, inline_config: bool | None = None) -> Result:
+def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allow_hardlinks: bool = False,
+         inline_config: bool | None = None) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
-    Raises OSError when the file cannot be read and UnicodeDecodeError when it
+    A spec named by the caller may be a symlink, followed unless it leads
+    into a system pseudo-filesystem (/proc, /sys, /dev, /run).  A spec found
+    in a folder (``root``, as `effspec check FOLDER` does) is read under the
+    rules of a `file` reference: inside ``root``, symlinks included, and a
+    single name unless ``allow_hardlinks``, which also allows `file`
+    references that are hard links.
+
+    Raises OSError when the file cannot be read (:class:`effspec.front.files.Refused`
+    when it is refused, its message saying why) and UnicodeDecodeError when it
     is not UTF-8 (the CLI turns both into exit status 2).
     """
-    from effspec.front.files import read_regular_file
+    from effspec.front.files import read_spec
     from effspec.front.limits import LIMITS
 
     path = os.fspath(path)
-    # The user named this file, so a symlink to it is followed; a FIFO or
-    # device is refused rather than waited on.
-    raw = read_regular_file(path, LIMITS.max_spec_bytes, follow_symlinks=True)
+    raw, folder = read_spec(path, LIMITS.max_spec_bytes, None if root is None else os.fspath(root), allow_hardlinks)
     if len(raw) > LIMITS.max_spec_bytes:
         r = Result(path, None)
         r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),
                                     f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
     text = raw.decode("utf-8")
-    return check_text(text, path, os.path.dirname(os.path.abspath(path)), inline_config=inline_config)
+    return _check_text(text, path, folder, allow_hardlinks, inline_config)  # not resolved again: read_spec read it from there

@@ -118,6 +118,60 @@ def test_other_figures(acc: str, dtype: str, sparsity: str, tflops: float) -> No
     assert row.flops == tflops * 1e12
 
 
+# The rows added for issue 11, one family each: (accelerator, dtype, sparsity, TFLOP/s, words
+# the citation must contain). Dense BF16 where the part has it, and FP8 where the
+# catalog lists it. V100 has no BF16 (Volta): its Tensor Core figure is FP16.
+NEW_ROWS = [
+    ("V100-SXM2", "fp16", "dense", 125, "Tesla V100 GPU datasheet"),
+    ("V100-SXM2", "fp32", "dense", 15.7, "Tesla V100 GPU datasheet"),
+    ("TPU-v3", "bf16", "dense", 123, "'TPU v3'"),
+    ("TPU-v6e", "bf16", "dense", 918, "'TPU v6e' (Trillium)"),
+    ("TPU-v6e", "int8", "dense", 1836, "'TPU v6e' (Trillium)"),
+    ("B200", "bf16", "dense", 2250, "HGX B200"),
+    ("B200", "fp8", "dense", 4500, "HGX B200"),
+    ("GB200", "bf16", "dense", 2500, "GB200 NVL72"),
+    ("GB200", "bf16", "sparse", 5000, "GB200 NVL72"),
+    ("GB200", "fp8", "dense", 5000, "GB200 NVL72"),
+    ("B300", "bf16", "dense", 2250, "HGX B300"),
+    ("B300", "fp8", "dense", 4500, "HGX B300"),
+    ("GB300", "bf16", "dense", 2500, "GB300 NVL72"),
+    ("GB300", "fp8", "dense", 5000, "GB300 NVL72"),
+    ("MI250X", "bf16", "dense", 383, "MI250X data sheet"),
+    ("MI300X", "bf16", "dense", 1307.4, "MI300X data sheet"),
+    ("MI300X", "fp8", "dense", 2614.9, "MI300X data sheet"),
+    ("MI325X", "bf16", "dense", 1307.4, "MI325X data sheet"),
+    ("MI325X", "fp8", "dense", 2614.9, "MI325X data sheet"),
+    ("MI355X", "bf16", "dense", 2516.6, "MI355X data sheet"),
+    ("MI355X", "fp8", "dense", 5033.2, "MI355X data sheet"),
+    ("Gaudi2", "bf16", "dense", 432, "Intel Gaudi 3 AI Accelerator"),
+    ("Gaudi3", "bf16", "dense", 1835, "Intel Gaudi 3 AI Accelerator"),
+    ("Gaudi3", "fp8", "dense", 1835, "Intel Gaudi 3 AI Accelerator"),
+    ("Trainium1", "bf16", "dense", 190, "'Trainium Architecture'"),
+    ("Trainium1", "fp8", "dense", 190, "'Trainium Architecture'"),
+    ("Trainium2", "bf16", "dense", 667, "'Trainium2 Architecture'"),
+    ("Trainium2", "fp8", "dense", 1299, "'Trainium2 Architecture'"),
+]
+
+
+@pytest.mark.parametrize(("acc", "dtype", "sparsity", "tflops", "cited"), NEW_ROWS)
+def test_new_rows(acc: str, dtype: str, sparsity: str, tflops: float, cited: str) -> None:
+    row = catalog.lookup(acc, dtype, sparsity)
+    assert row is not None and row.accelerator == acc
+    assert row.flops == tflops * 1e12
+    assert cited in row.citation
+
+
+def test_left_out_where_uncertain() -> None:
+    """Figures the vendors' documents do not settle are absent rather than guessed."""
+    assert catalog.lookup("V100-SXM2", "bf16") is None  # Volta has no BF16
+    assert catalog.lookup("V100-SXM2", "fp8") is None
+    assert catalog.lookup("Gaudi2", "fp8") is None  # 835 vs 865 TFLOP/s in Intel sources
+    assert catalog.lookup("MI355X", "bf16", "sparse") is None
+    assert catalog.lookup("B300", "int8") is None and catalog.lookup("GB300", "int8") is None
+    assert catalog.lookup("Trainium2", "bf16", "sparse") is None  # not a 2:4 doubling
+    assert catalog.lookup("Trainium1", "int8") is None
+
+
 def test_sparse_is_twice_dense() -> None:
     pairs = 0
     for acc in catalog.known_accelerators():
@@ -163,13 +217,33 @@ def test_no_sparse_rows_for_tpus_or_fp32() -> None:
         ("H200 SXM 141GB", "H200-SXM"),
         ("H800 SXM5", "H800-SXM"),
         ("H100-SXM5", "H100-SXM5"),
+        ("Tesla V100-SXM2-32GB", "V100-SXM2"),
+        ("V100 SXM2 16GB", "V100-SXM2"),
+        ("Cloud TPU v3", "TPU-v3"),
+        ("Trillium", "TPU-v6e"),
+        ("TPU v6e", "TPU-v6e"),
+        ("GB200 NVL72", "GB200"),
+        ("HGX B300", "B300"),
+        ("GB300", "GB300"),
+        ("AMD Instinct MI250X", "MI250X"),
+        ("MI325X", "MI325X"),
+        ("AMD Instinct MI355X", "MI355X"),
+        ("Intel Gaudi 2", "Gaudi2"),
+        ("Habana Gaudi2", "Gaudi2"),
+        ("Intel Gaudi 3", "Gaudi3"),
+        ("AWS Trainium", "Trainium1"),
+        ("trn1", "Trainium1"),
+        ("Trn2", "Trainium2"),
     ],
 )
 def test_alias_resolution(name: str, expected: str) -> None:
     assert catalog.canonical_accelerator(name) == expected
 
 
-@pytest.mark.parametrize("name", ["H100", "NVIDIA H100", "H100 80GB", "H200", "H800", "", "GPU", "GB200"])
+# Bare "V100" could be the PCIe part (112 TFLOP/s FP16) or SXM2 (125); "Gaudi" and
+# "MI250" are other parts than the catalogued Gaudi2/Gaudi3 and MI250X.
+@pytest.mark.parametrize("name", ["H100", "NVIDIA H100", "H100 80GB", "H200", "H800", "", "GPU", "V100", "Gaudi", "MI250",
+                                  "TPU", "Trainium3"])
 def test_ambiguous_or_unknown_names(name: str) -> None:
     assert catalog.canonical_accelerator(name) is None
     assert catalog.rows_for(name) == ()

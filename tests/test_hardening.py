@@ -527,7 +527,7 @@ def test_internal_error_names_the_input_and_asks_for_a_report(monkeypatch, capsy
 
 
 def test_debug_shows_the_traceback(monkeypatch):
-    def crash(path, **options):
+    def crash(path, **_options):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(effspec, "load", crash)

@@ -85,6 +85,7 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("timing", "warmup"): "0, assumed",
     ("timing", "statistic"): "`median`",
     ("calendar", "repeated_tokens"): "0",
+    ("scaling", "per_device"): "`tokens`",
 }
 
 

@@ -50,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
     r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
                    help="wall-clock bound on PDF rendering (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
+    for command in (c, r):
+        command.add_argument("--allow-hardlinks", action="store_true",
+                             help="read `file` references (and specs found in a folder) that are hard links; "
+                                  "only for folders you trust, as a hard link can name any file on the disk")
     e = sub.add_parser("explain", help="print the page for a diagnostic code")
     e.add_argument("code", nargs="?", metavar="CODE")
     e.add_argument("--list", action="store_true", help="list every code")

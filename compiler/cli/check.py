@@ -5,29 +5,35 @@ from __future__ import annotations
 import json
 import os
 import sys
+from functools import partial
 
 from effspec.cli.common import BUG_URL, ToolError, load_spec
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
 
-def _expand(paths: list[str]) -> list[str]:
-    """Files as given; folders become their `.eff` files, sorted."""
-    out = []
+def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
+    """Each file to check, with the folder it was found in (None when named).
+
+    Files are taken as given; folders become their `.eff` files, sorted.  A
+    spec found in a folder is then read under the rules of a `file`
+    reference (see effspec.load's ``root``): a symlink that leaves the folder
+    or points into /proc, /sys, /dev or /run, or a hard link, is refused, not
+    read; the user never named it.
+    """
+    out: list[tuple[str, str | None]] = []
     for p in paths:
         if os.path.isdir(p):
-            found = []
-            for root, dirs, files in os.walk(p):
+            for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
                 dirs.sort()
-                found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".eff")]
-            out += found
+                out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
         else:
-            out.append(p)
+            out.append((p, None))
     return out
 
 
-def _check_one(path: str, fmt: str = "text", inline_config: bool | None = None, show_suppressed: bool = False,
-               debug: bool = False):
+def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False):
     """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
 
     The payload is the file's output already formatted (text, or the JSON
@@ -38,7 +44,7 @@ def _check_one(path: str, fmt: str = "text", inline_config: bool | None = None, 
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        result = load_spec(path, inline_config=inline_config)
+        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config)
     except ToolError as exc:
         return path, None, False, str(exc), None
     except Exception as exc:
@@ -89,16 +95,17 @@ def _warm_up() -> None:
     check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
 
 
-def _check_all(paths: list[str], jobs: int, fmt: str, **options) -> list[tuple]:
-    """Check every path, in a process pool when there are enough of them; argument order is kept."""
-    if jobs <= 1 or len(paths) < 8:
-        return [_check_one(p, fmt, **options) for p in paths]
+def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, **options) -> list[tuple]:
+    """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
+    one = partial(_check_one, fmt=fmt, **options)
+    if jobs <= 1 or len(items) < 8:
+        return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
-    from functools import partial
 
     _warm_up()  # forked workers inherit the loaded pipeline instead of each loading it
+    paths, roots = [p for p, _ in items], [r for _, r in items]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(partial(_check_one, fmt=fmt, **options), paths, chunksize=max(1, len(paths) // (jobs * 8))))
+        return list(pool.map(one, paths, roots, chunksize=max(1, len(items) // (jobs * 8))))
 
 
 def cmd_check(args) -> int:
@@ -107,11 +114,12 @@ def cmd_check(args) -> int:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
     inline_config = False if args.no_inline_config else None
     if args.show_settings:
-        return show_settings(paths, args.format, inline_config)
+        return show_settings([p for p, _ in paths], args.format, inline_config)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
-    options = {"inline_config": inline_config, "show_suppressed": args.show_suppressed, "debug": args.debug}
+    options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
+               "show_suppressed": args.show_suppressed, "debug": args.debug}
     for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
@@ -143,7 +151,7 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None) -> int
 
     docs, blocks = [], []
     for path in paths:
-        settings = project_settings(os.path.dirname(os.path.abspath(path)))
+        settings = project_settings(os.path.dirname(os.path.realpath(path)))
         inline = settings.inline_config if inline_config is None else inline_config
         doc = {"file": path, **settings.to_json(), "inline_config": inline}
         docs.append(doc)

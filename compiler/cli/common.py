@@ -9,11 +9,12 @@ class ToolError(Exception):
     """The tool could not run (exit status 2)."""
 
 
-def load_spec(path: str, inline_config: bool | None = None):
+def load_spec(path: str, **options):
+    """``effspec.load(path, **options)``; a file that cannot be read is a ToolError."""
     from effspec import load
 
     try:
-        return load(path, inline_config=inline_config)
+        return load(path, **options)
     except FileNotFoundError:
         raise ToolError(f"{path}: no such file") from None
     except IsADirectoryError:

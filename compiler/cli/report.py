@@ -21,7 +21,9 @@ def cmd_report(args) -> int:
         raise ToolError(f"{args.output}: unknown report format `{suffix or '(none)'}`; use one of " + ", ".join(sorted(REPORT_FORMATS)))
     if os.path.isdir(args.output):
         raise ToolError(f"{args.output}: is a directory")
-    result = load_spec(args.input, inline_config=False if getattr(args, "no_inline_config", False) else None)
+    result = load_spec(args.input, allow_hardlinks=getattr(args, "allow_hardlinks", False),
+                         inline_config=False if getattr(args, "no_inline_config", False) else None)
+    _refuse_overwriting_an_input(args.output, args.input, result)
     from effspec.report import render
 
     try:
@@ -43,6 +45,31 @@ def cmd_report(args) -> int:
     print(text(result), file=sys.stderr)
     print(f"wrote {printable(args.output)}", file=sys.stderr)
     return 1 if result.has_errors else 0
+
+
+def _refuse_overwriting_an_input(output: str, spec: str, result) -> None:
+    """ToolError when OUT is the spec or a file it reads: the same file by
+    inode, so also through a symlink or a hard link.  Nothing is written."""
+    from effspec.front.ir import FileRef, Samples
+
+    inputs = [spec]
+    folder = os.path.dirname(os.path.abspath(spec))
+    for run in getattr(result.spec, "runs", None) or ():
+        for block in run.blocks:
+            for entry in block.entries:
+                value = entry.value
+                if isinstance(value, FileRef):
+                    inputs.append(value.path)
+                elif isinstance(value, Samples) and value.origin == "file" and value.file:
+                    inputs.append(os.path.join(folder, value.file))
+    for path in inputs:
+        try:
+            same = os.path.samefile(path, output)
+        except (OSError, ValueError):  # OUT does not exist yet (or cannot be looked at): not an input
+            same = False
+        if same:
+            what = f"the spec {spec}" if path is spec else f"{path}, a file the spec reads"
+            raise ToolError(f"{output}: is {what}; not overwritten with its report (choose another output file)")
 
 
 def _render_bounded(render, result, fmt: str, paper: str, seconds: float | None) -> bytes:

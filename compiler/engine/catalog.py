@@ -11,7 +11,8 @@ Name matching
 -------------
 :func:`canonical_accelerator` compares names after normalisation: case is
 folded, spaces, dashes, underscores and slashes are ignored, and leading
-vendor words ("NVIDIA", "AMD", "Google", "Cloud") are dropped. A name is first
+vendor words ("NVIDIA", "AMD", "Google", "Cloud", "Intel", "Habana", "AWS",
+"Amazon") are dropped. A name is first
 tried as written (so ``"NVIDIA H100 80GB HBM3"``, the nvidia-smi name of the
 SXM5 part, matches its alias), then with memory descriptors removed (``80GB``,
 ``141 GB``, ``HBM3``, ``HBM3e`` ...), so ``"H200 SXM 141GB"`` finds
@@ -24,7 +25,8 @@ because the A100 SXM4 and PCIe datasheet columns carry identical Tensor Core
 figures, so the choice cannot change an MFU. ``"H100"`` alone returns None:
 the SXM5, PCIe and NVL parts differ (989.4 vs 756 vs 835.5 dense BF16
 TFLOP/s), and guessing would silently move an MFU by up to 30 %. The same
-applies to bare ``"H200"`` and ``"H800"`` (NVL / PCIe variants exist); the
+applies to bare ``"H200"`` and ``"H800"`` (NVL / PCIe variants exist) and to
+bare ``"V100"`` (the PCIe part is 112 TFLOP/s FP16, the SXM2 part 125); the
 caller must name the form factor.
 
 Only the standard library is imported at module load; ``jsonschema`` is
@@ -79,7 +81,7 @@ _SPARSITY_SYNONYMS: dict[str, str] = {
 }
 
 _SEPARATORS = re.compile(r"[\s_\-/,()]+")
-_VENDOR_WORDS = frozenset({"nvidia", "amd", "google", "cloud"})
+_VENDOR_WORDS = frozenset({"nvidia", "amd", "google", "cloud", "intel", "habana", "aws", "amazon"})
 _MEMORY = re.compile(r"\b\d+(?:\.\d+)?\s*gi?b\b|\bhbm\d*e?\b")
 _NON_ALNUM = re.compile(r"[^a-z0-9]")
 
@@ -205,7 +207,7 @@ def _catalog() -> _Catalog:
 def canonical_accelerator(name: str) -> str | None:
     """Return the canonical id for ``name`` (an id or alias), or None.
 
-    Case, spaces, dashes, a leading "NVIDIA"/"AMD"/"Google"/"Cloud", and
+    Case, spaces, dashes, a leading vendor word ("NVIDIA", "AMD", "Intel", …), and
     memory descriptors such as "80GB", "141 GB" or "HBM3" are ignored. Names
     that could denote variants with different peaks (e.g. bare "H100") are
     not resolved; see the module docstring.

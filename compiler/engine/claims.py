@@ -5,6 +5,7 @@ the reconstruction or, where the inputs stop short, against the run's other clai
 from __future__ import annotations
 
 import math
+import re
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity
@@ -21,14 +22,36 @@ def _half_unit(expr: Expr) -> float | None:
     """Half a unit in the last written digit of a single literal, in base units."""
     if not isinstance(expr, Number):
         return None
-    text = expr.text.replace("_", "").lower()
+    return _half(expr.text, expr.unit)
+
+
+def _half(written: str, unit: str) -> float:
+    """Half a unit in the last digit of the number `written`, in base units of `unit`."""
+    text = written.replace("_", "").lower()
     mantissa, _, exponent = text.partition("e")
     decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
     half = 0.5 * 10.0 ** (int(exponent or 0) - decimals)
-    if expr.unit:
+    if unit:
         from effspec.front.units import parse_unit
-        half *= parse_unit(expr.unit)[0]
+        half *= parse_unit(unit)[0]
     return half
+
+
+_LITERAL = re.compile(r"^\s*(?P<number>[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
+                      r"\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
+
+
+def written_precision(text: str) -> float | None:
+    """Half a unit in the last written digit of a value written as one literal (``"1.7e9 param"``),
+    in base units; None for an expression or anything else that is not a single literal."""
+    match = _LITERAL.match(text or "")
+    if match is None:
+        return None
+    number = match["number"]
+    try:
+        return _half(number, match["unit"] or "")
+    except (ValueError, UnitError):
+        return None
 
 
 def tolerance(expr: Expr, claimed: float) -> float:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, quantity, sig
-from effspec.engine import catalog, flops
+from effspec.engine import catalog, flops, gap
 from effspec.engine.claims import check_claims
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
 from effspec.engine.results import (
@@ -419,7 +419,11 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
-    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results) for s in spec.scalings}
+    budget = gap.Budget()
+    for result in results.values():  # after every run's claims: a claim may refer to another run
+        if any(cr.status == "mismatch" for cr in result.claims.values()):
+            gap.explain(result, results, evaluate_run, budget=budget)
+    scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     return Evaluation(spec, results, scalings, diags)
 
 

@@ -89,6 +89,18 @@ class Pool:
         return self.count - self.unavailable
 
 
+@dataclass(frozen=True)
+class Explanation:
+    """Explain the gap (engine.gap): one change under which a claim is reproduced, and the figure it then gives."""
+
+    change: str  # "kv_heads = heads (GQA ignored)"
+    value: float  # the claim's metric under the change, in its unit
+    candidate: str  # the table entry it came from ("gqa", "preset", …)
+
+    def to_json(self) -> dict[str, object]:
+        return {"change": self.change, "value": self.value}
+
+
 @dataclass
 class ClaimResult:
     claim: Claim
@@ -99,6 +111,11 @@ class ClaimResult:
     tolerance: float | None = None
     basis: str = "inputs"
     missing: tuple[str, ...] = ()
+    # A mismatch only (engine.gap): the single changes that reproduce the claim, and the
+    # claim's metric under each standard preset (MFU and HFU claims).
+    explanations: tuple[Explanation, ...] = ()
+    searched: bool = False  # False for a mismatch past the spec's search budget
+    by_preset: dict[str, float] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
@@ -107,6 +124,8 @@ class ClaimResult:
             out["tolerance"] = self.tolerance
         if self.missing:
             out["missing"] = list(self.missing)
+        if self.explanations:
+            out["explanations"] = [e.to_json() for e in self.explanations]
         return out
 
 

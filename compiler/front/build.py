@@ -93,8 +93,8 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
     for stmt in stmts:
         kind = stmt.data
         if kind == "claim":
-            if block_name != "run":
-                ctx.error("EFF002", Span.of(stmt), f"a `claim` belongs in a run, not in `{block_name}`",
+            if block_name not in ("run", "scaling"):
+                ctx.error("EFF002", Span.of(stmt), f"a `claim` belongs in a run or a scaling, not in `{block_name}`",
                           "move the claim to the run's body")
             else:
                 claims.append(stmt)
@@ -162,11 +162,23 @@ def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written:
                   "add " + ("it" if len(missing) == 1 else "them") + f" to the `{name}` block")
 
 
+def _claim_parts(tree: Node) -> tuple[Node, Node | None, Node, Node | None]:
+    """(dotted, point tree or None, value tree, provenance tree or None) of a `claim` statement."""
+    dotted, *rest = tree.children
+    point = rest.pop(0) if rest and getattr(rest[0], "data", None) == "point" else None
+    value_tree, *prov = rest
+    return dotted, point, value_tree, (prov[0] if prov else None)
+
+
 def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
-    dotted, value_tree, *prov = tree.children
+    dotted, point, value_tree, prov = _claim_parts(tree)
     path = [str(t) for t in dotted.children]
     written = ".".join(path)
     name_span = Span.of(dotted)
+    if point is not None:
+        ctx.error("EFF003", Span.of(point), f"claim `{written}`: `[{point.children[0]}]` names a run of a scaling "
+                  "series; a run's claim is about the run itself", "write the claim without `[…]`")
+        return None
     if len(path) == 1:
         name = K.CLAIM_ALIASES.get(path[0], path[0])
         if name not in K.CLAIMABLE:
@@ -200,8 +212,38 @@ def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
             ctx.error("EFF020", ref.span, f"`{ref.dotted}` is not a metric or declared value",
                       hint or "refer to a metric (`mfu`), a declared key (`work.seq_len`) or another run (`run.base_8.step_time`)")
             return None
-    return Claim(name, written, expr, ctx.source(Span.of(value_tree)), _provenance(ctx, prov[0] if prov else None),
+    return Claim(name, written, expr, ctx.source(Span.of(value_tree)), _provenance(ctx, prov),
                  Span.of(tree), name_span, Span.of(value_tree))
+
+
+def _scaling_claim(ctx: BuildContext, tree: Node, kind: str | None, members: tuple[str, ...]) -> Claim | None:
+    """`claim efficiency = 91.7 %`, `claim speedup[scaled_64] = 6.6` inside a scaling: a number, no references."""
+    dotted, point, value_tree, prov = _claim_parts(tree)
+    path = [str(t) for t in dotted.children]
+    written = ".".join(path)
+    name_span = Span.of(dotted)
+    names = ("efficiency", *K.SCALING_CLAIMABLE)
+    if len(path) != 1 or path[0] not in names:
+        hint = suggest(written, names)
+        ctx.error("EFF002", name_span, f"`{written}` is not a metric a scaling can claim",
+                  hint or "a scaling claims " + ", ".join(f"`{n}`" for n in names))
+        return None
+    name = K.SCALING_CLAIM_ALIASES["efficiency"].get(kind or "", "efficiency") if written == "efficiency" else written
+    kind_of = getattr(value_tree, "data", None)
+    if kind_of not in ("quantity", "add", "sub", "mul", "div", "neg"):
+        ctx.error("EFF003", Span.of(value_tree), f"claim `{written}` in a scaling takes a number (`91.7 %`, `0.917`)",
+                  "a scaling's claim states the figure the source prints; references are for run claims")
+        return None
+    run_id = None
+    if point is not None:
+        run_id = str(point.children[0])
+        if run_id not in members:
+            hint = suggest(run_id, members)
+            ctx.error("EFF020", Span.of(point), f"`{run_id}` is not a run of this scaling",
+                      hint or "name the baseline or one of `runs`: " + ", ".join(f"`{m}`" for m in members))
+            return None
+    return Claim(name, written, to_expr(value_tree), ctx.source(Span.of(value_tree)), _provenance(ctx, prov),
+                 Span.of(tree), name_span, Span.of(value_tree), run_id)
 
 
 def _string(values: dict[str, Value], key: str) -> str | None:
@@ -232,13 +274,31 @@ def _run(ctx: BuildContext, tree: Node) -> Run:
 
 def _scaling(ctx: BuildContext, tree: Node) -> Scaling:
     name_tok, *stmts = tree.children
-    entries, _, _, written = _statements(ctx, "scaling", stmts)
+    entries, _, claim_trees, written = _statements(ctx, "scaling", stmts)
     _check_required(ctx, "scaling", entries, written, Span.of(name_tok))
     values = {e.key: e.value for e in entries}
+    kind, baseline = _string(values, "kind"), _string(values, "baseline")
     runs = values.get("runs", ())
     assert isinstance(runs, tuple)
-    return Scaling(str(name_tok), _string(values, "kind"), _string(values, "baseline"), tuple(runs),
-                   tuple(entries), Span.of(tree), Span.of(name_tok))
+    per_device = next((e for e in entries if e.key == "per_device"), None)
+    if per_device is not None and kind == "strong":
+        ctx.error("EFF003", per_device.span, "`per_device` says what weak scaling holds fixed; this scaling is strong",
+                  "drop `per_device`, or write `kind = weak`")
+    members = tuple(dict.fromkeys(([baseline] if baseline else []) + [str(r) for r in runs]))
+    claims: dict[str, Claim] = {}
+    for t in claim_trees[: LIMITS.max_claims]:
+        c = _scaling_claim(ctx, t, kind, members)
+        if c is None:
+            continue
+        if c.key in claims:
+            ctx.error("EFF003", c.name_span, f"`{c.key}` is claimed twice",
+                      f"the first claim is on line {claims[c.key].span.line}; declare one claim per figure")
+            continue
+        claims[c.key] = c
+    if len(claim_trees) > LIMITS.max_claims:
+        ctx.error("EFF030", Span.of(name_tok), f"scaling has {len(claim_trees)} claims; the limit is {LIMITS.max_claims}", "")
+    return Scaling(str(name_tok), kind, baseline, tuple(runs),
+                   tuple(entries), Span.of(tree), Span.of(name_tok), tuple(claims.values()))
 
 
 def build_ir(tree: Node, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:

@@ -1,12 +1,24 @@
-"""`file "…"` references: confined to the spec's folder, read as regular files, decoded strictly."""
+"""Reading files named by hostile text: `file "…"` references, specs found in a folder.
+
+Every such file is opened beneath its folder, one path component at a time
+from a descriptor of the folder (``openat`` with ``O_NOFOLLOW``), so the check
+that a path stays inside and the open are the same step: swapping a folder for
+a symlink between them cannot lead outside.  A symlink is followed only by
+resolving its target here, component by component, and only while it stays
+inside.  The file opened must be a regular file with a single name: a hard
+link inside the folder can name any file on the same disk (allowed with
+``--allow-hardlinks``).  System pseudo-filesystems are never read.
+"""
 
 from __future__ import annotations
 
 import csv
+import errno
 import io
 import math
 import os
 import stat
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Span, sanitize
@@ -18,14 +30,243 @@ if TYPE_CHECKING:
 
 # Pseudo-filesystems are never data, even when a spec sits at their root.
 _FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev", "/run")
+_MAX_SYMLINKS = 40
+
+# Whether a file read for the current check may be a hard link (st_nlink > 1).
+# check_text sets it for one check (`--allow-hardlinks`), so that it reaches the
+# CSV and per-rank loaders without passing through every stage.
+ALLOW_HARDLINKS: ContextVar[bool] = ContextVar("effspec_allow_hardlinks", default=False)
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+# Folders on the way are opened as paths only (O_PATH, where there is one):
+# like an ordinary open, that needs search permission on a folder, not read
+# permission, so a spec under a 0711 home folder still reads its files.
+_DIR_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC | getattr(os, "O_BINARY", 0)
+_BENEATH = os.open in os.supports_dir_fd and os.readlink in os.supports_dir_fd and bool(_NOFOLLOW)
+
+
+class Refused(OSError):
+    """A file not read: it resolves outside its folder or into a system
+    pseudo-filesystem, or it is not a regular file with a single name.
+
+    ``strerror`` says why, to follow the path's name; ``reason`` is one of
+    outside, pseudo, hardlink, not-regular, loop, changed; ``link`` and
+    ``target`` name the symlink that led away, if one did.
+    """
+
+    def __init__(self, reason: str, message: str, link: str | None = None, target: str | None = None, names: int = 1):
+        super().__init__(errno.EACCES, message)
+        self.reason, self.link, self.target, self.names = reason, link, target, names
+
+
+class NotFound(FileNotFoundError):
+    """A file that is not there; ``siblings`` are the names in the folder it was looked for in."""
+
+    def __init__(self, code: int, message: str, siblings: list[str]):
+        super().__init__(code, message)
+        self.siblings = siblings
 
 
 def _inside(root: str, path: str) -> bool:
     return os.path.commonpath([root, path]) == root
 
 
+def in_pseudo_filesystem(path: str) -> bool:
+    """True when the absolute ``path`` lies in /proc, /sys, /dev or /run (lexically)."""
+    return any(_inside(r, path) for r in _FORBIDDEN_ROOTS if os.path.isabs(r) and os.path.isabs(path))
+
+
+def _parts(path: str) -> list[str]:
+    if os.altsep:
+        path = path.replace(os.altsep, os.sep)
+    return path.split(os.sep)
+
+
+def _symlink_target(name: str, dir_fd: int) -> str | None:
+    try:
+        return os.readlink(name, dir_fd=dir_fd)
+    except OSError:  # not a symlink, or gone
+        return None
+
+
+def _open_folder(path: str) -> int:
+    """A descriptor of the canonical folder ``path``, no component of which may
+    be a symlink (one there now means it was replaced after it was resolved)."""
+    fd = os.open(os.sep, _DIR_FLAGS)
+    try:
+        for part in _parts(path):
+            if part:
+                try:
+                    nxt = os.open(part, _DIR_FLAGS, dir_fd=fd)
+                except OSError:
+                    if _symlink_target(part, fd) is not None:
+                        raise Refused("changed", "lies in a folder that is a symlink (it changed after it was resolved)") from None
+                    raise
+                os.close(fd)
+                fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _check_opened(fd: int, allow_hardlinks: bool | None) -> None:
+    st = os.fstat(fd)
+    if stat.S_ISDIR(st.st_mode):
+        raise IsADirectoryError(errno.EISDIR, "is a directory")
+    if not stat.S_ISREG(st.st_mode):
+        raise Refused("not-regular", "is not a regular file")
+    allowed = ALLOW_HARDLINKS.get() if allow_hardlinks is None else allow_hardlinks
+    if st.st_nlink > 1 and not allowed:
+        raise Refused("hardlink", f"is a hard link (one file with {st.st_nlink} names)", names=st.st_nlink)
+
+
+def open_beneath(root: str, rel: str, allow_hardlinks: bool | None = None) -> tuple[int, str]:
+    """Open the regular file ``rel`` inside the folder ``root``; return its
+    descriptor and its canonical path.
+
+    ``root`` must be canonical (``os.path.realpath``); it is walked without
+    following any symlink.  ``rel`` is walked one component at a time beneath
+    it: ``..`` may not climb above ``root``, a symlink is resolved here and
+    only while it stays inside, nothing in a pseudo-filesystem is opened, and
+    the last component is opened with O_NOFOLLOW | O_NONBLOCK, then checked
+    with fstat (a regular file; a single name unless ``allow_hardlinks``,
+    which defaults to :data:`ALLOW_HARDLINKS`).  Raises :class:`Refused`,
+    IsADirectoryError, :class:`NotFound` (a FileNotFoundError) or another OSError.
+    """
+    if in_pseudo_filesystem(root):
+        raise Refused("pseudo", "lies in a system pseudo-filesystem")
+    if not _BENEATH:  # pragma: no cover - platforms without openat: resolve, then open
+        return _open_resolved(root, rel, allow_hardlinks)
+    walk = _Walk(root)
+    try:
+        fd, path = walk.run(rel)
+    finally:
+        walk.close()
+    try:
+        _check_opened(fd, allow_hardlinks)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, path
+
+
+class _Walk:
+    """The state of one walk beneath ``root``: a descriptor per folder on the
+    way (``..`` pops one, so it never climbs above the root) and their names."""
+
+    def __init__(self, root: str):
+        self.root = root
+        self.root_parts = [p for p in _parts(root) if p]
+        self.stack = [_open_folder(root)]
+        self.names: list[str] = []
+        self.links = 0
+
+    def close(self) -> None:
+        for fd in self.stack:
+            os.close(fd)
+        self.stack = []
+
+    def run(self, rel: str) -> tuple[int, str]:
+        # Each pending component carries the symlink it came from, if any, to name it in a refusal.
+        todo: list[tuple[str, tuple[str, str] | None]] = [(p, None) for p in _parts(rel)]
+        while todo:
+            part, via = todo.pop(0)
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if len(self.stack) == 1:
+                    raise Refused("outside", "leaves the spec's folder", *(via or (None, None)))
+                os.close(self.stack.pop())
+                self.names.pop()
+                continue
+            here = os.path.join(self.root, *self.names, part)
+            if in_pseudo_filesystem(here):
+                raise Refused("pseudo", "lies in a system pseudo-filesystem", *(via or (None, None)))
+            last = all(p in ("", ".") for p, _ in todo)
+            try:
+                fd = os.open(part, _FILE_FLAGS if last else _DIR_FLAGS, dir_fd=self.stack[-1])
+            except OSError as exc:
+                todo[:0] = self._follow(part, exc, last)
+                continue
+            if last:
+                return fd, here
+            self.stack.append(fd)
+            self.names.append(part)
+        raise IsADirectoryError(errno.EISDIR, "is a directory")  # `rel` named a folder (`.`, `a/..`)
+
+    def _names_here(self) -> list[str]:
+        """The names in the current folder (for "did you mean"), or none if it cannot be listed."""
+        try:
+            fd = os.open(".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _CLOEXEC, dir_fd=self.stack[-1])
+        except OSError:
+            return []
+        try:
+            return os.listdir(fd)
+        except OSError:
+            return []
+        finally:
+            os.close(fd)
+
+    def _follow(self, part: str, exc: OSError, last: bool) -> list[tuple[str, tuple[str, str]]]:
+        """The components a symlink ``part`` stands for; re-raise ``exc`` if it is not one."""
+        target = _symlink_target(part, self.stack[-1])
+        if target is None:
+            if isinstance(exc, FileNotFoundError) and last:
+                raise NotFound(errno.ENOENT, "not found", self._names_here()) from None
+            raise exc
+        self.links += 1
+        if self.links > _MAX_SYMLINKS:
+            raise Refused("loop", "has too many levels of symbolic links")
+        via = (os.path.join(*self.names, part), target)
+        if os.path.isabs(target):
+            parts = [p for p in _parts(target) if p not in ("", ".")]
+            if parts[: len(self.root_parts)] != self.root_parts:
+                pseudo = in_pseudo_filesystem(os.path.normpath(target))
+                raise Refused("pseudo" if pseudo else "outside",
+                              "lies in a system pseudo-filesystem" if pseudo else "leaves the spec's folder", *via)
+            for fd in self.stack[1:]:  # start again from the root
+                os.close(fd)
+            del self.stack[1:], self.names[:]
+            return [(p, via) for p in parts[len(self.root_parts):]]
+        if in_pseudo_filesystem(os.path.normpath(os.path.join(self.root, *self.names, target))):
+            raise Refused("pseudo", "lies in a system pseudo-filesystem", *via)
+        return [(p, via) for p in _parts(target)]
+
+
+def _open_resolved(root: str, rel: str, allow_hardlinks: bool | None) -> tuple[int, str]:  # pragma: no cover
+    """Fallback without openat: resolve every symlink, check, then open (racy)."""
+    path = os.path.realpath(os.path.join(root, rel))
+    if not _inside(root, path):
+        raise Refused("outside", "leaves the spec's folder")
+    if in_pseudo_filesystem(path):
+        raise Refused("pseudo", "lies in a system pseudo-filesystem")
+    fd = os.open(path, _FILE_FLAGS)
+    try:
+        _check_opened(fd, allow_hardlinks)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, path
+
+
+_REFUSED_HELP = {
+    "outside": "a `file` must lie in the .eff file's folder or below it (symlinks are followed only while they stay inside)",
+    "pseudo": "devices, /proc and /sys are never read",
+    "hardlink": "a hard link can name any file on the same disk: copy the file into the folder, "
+                "or pass --allow-hardlinks if you trust whoever wrote this folder",
+    "not-regular": "devices, FIFOs, sockets and folders are not read",
+}
+
+
 def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
-    """Resolve a `file` path inside the spec's folder (symlinks too), or EFF020."""
+    """The canonical path of a `file` inside the spec's folder, or EFF020.
+
+    The file is opened (beneath the folder, as :func:`open_beneath` does) to
+    check it, then closed; the readers open it again the same way.
+    """
     if ctx.folder is None:
         ctx.error("EFF020", span, f"`file \"{rel}\"` needs the spec to be read from a file",
                   "files resolve relative to the .eff file's folder")
@@ -35,65 +276,133 @@ def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
                   "write a path relative to the .eff file, without leaving its folder")
         return None
     try:
-        root = os.path.realpath(ctx.folder)
-        path = os.path.realpath(os.path.join(root, rel))  # follows every symlink on the way
-        inside = _inside(root, path)
-    except (OSError, ValueError):  # e.g. a symlink loop or a name too long
-        inside, path = False, ""
-    if not inside:
-        ctx.error("EFF020", span, f"`{rel}` leaves the spec's folder",
-                  "a `file` must lie in the .eff file's folder or below it (symlinks are followed)")
+        fd, path = open_beneath(ctx.folder, rel)  # canonical: check_text resolved it once
+    except Refused as exc:
+        through = f" through the symlink `{exc.link}` → `{exc.target}`" if exc.link and exc.reason in ("outside", "pseudo") else ""
+        ctx.error("EFF020", span, f"`{rel}` {exc.strerror}{through}", _REFUSED_HELP.get(exc.reason, ""))
         return None
-    if any(_inside(r, path) for r in _FORBIDDEN_ROOTS if os.path.isabs(r)):
-        ctx.error("EFF020", span, f"`{rel}` lies in a system pseudo-filesystem", "devices, /proc and /sys are never read")
+    except IsADirectoryError:
+        ctx.error("EFF020", span, f"`{rel}` is not a regular file", _REFUSED_HELP["not-regular"])
         return None
-    try:
-        st = os.stat(path)
-    except OSError:
-        folder = os.path.dirname(path)
-        try:
-            near = suggest(os.path.basename(rel), os.listdir(folder)) if os.path.isdir(folder) else ""
-        except OSError:
-            near = ""
+    except FileNotFoundError as exc:
+        near = suggest(os.path.basename(rel), exc.siblings if isinstance(exc, NotFound) else [])
         ctx.error("EFF020", span, f"file `{rel}` not found", near or "the path is relative to the .eff file")
         return None
-    if not stat.S_ISREG(st.st_mode):
-        ctx.error("EFF020", span, f"`{rel}` is not a regular file", "devices, FIFOs, sockets and folders are not read")
+    except (OSError, ValueError) as exc:  # a name too long, a component that is a file, permission denied
+        ctx.error("EFF020", span, f"`{rel}` cannot be read: {getattr(exc, 'strerror', None) or exc}", "")
         return None
-    if st.st_size > LIMITS.max_csv_bytes:
-        ctx.error("EFF030", span, f"`{rel}` is {st.st_size:,} bytes; the limit is {LIMITS.max_csv_bytes:,}", "")
+    try:
+        size = os.fstat(fd).st_size
+    finally:
+        os.close(fd)
+    if size > LIMITS.max_csv_bytes:
+        ctx.error("EFF030", span, f"`{rel}` is {size:,} bytes; the limit is {LIMITS.max_csv_bytes:,}", "")
         return None
     return path
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    chunks, remaining = [], limit + 1
+    while remaining > 0:
+        chunk = os.read(fd, min(remaining, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
 
 
 def read_regular_file(path: str, limit: int, follow_symlinks: bool = False) -> bytes:
     """At most ``limit + 1`` bytes of a regular file.
 
-    Opened non-blocking (and, unless ``follow_symlinks``, without following a
-    final symlink), then checked with fstat, so a FIFO or device, or a file
-    swapped for one after `_resolve_file` looked at it, is refused instead of
-    blocking.  Raises IsADirectoryError for a folder, OSError otherwise.
+    Without ``follow_symlinks``, ``path`` is a canonical path (as
+    :func:`_resolve_file` returns) and is opened by :func:`open_beneath` from
+    its folder: no folder on the way may be a symlink now, the file must be a
+    regular file with one name (unless hard links are allowed), and nothing in
+    a pseudo-filesystem is read.  With ``follow_symlinks`` it is a plain
+    non-blocking open, checked with fstat.  Either way a FIFO or device is
+    refused instead of blocking.  Raises IsADirectoryError for a folder,
+    :class:`Refused` or another OSError otherwise.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
     if not follow_symlinks:
-        flags |= getattr(os, "O_NOFOLLOW", 0)
-    fd = os.open(path, flags)
+        path = os.path.abspath(path)
+        fd, _ = open_beneath(os.path.dirname(path), os.path.basename(path))
+    else:
+        fd = os.open(path, _FILE_FLAGS & ~_NOFOLLOW)
+        try:
+            _check_opened(fd, True)
+        except BaseException:
+            os.close(fd)
+            raise
     try:
-        mode = os.fstat(fd).st_mode
-        if stat.S_ISDIR(mode):
-            raise IsADirectoryError(21, "is a directory", path)
-        if not stat.S_ISREG(mode):
-            raise OSError(0, "not a regular file")
-        chunks, remaining = [], limit + 1
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-        return b"".join(chunks)
+        return _read_fd(fd, limit)
     finally:
         os.close(fd)
+
+
+def read_spec(path: str, limit: int, root: str | None = None, allow_hardlinks: bool = False) -> tuple[bytes, str]:
+    """At most ``limit + 1`` bytes of a spec file, and the canonical folder
+    its `file` references resolve in.
+
+    A spec the user named (``root`` None) may be a symlink, which is followed
+    unless it leads into a system pseudo-filesystem.  A spec found in the
+    folder ``root`` is read under the rules of a `file` reference: it must lie
+    inside ``root`` (symlinks included), never in a pseudo-filesystem, and
+    have a single name unless ``allow_hardlinks``.  Raises :class:`Refused`
+    with a message that follows the path (``is a symlink to …; not read``),
+    IsADirectoryError, FileNotFoundError or another OSError.
+    """
+    apath = os.path.abspath(path)
+    if root is not None:
+        base = os.path.realpath(root)
+        rel = os.path.relpath(apath, os.path.abspath(root))
+        try:
+            fd, _ = open_beneath(base, rel, allow_hardlinks)
+        except Refused as exc:
+            raise _spec_refusal(exc, root, rel) from None
+        # The folder the spec was found in, as for a named spec (a symlink's
+        # own folder).  Not resolved again: os.walk entered no symlinked
+        # folder, and one swapped in since is refused when a `file` is read.
+        folder = os.path.normpath(os.path.join(base, os.path.dirname(rel)))
+    else:
+        folder, fd = _open_named(apath)
+    try:
+        return _read_fd(fd, limit), folder
+    finally:
+        os.close(fd)
+
+
+def _open_named(apath: str) -> tuple[str, int]:
+    """The canonical folder of a spec the user named, and the spec opened."""
+    folder = os.path.realpath(os.path.dirname(apath))
+    name = os.path.basename(apath)
+    if os.path.islink(apath):
+        target = os.readlink(apath)
+        real = os.path.realpath(apath)
+        if in_pseudo_filesystem(real) or in_pseudo_filesystem(os.path.normpath(os.path.join(folder, target))):
+            raise Refused("pseudo", f"is a symlink to {target}, a system pseudo-filesystem; not read", name, target)
+        fd, _ = open_beneath(os.path.dirname(real), os.path.basename(real), allow_hardlinks=True)
+        return folder, fd
+    if in_pseudo_filesystem(os.path.join(folder, name)):
+        raise Refused("pseudo", f"lies in a system pseudo-filesystem ({os.path.join(folder, name)}); not read")
+    fd, _ = open_beneath(folder, name, allow_hardlinks=True)
+    return folder, fd
+
+
+def _spec_refusal(exc: Refused, root: str, rel: str) -> Refused:
+    """The refusal of the spec ``rel`` found in ``root``, said for the command line."""
+    if exc.reason in ("outside", "pseudo") and exc.target is not None:
+        where = "a system pseudo-filesystem" if exc.reason == "pseudo" else f"outside {root}"
+        if os.path.normpath(exc.link or "") == os.path.normpath(rel):
+            message = f"is a symlink to {exc.target}, {where}; not read"
+        else:
+            message = f"is reached through the symlink {os.path.join(root, exc.link or '')} → {exc.target}, {where}; not read"
+    elif exc.reason == "hardlink":
+        message = (f"is a hard link (one file with {exc.names} names, which may lie outside {root}); not read "
+                   "(--allow-hardlinks reads it)")
+    else:
+        message = f"{exc.strerror}; not read"
+    return Refused(exc.reason, message, exc.link, exc.target, exc.names)
 
 
 def _utf8_position(raw: bytes, offset: int) -> tuple[int, int]:

@@ -165,6 +165,12 @@ class Claim:
     span: Span  # the whole claim
     name_span: Span
     value_span: Span
+    point: str | None = None  # scalings: `claim efficiency[RUN] = …` names the run of the series
+
+    @property
+    def key(self) -> str:
+        """The claim as the output names it: `efficiency`, or `efficiency[scaled_64]` for one point."""
+        return f"{self.written}[{self.point}]" if self.point else self.written
 
 
 @dataclass(frozen=True)
@@ -196,9 +202,16 @@ class Scaling:
     entries: tuple[Entry, ...]
     span: Span
     name_span: Span
+    claims: tuple[Claim, ...] = ()  # `claim efficiency = …`, `claim speedup = …`
 
     def get(self, key: str) -> Entry | None:
         return next((e for e in self.entries if e.key == key), None)
+
+    @property
+    def per_device(self) -> str:
+        """What weak scaling holds fixed per device: `tokens` (the default) or `flops` (the model grows)."""
+        entry = self.get("per_device")
+        return str(entry.value) if entry is not None else "tokens"
 
 
 @dataclass(frozen=True)

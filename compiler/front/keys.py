@@ -72,6 +72,7 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("vocab", "vocabulary size (V)", positive=True, maximum=1e8),
         Key("tied_embeddings", "bool", doc="input and output embeddings share one matrix"),
         q("params", "param", "declared parameter count, checked against the shape", positive=True, maximum=1e16),
+        q("active_params", "param", "parameters active per token (MoE), checked against the shape", positive=True, maximum=1e16),
         i("experts", "routed experts per MoE layer", positive=True, maximum=1e6),
         i("top_k", "routed experts active per token", positive=True, maximum=1e6),
         i("shared_experts", "always-active experts per MoE layer", maximum=1e6),
@@ -149,6 +150,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         "kind": e("kind", ("strong", "weak"), "strong: global work fixed; weak: per-device work fixed"),
         "baseline": Key("baseline", "run", doc="the run others are compared with"),
         "runs": Key("runs", "runs", doc="the runs compared with the baseline"),
+        "per_device": e("per_device", ("tokens", "flops"),
+                        "weak scaling: what each device's work holds fixed; flops when the model grows with the devices"),
     },
 }
 
@@ -181,6 +184,9 @@ CLAIMABLE: dict[str, str] = {
     "goodput": "token/s",
     "calendar_efficiency": "",
 }
+# Metrics a `claim` inside a `scaling` may name (ratios). `efficiency` is the kind's own.
+SCALING_CLAIMABLE = ("speedup", "strong_scaling_efficiency", "weak_scaling_efficiency", "time_to_target_speedup")
+SCALING_CLAIM_ALIASES = {"efficiency": {"strong": "strong_scaling_efficiency", "weak": "weak_scaling_efficiency"}}
 CLAIM_ALIASES = {
     "throughput": "valid_tokens_per_second",
     "tokens_per_second": "valid_tokens_per_second",

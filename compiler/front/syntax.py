@@ -76,15 +76,101 @@ def grammar_text() -> str:
         return (resources.files("effspec.grammar") / "eff.lark").read_text(encoding="utf-8")
 
 
-@cache
-def parser() -> Lark:
-    """The LALR parser, built once per process (lark caches the tables on disk)."""
+# The parser is built with these options, and its tables are cached between
+# runs: building them costs ~200 ms, loading them ~4 ms.  lark's own `cache=True`
+# would unpickle a file from the shared temp folder, named predictably and not
+# checked for its owner, so any local user could plant code there.  The tables
+# are stored instead as JSON (loading it cannot run code) in effspec's
+# owner-checked cache folder, keyed by the grammar, lark's version and the options.
+_PARSER_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions": True}
+_PARSER_FILE = "parser-v1.json"
+_PARSER_FILE_LIMIT = 4 << 20
+
+
+def _parser_key(grammar: str) -> str:
+    import hashlib
+
+    import lark
+
+    text = "\n".join([_PARSER_FILE, lark.__version__, repr(sorted(_PARSER_OPTIONS.items())), grammar])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _to_json(value: Any) -> Any:
+    """lark's serialized tables hold dicts (with int keys), lists, tuples and
+    scalars; tag tuples and dicts so that JSON gives them back exactly."""
+    if isinstance(value, tuple):
+        return {"t": [_to_json(v) for v in value]}
+    if isinstance(value, list):
+        return [_to_json(v) for v in value]
+    if isinstance(value, dict):
+        return {"d": [[_to_json(k), _to_json(v)] for k, v in value.items()]}
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    raise TypeError(f"unexpected {type(value).__name__} in the parser tables")
+
+
+def _from_json(obj: dict[str, Any]) -> Any:
+    (tag, items), = obj.items()  # ValueError unless exactly one tag
+    if tag == "t":
+        return tuple(items)
+    if tag == "d":
+        return {k: v for k, v in items}
+    raise ValueError(f"unknown tag {tag!r}")
+
+
+def _load_tables(key: str) -> Lark | None:
+    """The cached parser if a file of ours holds tables made for ``key``; else None."""
+    import json
+
     from lark import Lark
 
+    from effspec.front.cachedir import cache_root, read_owned
+
+    raw = read_owned(cache_root(), _PARSER_FILE, _PARSER_FILE_LIMIT)
+    if raw is None:
+        return None
     try:
-        return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True, cache=True)
-    except OSError:  # an unwritable temp dir only costs speed
-        return Lark(grammar_text(), parser="lalr", lexer="contextual", propagate_positions=True)
+        doc = json.loads(raw, object_hook=_from_json)
+        if not isinstance(doc, dict) or doc.get("key") != key:
+            return None
+        return Lark.load({"data": doc["data"], "memo": doc["memo"]})
+    except Exception:  # a stale, truncated or foreign file is rebuilt, never trusted
+        return None
+
+
+def _store_tables(lark_parser: Lark, key: str) -> None:
+    import json
+
+    from lark.grammar import Rule
+    from lark.lexer import TerminalDef
+
+    from effspec.front.cachedir import cache_root, owned_folder, write_owned
+
+    folder = owned_folder(cache_root())
+    if folder is None:
+        return
+    try:
+        data, memo = lark_parser.memo_serialize([TerminalDef, Rule])
+        text = json.dumps(_to_json({"key": key, "data": data, "memo": memo}), separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError):  # a lark whose tables are not plain data: no cache
+        return
+    write_owned(folder, _PARSER_FILE, text.encode("utf-8"))
+
+
+@cache
+def parser() -> Lark:
+    """The LALR parser, built once per process (its tables cached on disk as JSON)."""
+    from lark import Lark
+
+    grammar = grammar_text()
+    key = _parser_key(grammar)
+    loaded = _load_tables(key)
+    if loaded is not None:
+        return loaded
+    built = Lark(grammar, **_PARSER_OPTIONS)
+    _store_tables(built, key)
+    return built
 
 
 def _describe(token: Token | None) -> str:
@@ -232,7 +318,11 @@ def _blank_line(text: str, line: int) -> str:
 # Unicode bidi embeddings, overrides, isolates and marks (Trojan Source,
 # CVE-2021-42574), and the line and paragraph separators, which some viewers
 # break lines on while the parser does not.
-_INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]")
+# Lone surrogates (U+D800 to U+DFFF) are not characters at all: no file the
+# CLI reads can hold one (strict UTF-8), but a Python caller can pass one, and
+# it would make every UTF-8 output fail.  They are reported with the rest.
+_INVISIBLE = re.compile("[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029\ud800-\udfff]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Strings, comments and brackets, for the nesting pre-scan.  A string left
 # open on its line is the parser's to report.
 _SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[(\[{]|[)\]}]')
@@ -265,8 +355,14 @@ def _context(text: str, pos: int) -> str:
     return "a string" if in_string else ""
 
 
+def encodable(text: str) -> str:
+    """``text`` with each lone surrogate replaced by U+FFFD (one character for
+    one, so lines and columns stay put), so that it can be written as UTF-8."""
+    return _SURROGATE.sub("\ufffd", text) if _SURROGATE.search(text) else text
+
+
 def _invisible_characters(text: str) -> list[Diagnostic]:
-    """EFF001 for each control or bidi character (at most MAX_SYNTAX_ERRORS)."""
+    """EFF001 for each control or bidi character or lone surrogate (at most MAX_SYNTAX_ERRORS)."""
     import unicodedata
 
     diags: list[Diagnostic] = []
@@ -275,8 +371,15 @@ def _invisible_characters(text: str) -> list[Diagnostic]:
             break
         ch = m.group(0)
         line, col = _position(text, m.start())
-        name = unicodedata.name(ch, "control character")
         where = _context(text, m.start())
+        if "\ud800" <= ch <= "\udfff":
+            diags.append(Diagnostic(
+                "EFF001", "error", Span(line, col, line, col + 1),
+                f"lone surrogate U+{ord(ch):04X}{' in ' + where if where else ''}: the text is not valid Unicode",
+                "remove it: a spec is UTF-8 text, and a surrogate code point cannot be written in UTF-8",
+            ))
+            continue
+        name = unicodedata.name(ch, "control character")
         diags.append(Diagnostic(
             "EFF001", "error", Span(line, col, line, col + 1),
             f"invisible character U+{ord(ch):04X} ({name}){' in ' + where if where else ''}",
@@ -315,7 +418,7 @@ def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
     """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics.
 
     Never raises on any string: oversize text and deep nesting are EFF030,
-    control and bidi characters EFF001.
+    control and bidi characters and lone surrogates EFF001.
     """
     from lark.exceptions import LarkError, UnexpectedInput
 

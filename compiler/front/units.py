@@ -27,6 +27,8 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:  # pint is imported only when the unit table is (re)built
     import pint
 
+from effspec.front.cachedir import cache_root, owned_folder
+
 # The project's own dimensions.  FLOP must not be dimensionless: otherwise
 # 989 TFLOP/s silently equals 9.89e14 Hz and a peak in FLOP passes as FLOP/s.
 _DEFINITIONS = (
@@ -64,33 +66,10 @@ _TABLE_FILE = "units-v1.json"
 _DIM_NAME = re.compile(r"\[[a-z_]+\]")
 
 
-def _cache_root() -> str:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "effspec")
-
-
-def _owned_folder(folder: str) -> str | None:
-    """``folder``, created 0700 if missing, or None unless it is ours.
-
-    A cache read from a directory another user controls could feed us
-    arbitrary factors (or, for pint's pickle, arbitrary code): refuse it.
-    """
-    try:
-        os.makedirs(folder, mode=0o700, exist_ok=True)
-        st = os.stat(folder)
-        if hasattr(os, "getuid") and st.st_uid != os.getuid():
-            return None
-        if st.st_mode & 0o022:  # group- or world-writable: someone else could plant a file
-            return None
-        return folder
-    except OSError:
-        return None
-
-
 def _cache_folder() -> str | None:
     """pint's own (pickle) cache folder inside ours."""
-    root = _owned_folder(_cache_root())
-    return _owned_folder(os.path.join(root, "pint")) if root else None
+    root = owned_folder(cache_root())
+    return owned_folder(os.path.join(root, "pint")) if root else None
 
 
 @cache
@@ -212,7 +191,7 @@ def read_table(path: str, key: TableKey) -> dict[str, tuple[float, Dims]] | None
     run code.
     """
     try:
-        if _owned_folder(os.path.dirname(path)) is None:
+        if owned_folder(os.path.dirname(path)) is None:
             return None
         st = os.stat(path)
         if hasattr(os, "getuid") and st.st_uid != os.getuid():
@@ -239,7 +218,7 @@ def read_table(path: str, key: TableKey) -> dict[str, tuple[float, Dims]] | None
 
 def write_table(path: str, key: TableKey, table: dict[str, tuple[float, Dims]]) -> bool:
     """Store ``table`` at ``path`` atomically (a reader sees the old file or the new one)."""
-    folder = _owned_folder(os.path.dirname(path))
+    folder = owned_folder(os.path.dirname(path))
     if folder is None:
         return False
     doc = {"key": key, "units": {w: [f, [list(d) for d in dims]] for w, (f, dims) in table.items()}}
@@ -264,7 +243,7 @@ def unit_table() -> dict[str, tuple[float, Dims]]:
     """Factor and dimension of every grammar unit word: from the JSON cache when
     it matches the installed pint, else from pint (and then cached)."""
     key = table_key()
-    root = _owned_folder(_cache_root())
+    root = owned_folder(cache_root())
     path = os.path.join(root, _TABLE_FILE) if root else None
     table = read_table(path, key) if path else None
     if table is None:

@@ -37,7 +37,7 @@ def _read(path: str, rel: str) -> bytes:
     """The file's bytes: UTF-8, no NUL, BOM dropped, line ends as LF."""
     from effspec.front.files import read_regular_file
 
-    try:  # non-blocking, no final symlink, regular files only: a FIFO swapped in is refused
+    try:  # beneath its folder (see front/files.py), one name, non-blocking, regular files only
         raw = read_regular_file(path, LIMITS.max_csv_bytes)
     except OSError as exc:
         raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}") from None

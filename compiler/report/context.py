@@ -257,6 +257,7 @@ class ScalingView:
     shapes: tuple[Table, ...]
     shapes_note: str
     charts: dict = field(default_factory=dict, hash=False, compare=False)
+    claims: tuple[ClaimView, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -401,14 +402,21 @@ def _metrics(rr) -> tuple[MetricView, ...]:
 
 
 def _claims(rr) -> tuple[ClaimView, ...]:
+    return claim_views(rr.claims.values())
+
+
+def claim_views(claims) -> tuple[ClaimView, ...]:
+    """Run claims, or a scaling's (`efficiency[scaled_64]`: the claim with the run it names)."""
     out = []
-    for cr in rr.claims.values():
+    for cr in claims:
         c = cr.claim
         unit = cr.unit
+        name = "speedup" if c.name.endswith("speedup") else ""
         out.append(ClaimView(
-            _clean(c.written), value_text(cr.claimed, unit) if cr.claimed is not None else _clean(c.text),
-            value_text(cr.reconstructed, unit) if cr.reconstructed is not None else "—",
-            cr.status, _clean(cr.basis), ("± " + metric_value(cr.tolerance, unit)) if cr.tolerance is not None else "",
+            _clean(c.key), value_text(cr.claimed, unit, name) if cr.claimed is not None else _clean(c.text),
+            value_text(cr.reconstructed, unit, name) if cr.reconstructed is not None else "—",
+            cr.status, _clean(cr.basis),
+            ("± " + (sig(cr.tolerance) if name else metric_value(cr.tolerance, unit))) if cr.tolerance is not None else "",
             ", ".join(_clean(m) for m in cr.missing), _clean(c.provenance.kind), _clean(c.provenance.citation),
             c.span.line))
     return tuple(out)
@@ -627,8 +635,11 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
             "; ".join(f"{label(n)}: needs {', '.join(map(_clean, v))}" for n, v in r.missing.items())))
         metrics += [metric_view(m, name=f"{r.run_id}.{n}", title=f"{label(n)}: {r.run_id}") for n, m in r.metrics.items()]
     shapes, note = _shapes(sr)
-    view = ScalingView(sr.scaling.id, _clean(sr.scaling.kind or "—"), _clean(sr.scaling.baseline or "—"),
-                       tuple(rows), tuple(metrics), shapes, note)
+    kind = sr.scaling.kind or "—"
+    if sr.scaling.kind == "weak" and sr.scaling.per_device == "flops":
+        kind = "weak (model FLOPs per device fixed)"
+    view = ScalingView(sr.scaling.id, _clean(kind), _clean(sr.scaling.baseline or "—"),
+                       tuple(rows), tuple(metrics), shapes, note, claims=claim_views(getattr(sr, "claims", {}).values()))
     if charts:
         from effspec.report import charts as ch
 

@@ -53,7 +53,7 @@ def render_latex(result) -> str:
         "% underscores and letter/digit boundaries, words capitalised, each digit spelled out",
         "% (llm3b_64 + mfu -> \\effLlmThreeBSixFourMfu). Scalings: \\eff + scaling id + run id",
         "% + metric. Colliding names are skipped with a comment. \\effClaimsTable<Run> is a",
-        "% tabular of a run's claims; \\effClaimsTable holds every run's.",
+        "% tabular of a run's (or a scaling's) claims; \\effClaimsTable holds them all.",
         "% Ratios are in percent (47.12\\%); other figures carry their unit.",
     ]
     suppressed = getattr(result, "suppressed", ())
@@ -97,7 +97,16 @@ def render_latex(result) -> str:
             for mname, metric in run.metrics.items():
                 define(f"eff{camel(sid)}{camel(run.run_id)}{camel(mname)}", tex_value(metric.value, metric.unit, mname),
                        f"{sid}: {run.run_id}.{mname}")
-    define("effClaimsTable", _tabular(all_rows), "claims of every run")
+        rows = []
+        for key, cr in getattr(sr, "claims", {}).items():
+            name = "speedup" if cr.claim.name.endswith("speedup") else ""
+            claimed = tex_value(cr.claimed, cr.unit, name) if cr.claimed is not None else "--"
+            recon = tex_value(cr.reconstructed, cr.unit, name) if cr.reconstructed is not None else "--"
+            rows.append(f"\\texttt{{{tex_escape(key)}}} & {claimed} & {recon} & {cr.status} \\\\")
+        if rows:
+            all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{scaling {tex_escape(sid)}}}}} \\\\"] + rows
+            define(f"effClaimsTable{camel(sid)}", _tabular(rows), f"claims of scaling {sid}")
+    define("effClaimsTable", _tabular(all_rows), "claims of every run and scaling")
     return "\n".join(out) + "\n"
 
 

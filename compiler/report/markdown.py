@@ -79,6 +79,12 @@ def render_markdown(result) -> str:
                 "| run | devices | speedup | efficiency |", "|---|---:|---:|---:|"]
         out += [f"| {esc(r.run_id)} | {r.devices} | {esc(r.speedup)} | {esc(r.efficiency)} |" for r in s.rows]
         out.append("")
+        if s.claims:
+            out += ["| claim | claimed | reconstructed | status | compared | line |", "|---|---:|---:|---|---|---:|"]
+            for c in s.claims:
+                status = f"**{c.status}**" if c.status != "consistent" else c.status
+                out.append(f"| `{esc(c.written)}` | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} | {esc(c.basis)} | {c.line} |")
+            out.append("")
     out += ["### Findings", ""]
     if not report.findings:
         out.append("No findings.")

@@ -137,6 +137,7 @@ def scaling_json(sr) -> dict:
         "incremental": [s.to_json() for s in getattr(sr, "incremental", [])],
         "work_changes": [{"run": w.run_id, "what": w.what, "baseline": _plain(w.baseline), "value": _plain(w.run)}
                          for w in sr.work_changes()] if hasattr(sr, "work_changes") else [],
+        "claims": {key: cr.to_json() for key, cr in getattr(sr, "claims", {}).items()},
     }
 
 

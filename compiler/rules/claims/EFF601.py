@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import metric_value, percent
+from effspec.engine.flops import STANDARD_PRESETS
 from effspec.rules import AuditContext, Rule
 
 
@@ -21,6 +22,25 @@ def basis_text(basis: str) -> str:
     return "the declared inputs" if basis == "inputs" else f"{basis}, since the inputs give no step time"
 
 
+MAX_GAP_NOTES = 6
+
+
+def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
+    """The single changes that reproduce a mismatched claim (engine.gap), one note each."""
+    hits = [e for e in cr.explanations
+            if not (skip_standard_presets and e.candidate == "preset" and e.change.removeprefix("preset = ") in STANDARD_PRESETS)]
+    notes = [f"reproduced if {e.change}: {shown(e.value, cr.unit)}" for e in hits[:MAX_GAP_NOTES]]
+    if len(hits) > MAX_GAP_NOTES:
+        notes.append(f"… and {len(hits) - MAX_GAP_NOTES} more single changes (see `explanations` in the JSON)")
+    if not cr.searched:
+        notes.append("the single changes that could explain the gap were not searched: this spec's search budget "
+                     "is spent on the runs before this one")
+    elif not cr.explanations:
+        notes.append("no single change of the convention, the model's attention or experts, the peak, the padding, "
+                     "the warm-up, the step statistic or the device count reproduces the claim")
+    return notes
+
+
 class EFF601(Rule):
     """## What it does
 
@@ -29,9 +49,21 @@ class EFF601(Rule):
     last written digit) widened by 1 % relative. The reconstruction comes from
     the declared inputs where they suffice; otherwise the claim is checked
     against the run's other claims (a claimed MFU against the MFU a claimed
-    throughput gives under the declared, or assumed, convention). For an MFU, it
-    also shows the MFU under every standard convention, so the reader sees
-    whether any of them reproduces the claim.
+    throughput gives under the declared, or assumed, convention). For an MFU
+    (or an HFU), it also shows the MFU (or HFU) under every standard
+    convention, so the reader sees whether any of them reproduces the claim.
+
+    It then explains the gap: each single change of the declared inputs or the
+    convention that would reproduce the claim within its tolerance is a note
+    ("reproduced if kv_heads = heads (GQA ignored): 52.64 %"). The changes
+    tried are every preset, attention full or causal, logits and embeddings in
+    or out, recomputation counted (or, for HFU, run), GQA ignored, MLA counted
+    as plain MHA, every other catalog peak of the accelerator (the sparse
+    figure, another datatype's), padding counted, warm-up steps kept, mean
+    against median, and a figure off by the device count (per device against
+    aggregate). A scaling's claim (`claim efficiency = …` in a `scaling`) is
+    checked the same way against the series' final point, or the run it names
+    with `[RUN]`.
 
     ## Why is this bad?
 
@@ -84,6 +116,39 @@ class EFF601(Rule):
     nodes = ("run.claim",)
 
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        yield from self._runs(ctx)
+        yield from self._scalings(ctx)
+
+    def _scalings(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        for scaling in ctx.spec.scalings:
+            result = ctx.evaluation.scalings.get(scaling.id)
+            if result is None:
+                continue
+            for key, cr in result.claims.items():
+                if cr.status != "mismatch" or cr.claimed is None or cr.reconstructed is None:
+                    continue
+                claim = cr.claim
+                fmt = (lambda v: f"{v:.4g}") if claim.name.endswith("speedup") else (lambda v: shown(v, ""))
+                claimed, rebuilt = fmt(cr.claimed), fmt(cr.reconstructed)
+                rel = (cr.claimed - cr.reconstructed) / cr.reconstructed if cr.reconstructed else float("inf")
+                which = ("the final point of the series, " if claim.point is None else "") + cr.basis
+                notes = [f"{claim.name.replace('_', ' ')} = {result.final_point.metrics[claim.name].substituted}"]  \
+                    if claim.point is None and result.final_point is not None and claim.name in result.final_point.metrics \
+                    else []
+                if claim.point is None:
+                    notes.append("an unqualified scaling claim is checked at the series' final point (the compared run "
+                                 "with the most devices); write `claim " + claim.written + "[RUN] = …` for another point")
+                yield self.diag(
+                    claim.value_span,
+                    f"claim `{key}` = {claimed} disagrees with {rebuilt} reconstructed for {which} "
+                    f"({rel * 100:+.1f} %) (tolerance ±{fmt(cr.tolerance)})",
+                    "correct the claim, or the step times and device counts it disagrees with; if the source measured "
+                    "another pair of runs, name the run with `[RUN]`",
+                    label=f"reconstructed: {rebuilt}",
+                    notes=tuple(notes),
+                )
+
+    def _runs(self, ctx: AuditContext) -> Iterable[Diagnostic]:
         for run in ctx.spec.runs:
             result = ctx.evaluation.runs.get(run.id)
             if result is None:
@@ -96,8 +161,14 @@ class EFF601(Rule):
                 rel = (cr.claimed - cr.reconstructed) / cr.reconstructed if cr.reconstructed else float("inf")
                 tolerance = f" (tolerance ±{shown(cr.tolerance, cr.unit)})" if cr.tolerance is not None else ""
                 notes = []
-                if claim.name in ("mfu", "hfu") and result.conventions:
+                table = False
+                if claim.name == "mfu" and result.conventions:
                     notes.append(self._presets_note(result, cr.claimed, cr.tolerance or 0.0))
+                    table = True
+                elif claim.name == "hfu" and cr.by_preset:
+                    notes.append(self._hfu_presets_note(cr))
+                    table = True
+                notes += gap_notes(cr, skip_standard_presets=table)
                 metric = result.figure(claim.name)
                 if metric is not None and metric.assumed:
                     notes.append("the reconstruction rests on assumed values (see the derivation); declare them to firm it up")
@@ -111,6 +182,16 @@ class EFF601(Rule):
                     label=f"reconstructed from {against}: {rebuilt}",
                     notes=tuple(notes),
                 )
+
+    @staticmethod
+    def _hfu_presets_note(cr) -> str:
+        """An HFU claim is explained with HFU figures: each preset's numerator, with the recomputation that ran."""
+        rows = sorted(cr.by_preset.items(), key=lambda kv: STANDARD_PRESETS.index(kv[0]))
+        shown_rows = ", ".join(f"{label} {percent(v)}" for label, v in rows)
+        hits = [label for label, v in rows if abs(v - cr.claimed) <= (cr.tolerance or 0.0)]
+        verdict = (f"{' and '.join(hits)} reproduce{'s' if len(hits) == 1 else ''} the claim"
+                   if hits else "none reproduces the claim")
+        return f"HFU under each standard preset: {shown_rows}; {verdict}"
 
     @staticmethod
     def _presets_note(result, claimed: float, tolerance: float) -> str:

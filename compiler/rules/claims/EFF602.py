@@ -63,6 +63,23 @@ class EFF602(Rule):
     nodes = ("run.claim",)
 
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
+        yield from self._runs(ctx)
+        for scaling in ctx.spec.scalings:
+            result = ctx.evaluation.scalings.get(scaling.id)
+            for key, cr in getattr(result, "claims", {}).items():
+                if cr.status != "unrecoverable" or cr.claimed is None:
+                    continue
+                missing = ", ".join(" or ".join(f"`{alt}`" for alt in m.split(" or ")) for m in cr.missing) \
+                    or "the step times of the compared runs"
+                value = f"{cr.claimed:.4g}" if cr.claim.name.endswith("speedup") else shown(cr.claimed, "")
+                yield self.diag(
+                    cr.claim.name_span,
+                    f"claim `{key}` = {value} of scaling `{scaling.id}` cannot be checked: missing {missing}",
+                    f"declare {missing} (with `from` and its source), or mark the figure as unverified where you cite it",
+                    label="not recoverable",
+                )
+
+    def _runs(self, ctx: AuditContext) -> Iterable[Diagnostic]:
         for run in ctx.spec.runs:
             result = ctx.evaluation.runs.get(run.id)
             if result is None:

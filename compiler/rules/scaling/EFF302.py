@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import sig
+from effspec.display import quantity, sig
+from effspec.engine.scaling import FLOPS_PER_DEVICE_TOLERANCE
 from effspec.rules import AuditContext, Rule
 
 # Relative change in valid tokens per device above which per-device work is not "fixed".
@@ -24,6 +25,16 @@ class EFF302(Rule):
     Compares the valid tokens per step per active device of every run in a
     `scaling` of `kind = weak` with its baseline's, and flags a run whose
     per-device work differs by more than 0.5 %, with the change in percent.
+    The message says what the series is instead: strong scaling when the
+    global work (tokens and model) stayed fixed; weak scaling by model size
+    when the model grew with the devices and its FLOPs per device stayed
+    about fixed (write `per_device = flops`).
+
+    With `per_device = flops` (weak scaling by model size, as in Megatron-LM's
+    1.2B-on-1-GPU to 8.3B-on-8-GPUs series) the model may grow with the
+    devices, and what must stay fixed is the model FLOPs per step per device
+    (`model_flops_per_step / devices`). Model sizes come in discrete shapes, so
+    it is held to within 20 %; a run beyond that is flagged.
 
     ## Why is this bad?
     Weak-scaling efficiency divides the model FLOP/s each device achieves in the
@@ -107,32 +118,87 @@ class EFF302(Rule):
                 continue
             result = ctx.evaluation.scalings.get(scaling.id)
             base = result.baseline if result is not None else None
-            if result is None or base is None or not base.tokens_per_device:
+            if result is None or base is None:
                 continue
-            kind_entry = scaling.get("kind")
+            kind_entry = scaling.get("per_device") or scaling.get("kind")
             span = kind_entry.value_span if kind_entry is not None else scaling.name_span
             for run in result.runs:
-                if run.tokens_per_device is None:
-                    continue
-                change = run.tokens_per_device / base.tokens_per_device - 1.0
-                if abs(change) <= WORK_TOLERANCE:
-                    continue
-                shown = f"{'+' if change > 0 else ''}{sig(change * 100, 3)} %"
-                global_fixed = (base.valid_tokens_per_step and run.valid_tokens_per_step is not None
-                                and abs(run.valid_tokens_per_step / base.valid_tokens_per_step - 1.0) <= WORK_TOLERANCE)
-                what = ("the global work stayed fixed, so this is strong scaling" if global_fixed
-                        else "weak-scaling efficiency would mix the scaling cost with the change in work per device")
-                target_batch = base.tokens_per_device * run.devices
-                help_ = (f"write `kind = strong` for `{scaling.id}`" if global_fixed else
-                         f"give `{run.run_id}` {tokens(base.tokens_per_device)} valid tokens per device, i.e. "
-                         f"{tokens(target_batch)} valid tokens per step on its {sig(run.devices)} devices")
-                yield self.diag(
-                    span,
-                    f"`{scaling.id}` is declared weak scaling, but run `{run.run_id}` does "
-                    f"{tokens(run.tokens_per_device)} valid tokens per device per step, the baseline `{base.run_id}` "
-                    f"{tokens(base.tokens_per_device)} ({shown}): per-device work is not fixed; {what}",
-                    help_,
-                    label=f"per-device work changed by {shown} in `{run.run_id}`",
-                    notes=("weak-scaling efficiency = run achieved FLOP/s per device / baseline achieved FLOP/s per "
-                           "device, meaningful only when every device does the same work per step",),
-                )
+                if scaling.per_device == "flops":
+                    diag = self._flops(scaling, base, run, span)
+                else:
+                    diag = self._tokens(scaling, base, run, span)
+                if diag is not None:
+                    yield diag
+
+    def _flops(self, scaling, base, run, span) -> Diagnostic | None:
+        """`per_device = flops`: the model grows with the devices; its FLOPs per device stay within 20 %."""
+        if not base.flops_per_device or run.flops_per_device is None:
+            return None
+        change = run.flops_per_device / base.flops_per_device - 1.0
+        if abs(change) <= FLOPS_PER_DEVICE_TOLERANCE:
+            return None
+        shown = f"{'+' if change > 0 else ''}{sig(change * 100, 3)} %"
+        growth = _growth(base, run)
+        return self.diag(
+            span,
+            f"`{scaling.id}` is declared weak scaling by model size (`per_device = flops`), but run `{run.run_id}` "
+            f"does {quantity(run.flops_per_device, 'FLOP')} of model work per device per step, the baseline "
+            f"`{base.run_id}` {quantity(base.flops_per_device, 'FLOP')} ({shown}, beyond the "
+            f"{FLOPS_PER_DEVICE_TOLERANCE * 100:g} % a series of model sizes allows){growth}: weak-scaling efficiency "
+            "would mix the scaling cost with the change in work per device",
+            f"size `{run.run_id}`'s model or batch so that each of its {sig(run.devices)} devices does about "
+            f"{quantity(base.flops_per_device, 'FLOP')} per step",
+            label=f"model FLOPs per device changed by {shown} in `{run.run_id}`",
+            notes=("weak-scaling efficiency = run achieved FLOP/s per device / baseline achieved FLOP/s per device; "
+                   "with `per_device = flops` the model may grow with the devices, its FLOPs per device may not",),
+        )
+
+    def _tokens(self, scaling, base, run, span) -> Diagnostic | None:
+        """The default `per_device = tokens`: each device keeps the baseline's valid tokens per step."""
+        if not base.tokens_per_device or run.tokens_per_device is None:
+            return None
+        change = run.tokens_per_device / base.tokens_per_device - 1.0
+        if abs(change) <= WORK_TOLERANCE:
+            return None
+        shown = f"{'+' if change > 0 else ''}{sig(change * 100, 3)} %"
+        same_tokens = (base.valid_tokens_per_step and run.valid_tokens_per_step is not None
+                       and abs(run.valid_tokens_per_step / base.valid_tokens_per_step - 1.0) <= WORK_TOLERANCE)
+        model_changed = (base.model is not None and run.model is not None and base.model != run.model) or (
+            base.flops_per_token and run.flops_per_token and abs(run.flops_per_token / base.flops_per_token - 1) > WORK_TOLERANCE)
+        by_size = (model_changed and base.flops_per_device and run.flops_per_device is not None
+                   and abs(run.flops_per_device / base.flops_per_device - 1.0) <= FLOPS_PER_DEVICE_TOLERANCE)
+        if by_size:
+            what = (f"the model changed{_growth(base, run)} while its FLOPs per device stayed within "
+                    f"{FLOPS_PER_DEVICE_TOLERANCE * 100:g} % ({quantity(base.flops_per_device, 'FLOP')} → "
+                    f"{quantity(run.flops_per_device, 'FLOP')}), so this is weak scaling by model size")
+            help_ = f"write `per_device = flops` in `{scaling.id}`"
+        elif same_tokens and not model_changed:
+            what = "the global work stayed fixed, so this is strong scaling"
+            help_ = f"write `kind = strong` for `{scaling.id}`"
+        elif same_tokens:
+            what = (f"the global token count stayed fixed but the model changed{_growth(base, run)}, so this is "
+                    "neither strong scaling nor weak scaling by tokens")
+            help_ = (f"compare runs of one model (strong or weak scaling), or, if the model grew with the devices, "
+                     f"write `per_device = flops` in `{scaling.id}`")
+        else:
+            what = "weak-scaling efficiency would mix the scaling cost with the change in work per device"
+            target_batch = base.tokens_per_device * run.devices
+            help_ = (f"give `{run.run_id}` {tokens(base.tokens_per_device)} valid tokens per device, i.e. "
+                     f"{tokens(target_batch)} valid tokens per step on its {sig(run.devices)} devices")
+        return self.diag(
+            span,
+            f"`{scaling.id}` is declared weak scaling, but run `{run.run_id}` does "
+            f"{tokens(run.tokens_per_device)} valid tokens per device per step, the baseline `{base.run_id}` "
+            f"{tokens(base.tokens_per_device)} ({shown}): per-device work is not fixed; {what}",
+            help_,
+            label=f"per-device work changed by {shown} in `{run.run_id}`",
+            notes=("weak-scaling efficiency = run achieved FLOP/s per device / baseline achieved FLOP/s per "
+                   "device, meaningful only when every device does the same work per step",),
+        )
+
+
+def _growth(base, run) -> str:
+    """` (FLOPs per token ×6.9)` when both runs' FLOPs per token are known."""
+    if base.flops_per_token and run.flops_per_token:
+        return f" (FLOPs per token ×{sig(run.flops_per_token / base.flops_per_token, 3)})"
+    return ""

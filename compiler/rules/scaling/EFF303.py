@@ -68,6 +68,10 @@ class EFF303(Rule):
     `head_dim`, `ffn`, `d_ff`, `vocab` and the MoE keys), `work.seq_len` and the
     matmul datatype (`hardware.dtype`).  Each difference is named with both
     values.  The diagnostic points at the first differing key of the compared run.
+    In weak scaling by model size (`kind = weak`, `per_device = flops`) the
+    model is meant to grow with the devices, so model keys are not compared
+    (EFF302 checks that the model FLOPs per device stayed about fixed); the
+    sequence length and the datatype still are.
 
     ## Why is this bad?
     A scaling efficiency is meant to show what adding devices costs.  If the
@@ -150,6 +154,9 @@ class EFF303(Rule):
             if base is None:
                 continue
             base_problem = problem(base.run, base.pools)
+            # Weak scaling by model size: the model is meant to grow with the devices
+            # (EFF302 checks its FLOPs per device); sequence length and datatype still fix the problem.
+            grows = scaling.kind == "weak" and scaling.per_device == "flops"
             for run_id in dict.fromkeys(scaling.runs):  # a run listed twice is reported once
                 other = runs.get(run_id)
                 if other is None or run_id == base.run.id:
@@ -157,6 +164,8 @@ class EFF303(Rule):
                 run_problem = problem(other.run, other.pools)
                 differences, first_span = [], None
                 for name in dict.fromkeys([*base_problem, *run_problem]):
+                    if grows and name.startswith("model."):
+                        continue
                     before, _ = base_problem.get(name, ("not declared", None))
                     after, span = run_problem.get(name, ("not declared", None))
                     if before == after:
@@ -173,6 +182,8 @@ class EFF303(Rule):
                     + "; ".join(differences)
                     + ". The efficiency may reflect larger (or cheaper) GEMMs, not less parallel overhead",
                     f"compare `{run_id}` with a baseline of the same model shape, `seq_len` and `dtype`, "
-                    f"or report it as its own run outside scaling `{scaling.id}`",
+                    f"or report it as its own run outside scaling `{scaling.id}`"
+                    + ("; if the model grows with the devices on purpose, write `per_device = flops`"
+                       if scaling.kind == "weak" and any(d.startswith("model.") for d in differences) else ""),
                     label=f"differs from `{base.run.id}`",
                 )

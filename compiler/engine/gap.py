@@ -1,0 +1,296 @@
+"""Explain the gap: which single change of the declared inputs reproduces a mismatched claim.
+
+When a claim disagrees with the reconstruction (EFF601), the usual cause is one
+wrong assumption on either side: the source counted attention as full, used the
+sparse peak, kept its warm-up steps, quoted a per-device figure as a total. This
+module tries each such change on its own, re-evaluates the run with the same
+functions that evaluated it (``evaluate_run``, then ``check_claims``), and keeps
+the changes under which the claim falls within its own tolerance.
+
+The candidates are a data table, :data:`CANDIDATES`: each entry has a name and a
+function that yields ``(label, changed run)`` variants, or none when it does not
+apply (GQA ignored needs ``kv_heads < heads``; MLA counted as plain MHA needs the
+MLA keys). A further check needs no re-evaluation: a figure off by exactly the
+device count (per device against aggregate).
+
+It runs only for runs with a mismatched claim, so a spec whose claims agree pays
+nothing, and a spec's searches share a budget of :data:`BUDGET` re-evaluations
+(about half a millisecond each): a file of thousands of mismatched runs costs at
+most a second or two more, and the claims past the budget say they were not
+searched. Breakdown claims (`breakdown.*`) are not explained: their figure is a
+declared share, not a reconstruction.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+
+from effspec.diagnostics import Diagnostic, Span
+from effspec.display import sig
+from effspec.engine import catalog, flops
+from effspec.engine.claims import check_claims
+from effspec.engine.results import ClaimResult, Explanation, RunResult
+from effspec.front import keys as K
+from effspec.front.ir import Block, Entry, Provenance, Run, Value
+
+_GAP = Provenance("assumed", "explain the gap: one changed input")
+
+# MLA keys (DeepSeek-V2/V3 configs). Present only once the language has them;
+# the candidate below looks for `kv_lora_rank` and so applies only to MLA models.
+MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+# Re-evaluations per spec: ~25 per run with a mismatch, so about 160 runs' worth.
+BUDGET = 4_000
+# Knobs a preset does not set: the run keeps its own when the preset changes.
+_KEPT_KNOBS = ("multiply_add", "backward", "padding", "moe", "optimizer")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One kind of single change: ``variants(run, result)`` yields (label, changed run) pairs."""
+
+    name: str
+    variants: Callable[[Run, RunResult], Iterable[tuple[str, Run]]]
+
+
+# ----------------------------------------------------------------------------
+# Changing the IR: a block's entry set, replaced or removed
+
+
+def _within(value: float, cr: ClaimResult) -> bool:
+    """The claim reproduced: `value` within the claim's tolerance."""
+    assert cr.claimed is not None and cr.tolerance is not None  # _explainable claims only
+    return abs(value - cr.claimed) <= cr.tolerance
+
+
+def _entry(block_name: str, key: str, value: Value, text: str, span: Span) -> Entry:
+    spec = K.BLOCKS[block_name][key]
+    unit = spec.unit if spec.kind in ("quantity", "peak") else ""
+    return Entry(key, spec.kind, value, unit, text, _GAP, span, span)
+
+
+def with_entries(run: Run, block_name: str, values: dict[str, tuple[Value, str]],
+                 drop: Iterable[str] = (), which: Block | None = None) -> Run:
+    """``run`` with ``values`` (key -> (value, text)) set in its block ``block_name`` (the
+    first of that name, or ``which``), ``drop`` removed; the block is created when absent."""
+    target = which if which is not None else run.block(block_name)
+    if target is None:
+        target = Block(block_name, (), run.span)
+        blocks = (*run.blocks, target)
+    else:
+        blocks = run.blocks
+    gone = set(drop) | set(values)
+    entries = [e for e in target.entries if e.key not in gone]
+    entries += [_entry(block_name, k, v, t, target.span) for k, (v, t) in values.items()]
+    changed = dataclasses.replace(target, entries=tuple(entries))
+    return dataclasses.replace(run, blocks=tuple(changed if b is target else b for b in blocks))
+
+
+def _convention(run: Run, values: dict[str, tuple[Value, str]]) -> Run:
+    """Set convention knobs; a run without a `convention` was read under `palm`, so keep that preset."""
+    if run.block("convention") is None:
+        values = {"preset": ("palm", "palm"), **values}
+    return with_entries(run, "convention", values)
+
+
+# ----------------------------------------------------------------------------
+# The candidates
+
+
+def _presets(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    if result.shape is None:
+        return  # `kind = custom`: the knobs do not apply
+    convention = run.block("convention")
+    kept = {e.key: (e.value, e.text) for e in convention.entries if e.key in _KEPT_KNOBS} if convention else {}
+    for preset in flops.PRESETS:
+        if preset == result.knobs.preset and (convention is None or all(
+                e.key in _KEPT_KNOBS or e.key == "preset" for e in convention.entries)):
+            continue  # the run's own convention
+        block = Block("convention", tuple(_entry("convention", k, v, t, run.span)
+                                          for k, (v, t) in {"preset": (preset, preset), **kept}.items()), run.span)
+        others = tuple(b for b in run.blocks if b.name != "convention")
+        yield f"preset = {preset}", dataclasses.replace(run, blocks=(*others, block))
+
+
+def _knob(knob: str, values: tuple[str, ...]) -> Callable[[Run, RunResult], Iterator[tuple[str, Run]]]:
+    """The other values of one convention knob (attention full or causal, logits in or out, …)."""
+    def variants(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+        if result.shape is None:
+            return
+        current = getattr(result.knobs, knob)
+        for value in values:
+            if value != current:
+                yield f"{knob} = {value}", _convention(run, {knob: (value, value)})
+    return variants
+
+
+def _recompute_counted(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """Recomputation counted in the numerator (MFU), or, for HFU, more recomputation run than declared."""
+    if result.shape is None:
+        return
+    if result.knobs.recompute in ("none", "excluded"):
+        for mode in ("selective", "full"):
+            yield f"recompute = {mode} counted in the numerator", _convention(run, {"recompute": (mode, mode)})
+    par = run.block("parallelism")
+    ran = par.value("recompute", "none") if par is not None else "none"
+    for mode in ("selective", "full"):
+        if mode != ran:
+            yield f"parallelism.recompute = {mode} (what ran, for HFU)", with_entries(run, "parallelism", {"recompute": (mode, mode)})
+
+
+def _gqa_ignored(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    shape = result.shape
+    if shape is not None and shape.kv_heads < shape.heads:
+        yield "kv_heads = heads (GQA ignored)", with_entries(run, "model", {"kv_heads": (shape.heads, str(shape.heads))})
+
+
+def _mla_as_mha(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    model = run.block("model")
+    if model is not None and model.get("kv_lora_rank") is not None:
+        yield "MLA counted as plain MHA (the MLA keys left out)", with_entries(run, "model", {}, drop=MLA_KEYS)
+
+
+def _peaks(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """Another catalog row of the run's accelerator: the sparse figure, another datatype's."""
+    pools = run.blocks_named("hardware")
+    if len(pools) != 1 or len(result.pools) != 1 or result.pools[0].peak is None:
+        return
+    pool = result.pools[0]
+    seen = {pool.peak}
+    for row in catalog.rows_for(pool.accelerator or ""):
+        if row.flops in seen:
+            continue
+        seen.add(row.flops)
+        unit = "TOPS" if row.dtype == "int8" else "TFLOP/s"
+        label = f"peak = {sig(row.flops / 1e12)} {unit} ({row.sparsity} {row.dtype} figure of {row.accelerator})"
+        yield label, with_entries(run, "hardware", {"peak": (row.flops, f"{row.flops / 1e12:g} TFLOP/s")}, which=pools[0])
+
+
+def _padding_counted(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    work = run.block("work")
+    padded = work.number("padded_tokens") if work is not None else None
+    if work is not None and padded and work.get("valid_tokens") is None:
+        yield (f"padding counted as work (the {int(padded):,} padded tokens per step as valid tokens)",
+               with_entries(run, "work", {}, drop=("padded_tokens",)))
+
+
+def _warmup_kept(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    timing = run.block("timing")
+    stats = result.step_stats
+    if timing is not None and stats is not None and stats.warmup_excluded > 0:
+        yield (f"warm-up steps kept (warmup = 0 instead of {stats.warmup_excluded})",
+               with_entries(run, "timing", {"warmup": (0.0, "0 step")}))
+
+
+def _statistic(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    timing = run.block("timing")
+    stats = result.step_stats
+    if timing is not None and stats is not None and stats.count > 1:
+        other = "mean" if timing.value("statistic", "median") == "median" else "median"
+        yield f"statistic = {other} (the {other} step time)", with_entries(run, "timing", {"statistic": (other, other)})
+
+
+def _all_experts(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    shape = result.shape
+    if shape is not None and shape.moe_layers and shape.experts > shape.top_k and result.knobs.moe == "active":
+        yield ("moe = all (parameters in place of active parameters)", _convention(run, {"moe": ("all", "all")}))
+
+
+CANDIDATES: tuple[Candidate, ...] = (
+    Candidate("preset", _presets),
+    Candidate("attention", _knob("attention", ("full", "causal"))),
+    Candidate("logits", _knob("logits", ("included", "excluded"))),
+    Candidate("embeddings", _knob("embeddings", ("included", "excluded"))),
+    Candidate("recompute", _recompute_counted),
+    Candidate("gqa", _gqa_ignored),
+    Candidate("mla", _mla_as_mha),
+    Candidate("peak", _peaks),
+    Candidate("padding", _padding_counted),
+    Candidate("warmup", _warmup_kept),
+    Candidate("statistic", _statistic),
+    Candidate("moe", _all_experts),
+)
+
+
+# ----------------------------------------------------------------------------
+# The search
+
+
+def _explainable(cr: ClaimResult) -> bool:
+    return (cr.status == "mismatch" and cr.claimed is not None and cr.reconstructed is not None
+            and cr.tolerance is not None and not cr.claim.name.startswith("breakdown."))
+
+
+# engine.evaluate's evaluate_run, passed in: evaluate calls this module, so it cannot be imported here.
+EvaluateRun = Callable[[Run, list[Diagnostic]], RunResult]
+
+
+def reevaluate(run: Run, results: dict[str, RunResult], evaluate_run: EvaluateRun) -> RunResult:
+    """The run evaluated afresh, claims checked: the evaluation's own functions, diagnostics dropped."""
+    sink: list[Diagnostic] = []
+    changed = evaluate_run(run, sink)
+    check_claims(changed, results, sink)
+    return changed
+
+
+class Budget:
+    """Re-evaluations left for one spec's searches."""
+
+    def __init__(self, left: int | None = None) -> None:
+        self.left = BUDGET if left is None else left
+
+
+def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: EvaluateRun,
+            candidates: tuple[Candidate, ...] = CANDIDATES, budget: Budget | None = None) -> dict[str, list[Explanation]]:
+    """For each mismatched claim of ``result``: the single changes that reproduce it, in table order.
+
+    Also fills ``ClaimResult.explanations``, ``ClaimResult.searched`` and, for MFU and
+    HFU claims, ``ClaimResult.by_preset`` (the claim's metric under each standard preset).
+    """
+    todo = {name: cr for name, cr in result.claims.items() if _explainable(cr)}
+    if not todo:
+        return {}
+    budget = budget if budget is not None else Budget()
+    variants = [(c, label, run) for c in candidates for label, run in c.variants(result.run, result)]
+    if len(variants) > budget.left:
+        return {}  # past the spec's budget: the claims stay unsearched (ClaimResult.searched is False)
+    budget.left -= len(variants)
+    found: dict[str, list[Explanation]] = {name: [] for name in todo}
+    for name, cr in todo.items():
+        assert cr.claimed is not None and cr.reconstructed is not None and cr.tolerance is not None  # _explainable
+        if name in ("mfu", "hfu") and result.knobs.preset in flops.STANDARD_PRESETS:
+            cr.by_preset[result.knobs.preset] = cr.reconstructed  # replaced below if the run overrides a knob
+    for candidate, label, run in variants:
+        changed = reevaluate(run, results, evaluate_run)
+        for name, cr in todo.items():
+            other = changed.claims.get(name)
+            value = other.reconstructed if other is not None else None
+            if value is None:
+                continue
+            preset = label.removeprefix("preset = ")
+            if name in ("mfu", "hfu") and candidate.name == "preset" and preset in flops.STANDARD_PRESETS:
+                cr.by_preset[preset] = value
+            if _within(value, cr):
+                found[name].append(Explanation(label, value, candidate.name))
+    devices = sum(p.active for p in result.pools)
+    for name, cr in todo.items():
+        if devices > 1:
+            for factor, label in _device_factors(devices, cr.unit == ""):
+                assert cr.reconstructed is not None
+                value = cr.reconstructed * factor
+                if _within(value, cr):
+                    found[name].append(Explanation(label, value, "devices"))
+        cr.explanations = tuple(found[name])
+        cr.searched = True
+    return found
+
+
+def _device_factors(devices: float, ratio: bool) -> tuple[tuple[float, str], ...]:
+    """A figure off by exactly the device count: per device against aggregate, either way."""
+    n = f"{devices:g}"
+    if ratio:  # a utilization: the denominator is one device's peak, or counted once per device too many
+        return ((devices, f"one device's peak as the denominator of the {n} devices' work (× {n})"),
+                (1 / devices, f"the {n} devices' peak as the denominator of one device's work (÷ {n})"))
+    return ((devices, f"the figure summed over the {n} devices (× {n}, aggregate against per device)"),
+            (1 / devices, f"the figure of one device (÷ {n}, per device against aggregate)"))
