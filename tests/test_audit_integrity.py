@@ -680,3 +680,80 @@ def test_internal_errors_cannot_be_suppressed(tmp_path, monkeypatch, capsys):
     _crash_on_bad(monkeypatch)
     status, out, _err = _main(capsys, "check", "--jobs", "1", str(folder / "bad.eff"))
     assert status == 2 and out.startswith("error[EFF099]")
+
+
+# A rule that raises for one file only: EFF202's check, on a spec that holds
+# this marker comment (every copy of example B runs EFF202; only this one crashes).
+CRASH_MARKER = "# effspec-test: crash EFF202 here"
+CRASHING_RULE = f'''
+from effspec.rules.denominator.EFF202 import EFF202
+
+_check = EFF202.check
+
+
+def check(self, ctx):
+    if {CRASH_MARKER!r} in ctx.source:
+        raise ZeroDivisionError("EFF202 crashed on this spec")
+    return _check(self, ctx)
+
+
+EFF202.check = check
+'''
+
+
+def _folder_with_a_crashing_rule(tmp_path: Path) -> tuple[Path, Path, list[Path]]:
+    """Three copies of example B, the middle one (bad.eff) carrying the crash marker."""
+    folder = project(tmp_path, "vendor")
+    paths = [folder / name for name in ("a.eff", "bad.eff", "c.eff")]
+    for path in paths:
+        path.write_text(EXAMPLE_B + (CRASH_MARKER + "\n" if path.name == "bad.eff" else ""), encoding="utf-8")
+    return folder, folder / "bad.eff", paths
+
+
+def test_a_rule_that_raises_on_one_file_leaves_the_others_reported(tmp_path, monkeypatch, capsys):
+    from effspec.rules.denominator.EFF202 import EFF202
+
+    folder, bad, paths = _folder_with_a_crashing_rule(tmp_path)
+    namespace: dict = {}
+    exec(CRASHING_RULE, namespace)  # defines the patched check (and patches EFF202.check: undone below)
+    monkeypatch.setattr(EFF202, "check", namespace["check"])
+    status, out, err = _main(capsys, "check", "--jobs", "1", "--format", "json", str(folder))
+    assert status == 2
+    message = f"internal error while checking {bad}: ZeroDivisionError: EFF202 crashed on this spec"
+    assert f"effspec: {message} (EFF099)" in err
+    docs = {d["file"]: d for d in json.loads(out)}
+    assert sorted(docs) == [str(p) for p in paths]
+    assert [(d["code"], d["message"]) for d in docs[str(bad)]["diagnostics"]] == [("EFF099", message)]
+    for path in (paths[0], paths[2]):  # example B's own six findings, as if nothing had crashed
+        assert [(d["code"], d["line"], d["column"]) for d in docs[str(path)]["diagnostics"]] == [
+            ("EFF101", 3, 5), ("EFF605", 3, 5), ("EFF202", 26, 19), ("EFF601", 29, 22), ("EFF602", 30, 9), ("EFF401", 31, 34)]
+
+
+def test_a_rule_that_raises_on_one_file_through_the_installed_command(tmp_path):
+    """The same through the console script: a sitecustomize on PYTHONPATH makes EFF202 raise for bad.eff."""
+    folder, bad, paths = _folder_with_a_crashing_rule(tmp_path)
+    hooks = tmp_path / "hooks"
+    hooks.mkdir()
+    (hooks / "sitecustomize.py").write_text(CRASHING_RULE, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(hooks)}
+    message = f"internal error while checking {bad}: ZeroDivisionError: EFF202 crashed on this spec"
+    done = subprocess.run([EFFSPEC, "check", "--jobs", "1", str(folder)], capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr + done.stdout
+    assert f"effspec: {message} (EFF099)" in done.stderr
+    blocks = done.stdout.rstrip("\n").split("\n\n")
+    assert [b for b in blocks if b.startswith("error[EFF099]")] == [
+        f"error[EFF099]: {message}\n --> {bad}\n  = help: this is a bug in effspec {effspec.__version__}, not in the spec; "
+        f"the other files were checked. Please report it with the spec that triggers it: "
+        f"https://github.com/effspec/effspec/issues (run with --debug for the traceback)"]
+    assert f"{bad}: 1 error" in blocks
+    for path in (paths[0], paths[2]):
+        assert f"{path}: 3 errors, 2 warnings, 1 info" in blocks
+        assert f"  --> {path}:26:19" in done.stdout  # EFF202 itself still runs on the other files
+    # The rule page that the diagnostic's code names.
+    assert "## What it does" in run_cli("explain", "EFF099").stdout
+    sarif = subprocess.run([EFFSPEC, "check", "--jobs", "1", "--format", "sarif", str(folder)], capture_output=True,
+                           text=True, env=env, timeout=120)
+    assert sarif.returncode == 2
+    crashed = [r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "EFF099"]
+    assert len(crashed) == 1 and crashed[0]["message"]["text"].startswith(message)
