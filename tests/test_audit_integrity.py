@@ -504,6 +504,40 @@ def test_deeply_nested_pyproject_is_a_coded_error_not_a_recursion_error(tmp_path
                                    "levels deep (line 2); none of its settings apply")]
 
 
+# Runs the installed command and prints its exit status, then the largest
+# resident size of it (kB on Linux), so that only this child's memory counts.
+_MEASURED = ("import resource, subprocess, sys\n"
+             "done = subprocess.run(sys.argv[1:], capture_output=True, text=True, timeout=120)\n"
+             "sys.stderr.write(done.stdout + done.stderr)\n"
+             "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n")
+
+
+@pytest.mark.parametrize("shape", ["sparse 1.5 GB", "100,000 nested brackets"])
+def test_config_limits_through_the_installed_command(tmp_path, shape):
+    """The issue's two reproductions, as a user meets them: a coded EFF030 on the spec, exit 1, bounded memory."""
+    root = project(tmp_path)
+    config = root / "pyproject.toml"
+    if shape.startswith("sparse"):
+        with open(config, "wb") as fh:
+            fh.truncate(1_500_000_000)  # no disk used; st_size says 1.5 GB
+        why = "is 1,500,000,000 bytes; the limit is 262,144"
+    else:
+        config.write_bytes(b"[tool.effspec]\nignore = " + b"[" * 100_000 + b"]" * 100_000 + b"\n")
+        why = "brackets nest more than 32 levels deep (line 2)"
+    spec = root / "b.eff"
+    spec.write_text(EXAMPLE_B, encoding="utf-8")
+    done = subprocess.run([sys.executable, "-c", _MEASURED, EFFSPEC, "check", str(spec)], capture_output=True, text=True,
+                          timeout=180)
+    status, kilobytes = map(int, done.stdout.split())
+    assert status == 1, done.stderr
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+    assert f"error[EFF030]: configuration {config}: {why}; none of its settings apply\n" in done.stderr
+    assert done.stderr.rstrip("\n").split("\n")[-1] == f"{spec}: 4 errors, 2 warnings, 1 info"  # EFF030 and example B's own
+    assert kilobytes < 400_000  # 3.1 GB before, for the sparse file
+    shown = run_cli("check", "--show-settings", str(spec))
+    assert shown.returncode == 0 and "configuration: none\n" in shown.stdout and "error[EFF030]" in shown.stdout
+
+
 def test_a_long_dotted_key_is_refused_before_tomllib_spends_minutes_on_it(tmp_path):
     problems = _config_problem(tmp_path, b"[tool.effspec]\n" + b".".join([b"a"] * 100_000) + b" = 1\n")
     assert problems == [("EFF030", f"configuration {tmp_path / 'proj' / 'pyproject.toml'}: a dotted key has more than 32 "
