@@ -33,6 +33,7 @@ class Result:
     suppressed: list = field(default_factory=list)
     settings: object | None = None  # effspec.front.config.Settings: what applied, and from which file
     pragmas_not_applied: tuple = ()  # pragmas found while inline configuration was off
+    pragmas_off_by: str = ""  # what turned inline configuration off (--no-inline-config, or the configuration)
 
     @property
     def has_errors(self) -> bool:
@@ -97,6 +98,7 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
     result.suppressed = configured.suppressed
     result.settings = configured.settings
     result.pragmas_not_applied = configured.pragmas_not_applied
+    result.pragmas_off_by = configured.pragmas_off_by
     return result
 
 

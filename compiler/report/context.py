@@ -315,6 +315,8 @@ class Report:
     evaluated: bool
     suppressed: tuple[SuppressedView, ...] = ()
     config: str = ""  # the configuration file that applied, relative to the spec; "" for none
+    not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
+    off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
 
 
 # ----------------------------------------------------------------------------
@@ -698,5 +700,7 @@ def build(result, charts: bool = False) -> Report:
     source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
     suppressed = tuple(suppressed_view(s) for s in getattr(result, "suppressed", ()))
     config = printable(getattr(getattr(result, "settings", None), "name", None) or "")
+    not_applied = tuple(_clean(p.written()) for p in getattr(result, "pragmas_not_applied", ()))
+    off_by = _clean(getattr(result, "pragmas_off_by", "") or "") if not_applied else ""
     return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
-                  source, ev is not None, suppressed, config)
+                  source, ev is not None, suppressed, config, not_applied, off_by)

@@ -64,6 +64,13 @@ def render_latex(result) -> str:
         out.append(f"%   {d.code} {d.severity}{where}, {tex_escape(s.effect)} by {tex_escape(s.by[:200])}")
     if len(suppressed) > 50:
         out.append(f"%   and {len(suppressed) - 50} more (see the JSON report)")
+    unapplied = getattr(result, "pragmas_not_applied", ())
+    if unapplied:
+        off_by = tex_escape(getattr(result, "pragmas_off_by", "") or "configuration")
+        out.append(f"% Pragmas not applied (inline configuration is off: {off_by}): {len(unapplied)}")
+        out += [f"%   {tex_escape(p.written())}" for p in unapplied[:50]]
+        if len(unapplied) > 50:
+            out.append(f"%   and {len(unapplied) - 50} more (see the JSON report)")
     out.append("")
     seen: set[str] = set()
 

@@ -107,6 +107,10 @@ def _suppressed(report, most: int = 20) -> str:
     ``most``, each message cut to 200 characters, so the section stays under 20,000 characters."""
     out = ["### Suppressed findings", "",
            "Configuration: " + (code(report.config) if report.config else "none") + "."]
+    if report.not_applied:
+        shown = ", ".join(esc(p) for p in report.not_applied[:most])
+        more = f" and {len(report.not_applied) - most} more" if len(report.not_applied) > most else ""
+        out += ["", f"Pragmas not applied (inline configuration is off: {esc(report.off_by)}): {shown}{more}."]
     if not report.suppressed:
         return "\n".join(out + ["", "None."])
     out.append("")

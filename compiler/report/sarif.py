@@ -123,6 +123,20 @@ def _lowered(out: dict, s) -> dict:
     return out
 
 
+def _configuration_properties(result) -> dict:
+    """The artifact's configuration file, and the pragmas not applied (and what turned them off), if any."""
+    props: dict = {}
+    name = getattr(getattr(result, "settings", None), "name", None)
+    if name:
+        props["effspec/configuration"] = name
+    unapplied = getattr(result, "pragmas_not_applied", ())
+    if unapplied:
+        props["effspec/pragmasNotApplied"] = {"by": getattr(result, "pragmas_off_by", ""),
+                                              "pragmas": [{"line": p.line, "column": p.column, "pragma": p.written()}
+                                                          for p in unapplied]}
+    return {"properties": props} if props else {}
+
+
 def sarif_log(results) -> dict:
     """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
     rules = rule_descriptors()
@@ -130,7 +144,8 @@ def sarif_log(results) -> dict:
     artifacts, sarif_results = [], []
     for result in results:
         uri = artifact_uri(result.file)
-        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff"})
+        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
+                          **_configuration_properties(result)})
         index = {**rule_index, "artifact": len(artifacts) - 1}
         suppressed = getattr(result, "suppressed", ())
         lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}

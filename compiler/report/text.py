@@ -35,7 +35,8 @@ def _suppression_summary(result, suppressed, most: int = 8) -> str:
     words = [f"{ignored} suppressed"] * bool(ignored) + [f"{lowered} with severity lowered"] * bool(lowered)
     head = f"; {', '.join(words)} (`effspec check --show-suppressed` shows them)" if words else ""
     if unapplied:
-        head += f"; {unapplied} pragma{'s' if unapplied != 1 else ''} not applied (inline configuration is off)"
+        off_by = sanitize(getattr(result, "pragmas_off_by", "") or "configuration")
+        head += f"; {unapplied} pragma{'s' if unapplied != 1 else ''} not applied (inline configuration is off: {off_by})"
     groups: dict[tuple[str, str], list[str]] = {}
     for s in suppressed:
         d = s.diagnostic
@@ -158,4 +159,5 @@ def result_json(result) -> dict:
         "config": getattr(getattr(result, "settings", None), "name", None),
         "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
                                 for p in getattr(result, "pragmas_not_applied", ())],
+        "pragmas_off_by": getattr(result, "pragmas_off_by", "") or None,
     }
