@@ -95,6 +95,20 @@ def test_form_feed_in_a_comment_does_not_shift_the_reports_highlighted_line(tmp_
     assert '<span id="L3" class="line"><span class="ln">3</span> </span>' in page
 
 
+def test_form_feed_in_a_comment_does_not_shift_the_pdf_reports_lines(tmp_path):
+    """The PDF is the HTML under print CSS: its excerpt and listing name line 27 for the sparse peak, too."""
+    spec = project(tmp_path) / "spec.eff"
+    spec.write_text(FORM_FEED_SPEC, encoding="utf-8")
+    out = tmp_path / "spec.pdf"
+    done = run_cli("report", str(spec), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    flat = "".join(_pdf_text(out.read_bytes()).split())
+    # Line 27 (as the parser counts) is the peak; in the excerpt and in the listing, never line 28 or 26.
+    assert flat.count("27peak=624TFLOP/sfrompaper") == 2
+    assert "28peak=624" not in flat and "26peak=624" not in flat
+    assert "EFF202ERRORat27:19" in flat  # the finding's heading
+
+
 def test_line_separators_in_comments_keep_every_finding_on_its_line(tmp_path):
     # U+2028 and U+2029 are EFF001 (invisible characters) where they stand; the
     # missing `=` on the last line is EFF001 too.  Every excerpt is the line the
