@@ -95,9 +95,11 @@ def _warm_up() -> None:
     check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
 
 
-def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, **options) -> list[tuple]:
+def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
-    one = partial(_check_one, fmt=fmt, **options)
+    one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                  show_suppressed=show_suppressed, debug=debug)
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
