@@ -844,3 +844,29 @@ def test_a_rule_that_raises_on_one_file_through_the_installed_command(tmp_path):
     assert sarif.returncode == 2
     crashed = [r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "EFF099"]
     assert len(crashed) == 1 and crashed[0]["message"]["text"].startswith(message)
+
+
+def test_a_sarif_rendering_error_on_one_file_leaves_the_others_in_the_log(tmp_path, monkeypatch, capsys):
+    """SARIF joins every file into one log: a file whose results cannot be written is EFF099, found before the join."""
+    import effspec.report.sarif as sarif
+
+    folder, bad, paths = _folder_with_a_crashing_rule(tmp_path)
+    real = sarif._result
+
+    def result(diag, uri, index):
+        if uri.endswith("/bad.eff") and diag.code != "EFF099":
+            raise ValueError("cannot write this result")
+        return real(diag, uri, index)
+
+    monkeypatch.setattr(sarif, "_result", result)
+    status, out, err = _main(capsys, "check", "--jobs", "1", "--format", "sarif", str(folder))
+    assert status == 2
+    message = f"internal error while checking {bad}: ValueError: cannot write this result"
+    assert f"effspec: {message} (EFF099)" in err
+    run = json.loads(out)["runs"][0]
+    assert [a["location"]["uri"].rsplit("/", 1)[-1] for a in run["artifacts"]] == ["a.eff", "bad.eff", "c.eff"]
+    by_artifact: dict[int, list[str]] = {}
+    for r in run["results"]:
+        by_artifact.setdefault(r["locations"][0]["physicalLocation"]["artifactLocation"]["index"], []).append(r["ruleId"])
+    assert by_artifact == {0: ["EFF101", "EFF605", "EFF202", "EFF601", "EFF602", "EFF401"], 1: ["EFF099"],
+                           2: ["EFF101", "EFF605", "EFF202", "EFF601", "EFF602", "EFF401"]}

@@ -71,6 +71,9 @@ def _payload(result, fmt: str, show_suppressed: bool):
         payload = result_json(result)
         json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
         return payload
+    from effspec.report.sarif import sarif_log
+
+    json.dumps(sarif_log([result]), allow_nan=False)  # the log joins every file later: fail here, for this one
     return result
 
 
