@@ -156,7 +156,8 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None) -> int
 
     docs, blocks = [], []
     for path in paths:
-        settings = project_settings(os.path.dirname(os.path.realpath(path)))
+        # The folder effspec.load searches from: the one that holds the name (a symlink's own folder), resolved.
+        settings = project_settings(os.path.realpath(os.path.dirname(os.path.abspath(path))))
         inline = settings.inline_config if inline_config is None else inline_config
         doc = {"file": path, **settings.to_json(), "inline_config": inline}
         docs.append(doc)
