@@ -801,9 +801,8 @@ def test_a_rule_that_raises_on_one_file_leaves_the_others_reported(tmp_path, mon
     from effspec.rules.denominator.EFF202 import EFF202
 
     folder, bad, paths = _folder_with_a_crashing_rule(tmp_path)
-    namespace: dict = {}
-    exec(CRASHING_RULE, namespace)  # defines the patched check (and patches EFF202.check: undone below)
-    monkeypatch.setattr(EFF202, "check", namespace["check"])
+    monkeypatch.setattr(EFF202, "check", EFF202.check)  # records the real check, restored after the test
+    exec(CRASHING_RULE, {})  # replaces EFF202.check, as the sitecustomize of the next test does
     status, out, err = _main(capsys, "check", "--jobs", "1", "--format", "json", str(folder))
     assert status == 2
     message = f"internal error while checking {bad}: ZeroDivisionError: EFF202 crashed on this spec"
