@@ -1,5 +1,5 @@
 # Two commands do all the set-up on a fresh machine:
-#   make demo   - .venv, the package, and every example rendered to out/ (HTML and PDF)
+#   make demo   - .venv, the package, and every example checked and rendered to out/ (HTML and PDF)
 #   make test   - .venv with the test extras, lint, the whole suite (it names missing system tools; make sysdeps installs them)
 PYTHON ?= python3
 VENV   := .venv
@@ -7,9 +7,27 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test check lint sysdeps sysdeps-report clean rules-pages bench
+.PHONY: demo test check lint sysdeps sysdeps-report python-version clean rules-pages bench
 
-$(PY):
+# effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
+# with 3.10, say) is removed here, before any rule runs, and rebuilt.
+PY_VERSION   := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2]) if sys.version_info >= (3, 11) else None' 2>/dev/null)
+VENV_VERSION := $(shell [ -x $(PY) ] && $(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+ifneq ($(PY_VERSION),)
+ifneq ($(wildcard $(VENV)),)
+ifneq ($(VENV_VERSION),$(PY_VERSION))
+$(info note: $(VENV) was made by Python $(or $(VENV_VERSION),unknown), not $(PYTHON) ($(PY_VERSION)); rebuilding it)
+$(shell rm -rf $(VENV))
+endif
+endif
+endif
+
+python-version:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else 1)' 2>/dev/null || { \
+	  echo "effspec needs Python >= 3.11; $(PYTHON) is $$( (command -v $(PYTHON) >/dev/null && $(PYTHON) --version 2>&1) || echo "not found")." >&2; \
+	  echo "Run again with a newer one, e.g.: make PYTHON=python3.11 demo" >&2; exit 2; }
+
+$(PY): | python-version
 	$(PYTHON) -m venv $(VENV)
 
 # One editable install serves both targets, so `make demo` and `make test`
@@ -27,8 +45,10 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 # HarfBuzz-subset lets WeasyPrint subset fonts without its slow fallback.
 # `make test` only names what is missing (the tests that need it skip, saying
 # why); `make sysdeps` installs it, and .ci/run calls that before `make test`.
+# Libraries are found by ctypes (which reads the loader cache by absolute path),
+# so a PATH without /sbin does not make an installed library look missing.
 SYSDEPS_MISSING = $(strip $(if $(shell command -v pdftoppm 2>/dev/null),,poppler-utils) \
-                  $(if $(shell ldconfig -p 2>/dev/null | grep libharfbuzz-subset),,libharfbuzz-subset0))
+                  $(if $(shell $(PYTHON) -c 'import ctypes.util; print(ctypes.util.find_library("harfbuzz-subset") or "")' 2>/dev/null),,libharfbuzz-subset0))
 
 sysdeps-report:
 	@if [ -n "$(SYSDEPS_MISSING)" ]; then \
@@ -39,15 +59,28 @@ sysdeps:
 	if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(SYSDEPS_MISSING) >/dev/null; \
 	else echo "run: sudo apt-get install $(SYSDEPS_MISSING)" >&2; exit 1; fi
 
-demo: $(VENV)/.installed
+# Each example is checked (its findings printed: they are the point) and
+# rendered to HTML and PDF; a report is rebuilt only when its spec, a file
+# beside it, or the package changed. Exit status 1 (findings) is expected of
+# an audit; 2 (could not run) stops the demo.
+REPORTS   := $(patsubst examples/%.eff,out/%.html,$(EXAMPLES)) $(patsubst examples/%.eff,out/%.pdf,$(EXAMPLES))
+PKG_FILES := $(shell find compiler grammar templates spec -type f -not -name '*.pyc' 2>/dev/null)
+EX_DATA   := $(wildcard examples/*.csv)
+
+demo: python-version $(REPORTS)
+	@echo "reports in out/: $(notdir $(REPORTS))"
+
+out/%.html: examples/%.eff $(EX_DATA) $(PKG_FILES) $(VENV)/.installed
 	@mkdir -p out
-	@for f in $(EXAMPLES); do \
-	  name=$$(basename $$f .eff); \
-	  $(VENV)/bin/effspec report $$f -o out/$$name.html 2>/dev/null; s1=$$?; \
-	  $(VENV)/bin/effspec report $$f -o out/$$name.pdf 2>/dev/null; s2=$$?; \
-	  if [ $$s1 -ge 2 ] || [ $$s2 -ge 2 ]; then echo "failed: $$f" >&2; exit 2; fi; \
-	  echo "out/$$name.html  out/$$name.pdf"; \
-	done
+	@echo "== $<"
+	@$(VENV)/bin/effspec check $<; [ $$? -le 1 ]
+	@out=$$($(VENV)/bin/effspec report $< -o $@ 2>&1); s=$$?; \
+	if [ $$s -le 1 ]; then echo "$$out" | tail -n 1; else echo "$$out" >&2; exit 2; fi
+
+out/%.pdf: examples/%.eff $(EX_DATA) $(PKG_FILES) $(VENV)/.installed
+	@mkdir -p out
+	@out=$$($(VENV)/bin/effspec report $< -o $@ 2>&1); s=$$?; \
+	if [ $$s -le 1 ]; then echo "$$out" | tail -n 1; else echo "$$out" >&2; exit 2; fi
 
 # mypy checks the package under its import name, effspec, but the sources live
 # in compiler/ (setuptools package-dir).  No mypy setting maps a folder to
@@ -64,7 +97,7 @@ $(MYPY_PATH)/effspec: | $(PY)
 
 # ruff (lint rules), import-linter (the stage contracts in pyproject) and mypy
 # (strict for front and engine, basic elsewhere: [tool.mypy] in pyproject).
-lint: $(VENV)/.installed-test $(MYPY_PATH)/effspec
+lint: python-version $(VENV)/.installed-test $(MYPY_PATH)/effspec
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/lint-imports
 	$(VENV)/bin/mypy

@@ -442,7 +442,9 @@ run vendor {{
 
 
 @pytest.mark.parametrize(("name", "spec"), [("www.evil.example @everyone #1.eff", SPEC),
-                                            ("user@evil.example `x` [a](https:x).eff", SPEC_FINDING)])
+                                            ("user@evil.example `x` [a](https:x).eff", SPEC)])
+# (SPEC_FINDING's finding, a missing CSV column, is a front-end error: such a spec gets no report,
+# tests/regressions/test_failed_report_keeps_output.py; SPEC's EFF206 quotes its accelerator string.)
 def test_markdown_report_links_nothing_from_the_spec(tmp_path, name, spec):
     (tmp_path / name).write_text(spec, encoding="utf-8")
     (tmp_path / "steps.csv").write_text("step_time\n0.01\n0.011\n", encoding="utf-8")

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 import effspec
-from effspec.front import keys
+from effspec.front import keys, presets
 from effspec.front.limits import LIMITS
 from effspec.rules import code_table
 
@@ -65,6 +65,9 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("model", "d_ff_expert"): "`d_ff`",
     ("model", "d_ff"): "MoE: `d_ff_expert`",
     ("model", "moe_layers"): "all layers",
+    ("model", "q_lora_rank"): "0",
+    ("model", "mtp_depth"): "0",
+    ("model", "sliding_layers"): "all layers",
     ("convention", "preset"): "`custom` in a block; `palm`, assumed, without one",
     ("convention", "multiply_add"): "`2 FLOP`",
     ("convention", "attention"): "from the preset",
@@ -75,6 +78,9 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("convention", "padding"): "`excluded`",
     ("convention", "optimizer"): "`excluded`",
     ("convention", "moe"): "`active`",
+    ("convention", "windows"): "from the preset, else `counted`",
+    ("convention", "router"): "from the preset, else `counted`",
+    ("convention", "formula"): "from the preset, else `shape`",
     ("work", "valid_tokens"): "`seq_len × global_batch − padded_tokens − dropped_tokens`",
     ("work", "padded_tokens"): "0",
     ("work", "dropped_tokens"): "0",
@@ -96,6 +102,8 @@ def _number(x: float) -> str:
 
 
 def _range(key: keys.Key) -> str:
+    if key.shares:
+        return f"share: ≥ {_number(key.minimum)}, ≤ {_number(key.maximum)}"
     if key.kind not in ("quantity", "integer", "peak", "samples"):
         return ""
     low = "> 0" if key.positive else (f"≥ {_number(key.minimum)}" if key.minimum > -1e29 else "")
@@ -105,7 +113,7 @@ def _range(key: keys.Key) -> str:
 
 def _kind(key: keys.Key) -> str:
     if key.kind == "enum":
-        return " \\| ".join(f"`{c}`" for c in key.choices)
+        return " \\| ".join(f"`{c}`" for c in key.choices) + (" or a share (ratio or `%`)" if key.shares else "")
     return {"peak": "quantity or `catalog`", "samples": "quantity, list or `file … column …`",
             "run": "run id", "runs": "`[` run ids `]`", "file": "`file \"…\"`"}.get(key.kind, key.kind)
 
@@ -149,7 +157,8 @@ def render_code_table() -> str:
     return "\n".join(rows + ["", CODES_END])
 
 
-GENERATED = ((TABLES_BEGIN, TABLES_END, render_key_tables), (CODES_BEGIN, CODES_END, render_code_table))
+GENERATED = ((TABLES_BEGIN, TABLES_END, render_key_tables), (CODES_BEGIN, CODES_END, render_code_table),
+             (presets.TABLE_BEGIN, presets.TABLE_END, presets.reference_table))
 
 
 def _region(text: str, begin: str, end: str) -> tuple[int, int]:
@@ -212,11 +221,11 @@ def test_reference_example_compiles(line: int, block: str, reference_folder: Pat
     assert result.evaluation is not None
 
 
-@pytest.mark.parametrize("begin, end, render", GENERATED, ids=("key tables", "code table"))
+@pytest.mark.parametrize("begin, end, render", GENERATED, ids=("key tables", "code table", "preset table"))
 def test_generated_tables_are_current(begin, end, render, reference) -> None:
     start, stop = _region(reference, begin, end)
     assert reference[start:stop] == render(), \
-        "spec/language.md is stale against compiler/front/keys.py or the code table: run `python tests/test_language_reference.py --write`"
+        "spec/language.md is stale against compiler/front/keys.py, presets.py or the code table: run `python tests/test_language_reference.py --write`"
 
 
 def test_unit_allow_list_matches_grammar(reference) -> None:

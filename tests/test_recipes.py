@@ -105,3 +105,39 @@ def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_pat
 def test_contributing_names_the_four_recipes():
     for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer"):
         assert f"## {title}" in CONTRIBUTING
+
+
+def test_recipe_add_a_convention_preset_is_one_edited_file(package_copy: Path, tmp_path: Path):
+    """One entry in compiler/front/presets.py: the spec compiles with the preset's knobs, the
+    numerator follows them, and `effspec explain` has its page."""
+    entry = recipe_block("Add a convention preset", "python")
+    name = re.search(r'name="(\w+)"', entry).group(1)
+    table = package_copy / "effspec" / "front" / "presets.py"
+    source = table.read_text(encoding="utf-8")
+    marker = ")  # end of PRESETS"
+    assert source.count(marker) == 1
+    table.write_text(source.replace(marker, entry + marker), encoding="utf-8")
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a convention preset", "eff"), encoding="utf-8")
+
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    doc = json.loads(checked.stdout)
+    assert not [d for d in doc["diagnostics"] if d["code"] < "EFF100"], checked.stdout + checked.stderr
+    run_json = doc["runs"]["acme"]
+    assert run_json["convention"]["preset"] == name
+    knobs = run_json["convention"]["knobs"]
+    assert (knobs["attention"], knobs["logits"], knobs["router"]) == ("causal", "excluded", "excluded")
+    # By hand: L = 2, d = 256, H·Q = 256, f = 1024 (GELU, 2 matmuls), s = 128, m = 2, training = 3 × forward.
+    # Per layer: QKV 3·256², output 256², FFN 2·256·1024 = 786,432 MACs; causal scores and values
+    # 128/2 keys × 256 × 2 = 32,768 MACs.  Logits excluded.  3 × 2 × 2 × (786,432 + 32,768) = 9,830,400.
+    assert run_json["metrics"]["flops_per_token"]["value"] == 9_830_400
+    explained = run(package_copy, "explain", name, cwd=tmp_path)
+    assert explained.returncode == 0 and "acme/trainer@0123abc trainer/mfu.py" in explained.stdout
+    listed = run(package_copy, "explain", "--presets", cwd=tmp_path)
+    assert re.search(rf"^{name}\s+6·N_non-embedding", listed.stdout, re.M)
+
+
+def test_recipe_add_a_convention_preset_is_unknown_without_the_entry(package_copy: Path, tmp_path: Path):
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a convention preset", "eff"), encoding="utf-8")
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    codes = [(d["code"], d["line"]) for d in json.loads(checked.stdout)["diagnostics"] if d["code"] < "EFF100"]
+    assert codes == [("EFF003", 5)]

@@ -46,7 +46,7 @@ def cache_home(tmp_path, monkeypatch):
 
 
 def _table_file(home: Path) -> Path:
-    return home / "effspec" / "units-v1.json"
+    return home / "effspec" / units.table_file()
 
 
 def test_words_are_the_grammar_words():
@@ -196,3 +196,43 @@ def test_warm_cache_check_does_not_import_pint(tmp_path):
     assert first.returncode == 0 and second.returncode == 0, first.stderr + second.stderr
     assert first.stdout.split()[0] == "True"  # cold cache: pint computed the table
     assert second.stdout.split() == ["False", first.stdout.split()[1]]  # warm: same findings, no pint
+
+
+def test_two_installs_used_alternately_keep_an_entry_each(cache_home, monkeypatch):
+    """Issue 17: one file per user made two venvs (two pint installs) evict each other, so
+    every run paid pint's start-up. Each install's key now names its own file."""
+    real_key = units.table_key()
+    install_b = dict(real_key, pint=["/other/venv/site-packages/pint", ["0.24"], []])
+    builds = []
+    real_build = units.pint_table
+    monkeypatch.setattr(units, "pint_table", lambda words=None: builds.append(1) or real_build(words))
+
+    def check_with(key):
+        monkeypatch.setattr(units, "table_key", lambda: key)
+        units.unit_table.cache_clear()
+        return units.unit_table()
+
+    a = check_with(real_key)
+    b = check_with(install_b)
+    assert len(builds) == 2  # each install builds once
+    assert check_with(real_key) == a and check_with(install_b) == b
+    assert len(builds) == 2  # then both are served from the cache, alternately
+    files = sorted(p.name for p in (cache_home / "effspec").glob("units-v1-*.json"))
+    assert len(files) == 2 and units.table_file(real_key) in files and units.table_file(install_b) in files
+
+
+def test_old_entries_are_pruned_to_the_newest_few(tmp_path):
+    from effspec.front.cachedir import KEEP, keyed_name, prune
+
+    folder = tmp_path / "c"
+    folder.mkdir(mode=0o700)
+    names = [keyed_name("units-v1", str(i)) for i in range(KEEP + 3)]
+    for i, name in enumerate(names):
+        path = folder / name
+        path.write_text("{}", encoding="utf-8")
+        os.utime(path, ns=(10**18 + i * 10**9, 10**18 + i * 10**9))  # oldest first
+    (folder / "parser-v1-0000000000000000.json").write_text("{}", encoding="utf-8")
+    prune(str(folder), "units-v1")
+    left = sorted(p.name for p in folder.glob("units-v1-*.json"))
+    assert left == sorted(names[3:])  # the three oldest went
+    assert (folder / "parser-v1-0000000000000000.json").exists()  # another kind is not touched

@@ -132,7 +132,7 @@ def _parses_example_a() -> None:
 
 def test_the_parser_tables_are_json_in_the_owner_checked_folder(cache_home, monkeypatch):
     _parses_example_a()
-    path = cache_home / syntax._PARSER_FILE
+    path = cache_home / syntax.parser_cache_file()
     st = path.stat()
     assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.getuid()
     assert stat.S_IMODE(cache_home.stat().st_mode) == 0o700
@@ -152,7 +152,7 @@ def test_the_parser_tables_are_json_in_the_owner_checked_folder(cache_home, monk
 @pytest.mark.parametrize("damage", ["garbage", "wrong key", "group-writable", "folder world-writable", "symlink"])
 def test_a_damaged_or_foreign_parser_cache_is_rebuilt_not_trusted(cache_home, damage, tmp_path):
     _parses_example_a()
-    path = cache_home / syntax._PARSER_FILE
+    path = cache_home / syntax.parser_cache_file()
     if damage == "garbage":
         path.write_bytes(b'{"d": [["key", [1, 2]]]}' * 3)
     elif damage == "wrong key":
@@ -169,7 +169,7 @@ def test_a_damaged_or_foreign_parser_cache_is_rebuilt_not_trusted(cache_home, da
     from effspec.front.cachedir import cache_root, read_owned
 
     key = syntax._parser_key(syntax.grammar_text())
-    raw = read_owned(cache_root(), syntax._PARSER_FILE, 1 << 22)
+    raw = read_owned(cache_root(), syntax.parser_cache_file(), 1 << 22)
     if damage in ("garbage", "wrong key"):  # our own file, but not tables made for this grammar and lark
         assert raw is not None and syntax._load_tables(key) is None
     else:  # a file or folder someone else could have written: not even read
@@ -569,6 +569,8 @@ def test_surrogates_in_the_api_never_reach_an_encoder():
 def _report_input(tmp_path) -> Path:
     spec = tmp_path / "spec.md"  # a spec whose name is also a report's
     spec.write_bytes(EXAMPLE_A.read_bytes())
+    for csv in EXAMPLE_A.parent.glob("*.csv"):  # the step times it reads: a spec that compiles
+        (tmp_path / csv.name).write_bytes(csv.read_bytes())
     return spec
 
 

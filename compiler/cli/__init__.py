@@ -11,7 +11,7 @@ import sys
 
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
-from effspec.cli.explain import cmd_explain, cmd_list
+from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
 from effspec.version import __version__
@@ -54,10 +54,11 @@ def parser() -> argparse.ArgumentParser:
         command.add_argument("--allow-hardlinks", action="store_true",
                              help="read `file` references (and specs found in a folder) that are hard links; "
                                   "only for folders you trust, as a hard link can name any file on the disk")
-    e = sub.add_parser("explain", help="print the page for a diagnostic code")
-    e.add_argument("code", nargs="?", metavar="CODE")
+    e = sub.add_parser("explain", help="print the page for a diagnostic code or a convention preset")
+    e.add_argument("code", nargs="?", metavar="CODE", help="a code (EFF202) or a preset name (torchtitan)")
     e.add_argument("--list", action="store_true", help="list every code")
-    e.set_defaults(func=lambda a: cmd_list(a) if a.list or not a.code else cmd_explain(a))
+    e.add_argument("--presets", action="store_true", help="list every convention preset")
+    e.set_defaults(func=lambda a: cmd_presets(a) if a.presets else cmd_list(a) if a.list or not a.code else cmd_explain(a))
     return p
 
 

@@ -1,4 +1,4 @@
-"""`effspec explain`: the page of a diagnostic code, or the list of codes."""
+"""`effspec explain`: the page of a diagnostic code or a convention preset, or the list of either."""
 
 from __future__ import annotations
 
@@ -6,11 +6,13 @@ from effspec.cli.common import ToolError
 
 
 def cmd_explain(args) -> int:
+    from effspec.front import presets
     from effspec.rules.pages import page
 
-    text = page(args.code.upper())
+    text = page(args.code.upper()) or presets.page(args.code)
     if text is None:
-        raise ToolError(f"unknown code `{args.code}`; codes look like EFF202 (see `effspec explain --list`)")
+        raise ToolError(f"unknown code or preset `{args.code}`; codes look like EFF202 (see `effspec explain --list`), "
+                        "presets are listed by `effspec explain --presets`")
     print(text)
     return 0
 
@@ -20,4 +22,15 @@ def cmd_list(_args) -> int:
 
     for code, (title, severity) in code_table().items():
         print(f"{code}  {severity:<7}  {title}")
+    return 0
+
+
+def cmd_presets(_args) -> int:
+    """One line per preset: its name, and the formula and source it reproduces."""
+    from effspec.front import presets
+
+    width = max(len(n) for n in presets.names())
+    for preset in presets.PRESETS:
+        print(f"{preset.name:<{width}}  {preset.formula} ({preset.upstream})")
+    print(f"{'custom':<{width}}  {presets.CUSTOM_NOTE}")
     return 0

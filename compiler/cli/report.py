@@ -24,6 +24,14 @@ def cmd_report(args) -> int:
     result = load_spec(args.input, allow_hardlinks=getattr(args, "allow_hardlinks", False),
                          inline_config=False if getattr(args, "no_inline_config", False) else None)
     _refuse_overwriting_an_input(args.output, args.input, result)
+    if _does_not_compile(result):
+        from effspec.report.text import text
+
+        print(text(result), file=sys.stderr)
+        print(f"effspec: {printable(args.input)} does not compile (the EFF0xx errors above); "
+              f"{printable(args.output)} was not written" + (" and is unchanged" if os.path.exists(args.output) else ""),
+              file=sys.stderr)
+        return 1
     from effspec.report import render
 
     try:
@@ -45,6 +53,13 @@ def cmd_report(args) -> int:
     print(text(result), file=sys.stderr)
     print(f"wrote {printable(args.output)}", file=sys.stderr)
     return 1 if result.has_errors else 0
+
+
+def _does_not_compile(result) -> bool:
+    """Front-end errors (EFF0xx): the spec was not understood, so a report of it would only
+    list them, and must not replace a good report of an earlier version (a `make` rule
+    would then see a fresh file and never rebuild). Audit findings still get their report."""
+    return any(d.severity == "error" and d.code.startswith("EFF0") for d in result.diagnostics)
 
 
 def _refuse_overwriting_an_input(output: str, spec: str, result) -> None:

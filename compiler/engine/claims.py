@@ -58,7 +58,7 @@ def tolerance(expr: Expr, claimed: float) -> float:
     return (_half_unit(expr) or 0.0) + 0.01 * abs(claimed)
 
 
-_BASIS_ORDER = ("valid_tokens_per_second", "achieved_flops_per_device", "step_time", "mfu")
+_BASIS_ORDER = ("valid_tokens_per_second", "achieved_flops_per_device", "aggregate_flops", "step_time", "mfu")
 
 
 def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float]]) -> tuple[Metric, str] | None:
@@ -85,6 +85,12 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
             v = model.value / (value * active)
             return Metric("step_time", v, "s", "model_flops_per_step / (claimed achieved_flops_per_device × active devices)",
                           f"{quantity(model.value, 'FLOP')} / ({quantity(value, 'FLOP/s')} × {active:g}) = {quantity(v, 's')}",
+                          (model.as_input(), inp), model.assumed, where), name
+        if name == "aggregate_flops" and "model_flops_per_step" in m:
+            model = m["model_flops_per_step"]
+            v = model.value / value
+            return Metric("step_time", v, "s", "model_flops_per_step / claimed aggregate_flops",
+                          f"{quantity(model.value, 'FLOP')} / {quantity(value, 'FLOP/s')} = {quantity(v, 's')}",
                           (model.as_input(), inp), model.assumed, where), name
         if name == "step_time":
             return Metric("step_time", value, "s", "claimed step_time", quantity(value, "s"), (inp,), False, where), name

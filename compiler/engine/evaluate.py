@@ -135,23 +135,36 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     shape = result.shape
     inputs = [i for i in (written_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
-                           "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers")) if i is not None]
-    if model.get("head_dim") is None:
+                           "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers", *_SHAPE_EXTRAS)) if i is not None]
+    if model.get("head_dim") is None and not shape.mla:  # MLA's head sizes are its own keys
         inputs.append(Input("model.head_dim", shape.head_dim, "", "default: d_model / heads"))
-    if model.get("kv_heads") is None:
+    if model.get("kv_heads") is None and not shape.mla:
         inputs.append(Input("model.kv_heads", shape.kv_heads, "", "default: heads"))
     seq = entry_input(run.block("work"), "seq_len")
     if seq is not None and k.attention != "excluded":
         inputs.append(seq)
     assumed = any(v == "assumed" for v in k.origin.values())
-    for knob in ("preset", "multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "moe"):
+    for knob in ("preset", "multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "moe",
+                 *flops.EXTRA_KNOBS):
+        if knob in flops.EXTRA_KNOBS and getattr(k, knob) == flops.KNOB_DEFAULTS[knob]:
+            continue
         inputs.append(Input(f"convention.{knob}", getattr(k, knob), "FLOP" if knob == "multiply_add" else "",
                             k.origin.get(knob, "written"), assumed=k.origin.get(knob) == "assumed"))
+    if k.recompute == "executed":
+        inputs.append(written_input(run.block("parallelism"), "recompute")
+                      or Input("parallelism.recompute", "none", "", "default", assumed=True))
     parts = " + ".join(f"{name} {sig(v)}" for name, _, v in count.terms if v)
-    recompute = f" + recompute({k.recompute}) {sig(count.recompute)}" if count.recompute else ""
-    sub = f"(1 + {sig(k.backward)}) × ({parts}){recompute} = {quantity(count.total, 'FLOP/token')}"
-    formula = "(1 + backward) × Σ forward terms + recompute term" if count.recompute else "(1 + backward) × Σ forward terms"
+    shown = flops.recompute_text(k.recompute) if k.recompute != "executed" else f"executed: {flops.recompute_text(k.ran)}"
+    recompute = f" + recompute({shown}) {sig(count.recompute)}" if count.recompute else ""
+    extra = f" + extra_flops_per_token {sig(count.extra)}" if count.extra else ""
+    sub = f"(1 + {sig(k.backward)}) × ({parts}){recompute}{extra} = {quantity(count.total, 'FLOP/token')}"
+    formula = "(1 + backward) × Σ forward terms" + (" + recompute term" if count.recompute else "") + (
+        " + model.extra_flops_per_token" if count.extra else "")
     return Metric("flops_per_token", count.total, "FLOP/token", formula, sub, tuple(inputs), assumed), ()
+
+
+_SHAPE_EXTRAS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_depth",
+                 "sliding_window", "sliding_layers", "extra_flops_per_token")
 
 
 def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
@@ -218,7 +231,8 @@ def _check_convention(run: Run, knobs_missing: list[str], diags: list[Diagnostic
         ("`preset = custom` must write every knob out" if preset is not None else
          "a `convention` without a `preset` is custom and must write every knob out")
         + ": missing " + ", ".join(f"`{k}`" for k in knobs_missing),
-        "name the preset the source used (`preset = palm`, `megatron`, `kaplan`, `chinchilla`) and override single knobs, "
+        "name the preset the source used (`preset = palm`, `megatron`, `kaplan`, `chinchilla`, or a framework's such as "
+        "`torchtitan` or `megatron_lm`) and override single knobs, "
         "or write " + ", ".join(f"`{k}`" for k in knobs_missing) + " too"))
 
 
@@ -339,32 +353,38 @@ def _rates(run: Run, result: RunResult) -> None:
     """Everything that divides by the step time, and what each is missing otherwise."""
     m, missing = result.metrics, result.missing
     step, step_missing = _step_time(run, result)
+    on_demand = ("aggregate_flops",) if "aggregate_flops" in result.demanded else ()
     if step is not None:
         m.update(rate_metrics(result, step, "inputs"))
     else:
-        for name in ("step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu", "hfu"):
+        for name in ("step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu", "hfu", *on_demand):
             missing.setdefault(name, step_missing)
     for name, deps in (("valid_tokens_per_second", ("valid_tokens_per_step",)),
                        ("achieved_flops_per_device", ("model_flops_per_step",)),
                        ("mfu", ("model_flops_per_step", "aggregate_peak")),
-                       ("hfu", ("executed_flops_per_step", "aggregate_peak"))):
+                       ("hfu", ("executed_flops_per_step", "aggregate_peak")),
+                       ("aggregate_flops", ("model_flops_per_step",))):
+        if name in ON_DEMAND and name not in on_demand:
+            continue
         if name not in m and name not in missing:
             missing[name] = tuple(x for d in deps for x in missing.get(d, (d,)) if d not in m)
 
 
-def evaluate_run(run: Run, diags: list[Diagnostic]) -> RunResult:
-    """Every figure of one run that its declarations reach, each with its derivation."""
+def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = frozenset()) -> RunResult:
+    """Every figure of one run that its declarations reach, each with its derivation.
+
+    ``demanded`` names the on-demand metrics (`aggregate_flops`) that some claim uses."""
     knobs, knobs_missing = flops.knobs_for(run)
     _check_convention(run, knobs_missing, diags)
-    work, par = run.block("work"), run.block("parallelism")
+    work = run.block("work")
     shape = flops.shape_of(run.block("model"))
     seq_len = work.number("seq_len") if work is not None else None
-    ran = par.text("recompute") if par is not None else None
     flop_count = flops.count(shape, knobs, seq_len) if shape else None
-    executed_count = flops.count(shape, knobs, seq_len, recompute=ran or "none") if shape else None
+    executed_count = flops.count(shape, knobs, seq_len, recompute=knobs.ran) if shape else None
     stats = _step_stats(run, diags)
     result = RunResult(run, knobs, knobs_missing, shape, flop_count, executed_count,
-                       flops.params_from_shape(shape) if shape else None, _pools(run, diags), stats)
+                       flops.params_from_shape(shape) if shape else None, _pools(run, diags), stats,
+                       demanded=demanded)
     _put(result, "flops_per_token", _flops_metric(run, result))
     _put(result, "valid_tokens_per_step", _tokens_metric(run))
     _reject_nonpositive_tokens(run, result, diags)
@@ -401,6 +421,30 @@ def _convention_table(result: RunResult) -> None:
         result.conventions[label] = row
 
 
+ON_DEMAND = ("aggregate_flops",)
+
+
+def _demanded(spec: Spec) -> dict[str, frozenset[str]]:
+    """Per run, the on-demand metrics it computes: those its claims name or refer to, or that
+    another run's claim refers to as `run.ID.METRIC`.  Computed only then, so the output of
+    specs that do not use them keeps its shape.  One pass over the claims."""
+    from effspec.front.expr import refs_in
+
+    wanted: dict[str, set[str]] = {}
+    for run in spec.runs:
+        for claim in run.claims:
+            names = [(run.id, claim.name)]
+            for ref in refs_in(claim.expr):
+                if len(ref.path) == 1:
+                    names.append((run.id, ref.path[0]))
+                elif len(ref.path) == 3 and ref.path[0] == "run":
+                    names.append((ref.path[1], ref.path[2]))
+            for rid, name in names:
+                if name in ON_DEMAND:
+                    wanted.setdefault(rid, set()).add(name)
+    return {rid: frozenset(names) for rid, names in wanted.items()}
+
+
 def evaluate(spec: Spec) -> Evaluation:
     """Evaluate every run and scaling of a checked spec."""
     from effspec.engine import breakdown as breakdown_mod
@@ -408,8 +452,9 @@ def evaluate(spec: Spec) -> Evaluation:
 
     diags: list[Diagnostic] = []
     results: dict[str, RunResult] = {}
+    demanded = _demanded(spec)
     for run in spec.runs:
-        results[run.id] = evaluate_run(run, diags)
+        results[run.id] = evaluate_run(run, diags, demanded.get(run.id, frozenset()))
     for result in results.values():
         result.breakdown = breakdown_mod.reconcile(result)
         check_claims(result, results, diags)

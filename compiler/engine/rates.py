@@ -62,6 +62,13 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             f"{quantity(model.value, 'FLOP')} / ({quantity(t, 's')} × {active:g}) = {quantity(v, 'FLOP/s')}",
             (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
             model.assumed or step.assumed, basis)
+    if model is not None and active > 0 and "aggregate_flops" in result.demanded:
+        v = model.value / t
+        out["aggregate_flops"] = Metric(
+            "aggregate_flops", v, "FLOP/s", "model_flops_per_step / step_time   (= achieved_flops_per_device × active devices)",
+            f"{quantity(model.value, 'FLOP')} / {quantity(t, 's')} = {quantity(v, 'FLOP/s')} over {active:g} devices",
+            (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
+            model.assumed or step.assumed, basis)
     if model is not None and agg is not None:
         v = model.value / (t * agg.value)
         out["mfu"] = Metric(

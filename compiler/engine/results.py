@@ -160,6 +160,7 @@ class RunResult:
     diagnosis: Diagnosis | None = None
     calendar_table: CalendarTable | None = None
     time_to_target: Metric | None = None  # target.reached_at × step_time
+    demanded: frozenset[str] = frozenset()  # on-demand metrics some claim uses (aggregate_flops)
 
     def figure(self, name: str) -> Metric | None:
         """A metric reconstructed from inputs, else one implied by a claim."""

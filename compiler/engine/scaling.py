@@ -197,7 +197,7 @@ def _scaling_run(result: RunResult) -> ScalingRun:
                       flops_per_device=model_flops.value / devices if model_flops and devices else None,
                       seq_len=float(seq_len) if seq_len is not None else None,
                       dtypes=tuple(sorted({p.dtype for p in result.pools})),
-                      model=tuple(vars(shape).values()) if shape is not None else None,
+                      model=shape.as_tuple() if shape is not None else None,
                       gemms=gemms, gemms_missing=gemms_missing, time_to_target=ttt,
                       target=(str(target.value("metric")), float(target_value))
                       if target is not None and target_value is not None else None)

@@ -157,9 +157,40 @@ def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written:
     missing = [k for k in required if k not in written]
     if name == "model" and kind == "moe_transformer" and not written & {"d_ff", "d_ff_expert"}:
         missing.append("d_ff_expert")  # (or d_ff): an expert's FFN size sets its FLOPs
+    if name == "model" and written & set(_MLA_KEYS):
+        missing += [k for k in _MLA_REQUIRED if k not in written and k not in missing]
     if missing:
         ctx.error("EFF003", span, f"`{name}` is missing " + ", ".join(f"`{k}`" for k in missing),
                   "add " + ("it" if len(missing) == 1 else "them") + f" to the `{name}` block")
+    if name == "model":
+        _check_model_shape(ctx, entries)
+
+
+_MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+_MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def _check_model_shape(ctx: BuildContext, entries: list[Entry]) -> None:
+    """Keys that contradict each other within `model`: MLA beside GQA sizes, a window's
+    layer count without a window, more windowed layers than layers."""
+    by_key = {e.key: e for e in entries}
+    if "kv_lora_rank" in by_key:
+        for key in ("head_dim", "kv_heads"):
+            if key in by_key:
+                ctx.error("EFF003", by_key[key].span, f"`{key}` does not apply to MLA attention (`kv_lora_rank` is set)",
+                          "MLA's per-head sizes are `qk_nope_head_dim`, `qk_rope_head_dim` and `v_head_dim`, and "
+                          "every head has its own keys and values; remove `" + key + "`")
+    sliding = by_key.get("sliding_layers")
+    if sliding is not None and "sliding_window" not in by_key:
+        ctx.error("EFF003", sliding.span, "`sliding_layers` needs `sliding_window`",
+                  "write the window, e.g. `sliding_window = 4096 token`, or remove `sliding_layers`")
+    layers = by_key.get("layers")
+    for key in ("sliding_layers", "moe_layers"):
+        entry = by_key.get(key)
+        if (entry is not None and layers is not None and isinstance(entry.value, int) and isinstance(layers.value, int)
+                and entry.value > layers.value):
+            ctx.error("EFF011", entry.value_span, f"`{key}` = {entry.value} exceeds `layers` = {layers.value}",
+                      f"`{key}` counts some of the model's layers")
 
 
 def _claim_parts(tree: Node) -> tuple[Node, Node | None, Node, Node | None]:

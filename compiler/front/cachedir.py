@@ -5,6 +5,11 @@ tables) lives under one folder, ``$XDG_CACHE_HOME/effspec`` or
 ``~/.cache/effspec``.  A cache read from a place another user can write could
 feed us wrong numbers, or for a pickle run code, so a folder is used only when
 this user owns it and nobody else can write to it; never a shared temp folder.
+
+Each entry's file name carries a digest of its key (:func:`keyed_name`), so
+two installs (two venvs with other lark or pint versions) used alternately
+keep an entry each instead of evicting each other; :func:`prune` keeps the
+newest :data:`KEEP` entries of a kind.
 """
 
 from __future__ import annotations
@@ -12,6 +17,33 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+
+# Entries kept per kind (parser tables, unit table): one per install in use.
+KEEP = 8
+
+
+def keyed_name(stem: str, key: str) -> str:
+    """``<stem>-<digest of key>.json``: the file of one install's entry."""
+    import hashlib
+
+    return f"{stem}-{hashlib.sha256(key.encode('utf-8')).hexdigest()[:16]}.json"
+
+
+def prune(folder: str, stem: str, keep: int = KEEP) -> None:
+    """Delete all but the ``keep`` most recently written ``<stem>-*.json`` entries of ours. Never raises."""
+    try:
+        entries = []
+        with os.scandir(folder) as it:
+            for entry in it:
+                if entry.name.startswith(stem + "-") and entry.name.endswith(".json"):
+                    st = entry.stat(follow_symlinks=False)
+                    if stat.S_ISREG(st.st_mode) and _ours(st):
+                        entries.append((st.st_mtime_ns, entry.name))
+        for _, name in sorted(entries, reverse=True)[keep:]:
+            with contextlib.suppress(OSError):
+                os.unlink(os.path.join(folder, name))
+    except OSError:
+        return
 
 
 def cache_root() -> str:

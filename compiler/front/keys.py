@@ -11,6 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TypedDict, Unpack
 
+from effspec.front import presets
+
 PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed")
 
 
@@ -24,6 +26,7 @@ class Key:
     minimum: float = 0.0  # inclusive
     maximum: float | None = None  # inclusive, in the canonical unit
     positive: bool = False  # strictly greater than zero
+    shares: bool = False  # an enum that also takes a share (ratio or %) in [minimum, maximum]
     doc: str = ""
 
 
@@ -46,6 +49,9 @@ def i(name: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
 def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
     return Key(name, "enum", choices=tuple(choices), doc=doc)
 
+
+# The convention presets, from their one table (effspec.front.presets), then `custom`.
+PRESETS = presets.names()
 
 DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
 BREAKDOWN_CATEGORIES = (
@@ -77,20 +83,36 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("top_k", "routed experts active per token", positive=True, maximum=1e6),
         i("shared_experts", "always-active experts per MoE layer", maximum=1e6),
         i("d_ff_expert", "feed-forward size of one expert; default d_ff", positive=True, maximum=1e8),
-        i("moe_layers", "how many layers are MoE; default all", maximum=1e5),
+        i("moe_layers", "how many layers are MoE (the rest are dense, with d_ff); default all", maximum=1e5),
+        i("q_lora_rank", "MLA: query compression rank; 0 or absent: queries projected directly", maximum=1e7),
+        i("kv_lora_rank", "MLA: key-value compression rank; writing it makes the attention MLA", positive=True, maximum=1e7),
+        i("qk_nope_head_dim", "MLA: per-head query/key size without rotary embedding", positive=True, maximum=1e6),
+        i("qk_rope_head_dim", "MLA: per-head size of the decoupled rotary query/key", maximum=1e6),
+        i("v_head_dim", "MLA: per-head value size", positive=True, maximum=1e6),
+        i("mtp_depth", "multi-token prediction modules (DeepSeek-V3 sec. 2.2); default 0", maximum=1000),
+        q("sliding_window", "token", "sliding-window attention: the keys one query may see (W)", positive=True, maximum=1e9),
+        i("sliding_layers", "layers that use the sliding window; default all layers", maximum=1e5),
+        q("extra_flops_per_token", "FLOP/token", "training FLOPs per token the shape cannot express, added as its own term",
+          positive=True, maximum=1e20),
         q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
     )},
     "convention": {k.name: k for k in (
-        e("preset", ("palm", "megatron", "kaplan", "chinchilla", "custom"), "a named counting convention"),
+        e("preset", PRESETS, "a named counting convention: a paper's, or a framework's at one commit"),
         q("multiply_add", "FLOP", "FLOPs per multiply-accumulate (2; fvcore counts 1)", positive=True, maximum=16),
         e("attention", ("full", "causal", "excluded"), "how the score and weighted-sum matmuls count"),
         e("logits", ("included", "excluded"), "the output projection to the vocabulary"),
         e("embeddings", ("included", "excluded"), "the input embedding counted as a matmul"),
         Key("backward", "quantity", unit="", doc="backward cost as a multiple of the forward", minimum=0, maximum=10),
-        e("recompute", ("excluded", "none", "selective", "full"), "recomputation counted in the numerator"),
+        Key("recompute", "enum", choices=("excluded", "none", "selective", "full", "executed"), maximum=1, shares=True,
+            doc="recomputation counted in the numerator: a mode, `executed` (what parallelism.recompute says ran), "
+                "or a share of the forward pass"),
         e("padding", ("excluded", "included"), "padded tokens counted as work"),
         e("optimizer", ("excluded",), "optimizer FLOPs are never model FLOPs"),
         e("moe", ("active", "all"), "MoE experts counted: the active ones, or all"),
+        e("windows", ("counted", "ignored"), "a sliding window counted, or every layer counted as full-length attention"),
+        e("router", ("counted", "excluded"), "the MoE router matmul (m·d·experts per MoE layer) counted"),
+        e("formula", ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024"),
+          "term by term from the shape, or a framework's closed form (section 6)"),
     )},
     "work": {k.name: k for k in (
         q("seq_len", "token/sequence", "tokens per sequence (s)", positive=True, maximum=1e9),
@@ -107,7 +129,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("cp", "context-parallel degree", positive=True, maximum=1e5),
         i("ep", "expert-parallel degree", positive=True, maximum=1e6),
         q("micro_batch", "sequence", "sequences per micro-batch per data-parallel rank", positive=True, maximum=1e9),
-        e("recompute", ("none", "selective", "full"), "activation recomputation that actually ran"),
+        Key("recompute", "enum", choices=("none", "selective", "full"), maximum=1, shares=True,
+            doc="activation recomputation that actually ran: a mode, or the share of the forward pass recomputed"),
     )},
     "hardware": {k.name: k for k in (
         Key("accelerator", "string", doc="the device, e.g. \"H100-SXM5-80GB\""),
@@ -174,6 +197,7 @@ CLAIMABLE: dict[str, str] = {
     "step_time": "s",
     "valid_tokens_per_second": "token/s",
     "achieved_flops_per_device": "FLOP/s",
+    "aggregate_flops": "FLOP/s",
     "aggregate_peak": "FLOP/s",
     "mfu": "",
     "hfu": "",

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypedDict
 if TYPE_CHECKING:  # pint is imported only when the unit table is (re)built
     import pint
 
-from effspec.front.cachedir import cache_root, owned_folder
+from effspec.front.cachedir import cache_root, keyed_name, owned_folder, prune
 
 # The project's own dimensions.  FLOP must not be dimensionless: otherwise
 # 989 TFLOP/s silently equals 9.89e14 Hz and a peak in FLOP passes as FLOP/s.
@@ -62,7 +62,7 @@ DIMENSIONLESS: Dims = ()
 
 # Bump when the layout of the cached unit table changes.
 _TABLE_FORMAT = 1
-_TABLE_FILE = "units-v1.json"
+_TABLE_STEM = "units-v1"
 _DIM_NAME = re.compile(r"\[[a-z_]+\]")
 
 
@@ -244,13 +244,18 @@ def unit_table() -> dict[str, tuple[float, Dims]]:
     it matches the installed pint, else from pint (and then cached)."""
     key = table_key()
     root = owned_folder(cache_root())
-    path = os.path.join(root, _TABLE_FILE) if root else None
+    path = os.path.join(root, table_file(key)) if root else None
     table = read_table(path, key) if path else None
     if table is None:
         table = pint_table(tuple(key["words"]))
-        if path:
-            write_table(path, key, table)
+        if root and path and write_table(path, key, table):
+            prune(root, _TABLE_STEM)
     return table
+
+
+def table_file(key: TableKey | None = None) -> str:
+    """The name of this install's unit-table file in the cache folder (one per pint install)."""
+    return keyed_name(_TABLE_STEM, json.dumps(key if key is not None else table_key(), sort_keys=True))
 
 
 @cache

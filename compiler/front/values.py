@@ -235,13 +235,35 @@ def _string_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
 
 
 def _enum_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
+    if key.shares and w.name is None:
+        return _share_value(ctx, key, w)
     if w.name not in key.choices:
         shown = w.name or w.text
         hint = suggest(shown, key.choices)
         ctx.error("EFF003", w.span, f"`{shown}` is not a valid `{key.name}`",
-                  (hint + " " if hint else "") + "valid values: " + ", ".join(f"`{c}`" for c in key.choices))
+                  (hint + " " if hint else "") + "valid values: " + ", ".join(f"`{c}`" for c in key.choices)
+                  + (", or a share such as `75 %`" if key.shares else ""))
         return _NO_VALUE
     return w.name, ""
+
+
+def _share_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
+    """The share an enum-or-share key (`recompute`) takes instead of a name: `75 %` or `0.75`.
+    It is stored as a dimensionless quantity (the entry's kind is `quantity`)."""
+    if w.kind not in _EXPRESSION_KINDS:
+        ctx.error("EFF003", w.span, f"`{key.name}` takes a mode or a share",
+                  "valid values: " + ", ".join(f"`{c}`" for c in key.choices) + ", or a share such as `75 %`")
+        return _NO_VALUE
+    q = _constant(ctx, to_expr(w.tree))
+    if q is None:
+        return _NO_VALUE
+    if q.dims:
+        ctx.error("EFF010", w.span, f"`{key.name}` as a share is a plain number or %, found `{q.unit}`",
+                  "write the share of the forward pass, e.g. `75 %`", label=f"this is {q.unit}")
+        return _NO_VALUE
+    if not _check_range(ctx, key, q.magnitude, w.span, w.text):
+        return _NO_VALUE
+    return float(q.magnitude), ""
 
 
 def _bool_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
@@ -335,4 +357,5 @@ def build_entry(ctx: BuildContext, key: K.Key, assign: Node) -> Entry | None:
     if built is _NO_VALUE:
         return None
     value, unit = built
-    return Entry(key.name, key.kind, value, unit, w.text, provenance, Span.of(name_tok), value_span)
+    kind_built = "quantity" if key.kind == "enum" and not isinstance(value, str) else key.kind  # a share
+    return Entry(key.name, kind_built, value, unit, w.text, provenance, Span.of(name_tok), value_span)

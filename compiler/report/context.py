@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 from effspec.diagnostics import printable, sanitize, source_lines
 from effspec.display import metric_value, percent, quantity, sig
-from effspec.engine.flops import PRESET_NOTES
+from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.mapping import as_mapping
 from effspec.rules import code_table
 
@@ -32,6 +32,7 @@ METRIC_LABELS = {
     "step_time": "Step time",
     "valid_tokens_per_second": "Valid tokens per second",
     "achieved_flops_per_device": "Achieved model FLOP/s per device",
+    "aggregate_flops": "Achieved model FLOP/s, all devices",
     "aggregate_peak": "Aggregate peak",
     "mfu": "MFU",
     "hfu": "HFU",
@@ -46,7 +47,7 @@ METRIC_LABELS = {
 }
 # The order of the derivation section: the numerator, the denominator, then rates.
 METRIC_ORDER = ("flops_per_token", "valid_tokens_per_step", "model_flops_per_step", "executed_flops_per_step",
-                "aggregate_peak", "step_time", "valid_tokens_per_second", "achieved_flops_per_device", "mfu",
+                "aggregate_peak", "step_time", "valid_tokens_per_second", "achieved_flops_per_device", "aggregate_flops", "mfu",
                 "hfu", "mfu_measured_peak", "calendar_efficiency", "goodput")
 # The headline row of the summary: MFU first, valid tokens/s right beside it.
 HEADLINE_LABELS = {"valid_tokens_per_second": "Valid tokens/s", "achieved_flops_per_device": "Model FLOP/s per device"}
@@ -65,6 +66,9 @@ KNOB_MEANING = {
     "padding": "padded tokens counted as work",
     "moe": "MoE experts counted: the active ones or all",
     "optimizer": "optimizer FLOPs counted",
+    "windows": "sliding windows counted, or every layer at full length",
+    "router": "MoE router matmul counted",
+    "formula": "term by term from the shape, or a framework's closed form",
 }
 
 
@@ -371,9 +375,13 @@ def _inputs(run) -> tuple[InputView, ...]:
 def _knobs(rr) -> tuple[KnobView, ...]:
     k = rr.knobs
     out = []
-    for knob in KNOB_ORDER:
+    extra = tuple(x for x in EXTRA_KNOBS if getattr(k, x) != KNOB_DEFAULTS[x])  # shown where a preset or the spec sets them
+    for knob in KNOB_ORDER + extra:
         value = getattr(k, knob)
-        shown = f"{sig(value)} FLOP" if knob == "multiply_add" else (sig(value) + "×" if knob == "backward" else str(value))
+        if knob == "recompute":
+            shown = recompute_text(value) + (f" (ran: {recompute_text(k.ran)})" if value == "executed" else "")
+        else:
+            shown = f"{sig(value)} FLOP" if knob == "multiply_add" else (sig(value) + "×" if knob == "backward" else str(value))
         out.append(KnobView(knob, _clean(shown), _clean(k.origin.get(knob, "")), KNOB_MEANING[knob]))
     return tuple(out)
 
@@ -384,7 +392,8 @@ def _conventions(rr) -> tuple[ConventionRow, ...]:
         knobs = row.get("knobs", {})
         fpt = row.get("flops_per_token")
         mfu = row.get("mfu")
-        attention, logits, embeddings, recompute = (_clean(knobs.get(x, "")) for x in ("attention", "logits", "embeddings", "recompute"))
+        attention, logits, embeddings, recompute = (_clean(recompute_text(knobs.get(x, "")))
+                                                    for x in ("attention", "logits", "embeddings", "recompute"))
         out.append(ConventionRow(
             "declared (" + row.get("preset", "") + ")" if lbl == "declared" else lbl, _clean(row.get("preset", "")),
             attention, logits, embeddings, recompute,

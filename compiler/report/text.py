@@ -86,6 +86,35 @@ def _breakdown_json(rec) -> dict | None:
     }
 
 
+def _knobs_json(knobs) -> dict:
+    """The knobs; `windows`, `router` and `formula` only where they differ from their default."""
+    from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS
+
+    out = {k: getattr(knobs, k) for k in ("multiply_add", "attention", "logits", "embeddings",
+                                            "backward", "recompute", "padding", "moe", "optimizer")}
+    out.update({k: getattr(knobs, k) for k in EXTRA_KNOBS if getattr(knobs, k) != KNOB_DEFAULTS[k]})
+    return out
+
+
+# The terms every count had before MLA, MTP, windows and extra FLOPs: a run with only these
+# keeps its JSON outline (they are named in flops_per_token's `substituted`).
+_CLASSIC_TERMS = frozenset(("qkv_projection", "attention_output", "attention_scores", "ffn", "moe_ffn", "moe_router",
+                            "moe_ffn_all_experts", "logits", "embeddings"))
+
+
+def _terms_json(count) -> dict | None:
+    """flops_per_token term by term (forward FLOPs per token; training multiplies by 1 + backward),
+    for a count with a term beyond the classic ones."""
+    if count is None or (not count.extra and all(n in _CLASSIC_TERMS for n, _, _ in count.terms)):
+        return None
+    out = {name: {"formula": formula, "forward_flops_per_token": value} for name, formula, value in count.terms}
+    out["recompute"] = {"formula": "extra forward work counted by `recompute`", "forward_flops_per_token": count.recompute}
+    if count.extra:
+        out["extra_flops_per_token"] = {"formula": "model.extra_flops_per_token (training FLOPs, added as written)",
+                                        "training_flops_per_token": count.extra}
+    return out
+
+
 def run_json(rr) -> dict:
     out = {
         "title": rr.run.title,
@@ -95,14 +124,16 @@ def run_json(rr) -> dict:
         "implied": {name: m.to_json() for name, m in rr.implied.items()},
         "convention": {
             "preset": rr.knobs.preset,
-            "knobs": {k: getattr(rr.knobs, k) for k in ("multiply_add", "attention", "logits", "embeddings",
-                                                          "backward", "recompute", "padding", "moe", "optimizer")},
+            "knobs": _knobs_json(rr.knobs),
             "origin": dict(rr.knobs.origin),
         },
         "conventions": rr.conventions,
         "step_statistics": _stats_json(rr.step_stats, rr.run.block("timing")),
         "breakdown": _breakdown_json(rr.breakdown),
     }
+    terms = _terms_json(rr.flop_count)
+    if terms is not None:
+        out["terms"] = terms
     table = getattr(rr, "calendar_table", None)
     if table is not None:
         out["calendar"] = table.to_json()

@@ -7,6 +7,7 @@ from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
+from effspec.engine import flops
 from effspec.rules import AuditContext, Rule
 
 _LINE = re.compile(r"\(line (\d+)\)")
@@ -125,7 +126,7 @@ class EFF604(Rule):
                 if convention is not None:
                     entry = convention.get("recompute") or convention.get("preset")
                 span = entry.value_span if entry is not None else run.name_span
-                cause = (f"the numerator counts `{result.knobs.recompute}` recomputation, but "
+                cause = (f"the numerator counts `{flops.recompute_text(result.knobs.counted_recompute)}` recomputation, but "
                          f"`parallelism.recompute` says less ran")
             model = result.metrics.get("model_flops_per_step")
             ran = result.metrics.get("executed_flops_per_step")

@@ -14,10 +14,11 @@ class EFF102(Rule):
     """## What it does
 
     Flags a `convention` whose numerator counts activation recomputation:
-    `recompute = selective` or `recompute = full`, written out or inherited from
-    the `megatron` preset. It shows the FLOPs per token with and without the
-    recomputed forward pass, and the MFU the run has once recomputation is left
-    out.
+    `recompute = selective`, `full` or a share (`75 %`), written out or
+    inherited from a preset (`megatron`), or `recompute = executed` (the
+    `megatron_deepspeed` presets) when `parallelism.recompute` says some ran.
+    It shows the FLOPs per token with and without the recomputed forward pass,
+    and the MFU the run has once recomputation is left out.
 
     ## Why is this bad?
 
@@ -72,19 +73,23 @@ class EFF102(Rule):
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
         for run in ctx.spec.runs:
             result = ctx.evaluation.runs.get(run.id)
-            if result is None or result.knobs.recompute not in ("selective", "full") or result.shape is None:
+            if result is None or result.knobs.counted_recompute in ("excluded", "none", 0.0) or result.shape is None:
                 continue
             convention = run.block("convention")
             if convention is None:  # the assumed palm never counts recomputation
                 continue
             knobs = result.knobs
+            mode = flops.recompute_text(knobs.recompute)
+            counted_mode = flops.recompute_text(knobs.counted_recompute)
             written = convention.get("recompute")
             if written is not None:
-                span, origin = written.value_span, f"`recompute = {knobs.recompute}`"
+                span, origin = written.value_span, f"`recompute = {mode}`"
             else:
                 preset = convention.get("preset")
                 span = preset.value_span if preset is not None else convention.span
-                origin = f"the `{knobs.preset}` preset (recompute = {knobs.recompute})"
+                origin = f"the `{knobs.preset}` preset (recompute = {mode})"
+            if knobs.recompute == "executed":
+                origin += f", which counts the `parallelism.recompute = {counted_mode}` that ran"
             work = run.block("work")
             seq_len = work.number("seq_len") if work is not None else None
             counted = flops.count(result.shape, knobs, seq_len)
@@ -108,10 +113,10 @@ class EFF102(Rule):
                              f"({quantity(step.value, 's')} × {quantity(peak.value, 'FLOP/s')}) = {percent(plain)}")
             yield self.diag(
                 span,
-                f"the MFU numerator counts {knobs.recompute} recomputation through {origin}: "
+                f"the MFU numerator counts {counted_mode} recomputation through {origin}: "
                 f"+{percent(share)} FLOPs per token, so the figure is HFU-like, not MFU",
                 "write `recompute = excluded` in the `convention` block; declare the recomputation that ran as "
                 "`parallelism.recompute`, which HFU counts",
-                label=f"counts {knobs.recompute} recomputation",
+                label=f"counts {counted_mode} recomputation",
                 notes=tuple(notes),
             )

@@ -5,17 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
-from effspec.display import sig
 from effspec.rules import AuditContext, Rule
-
-# Relative change in valid tokens per step above which the work is not "fixed".
-# 0.5 % tolerates rounding in a declared batch, never a changed batch.
-WORK_TOLERANCE = 0.005
-
-
-def tokens(value: float) -> str:
-    """A token count as prose reads it: ``524,288``."""
-    return f"{value:,.0f}" if value == int(value) else sig(value)
+from effspec.rules.scaling import WORK_TOLERANCE, change, comparisons, fixed, signed_percent, tokens
 
 
 class EFF301(Rule):
@@ -104,48 +95,35 @@ class EFF301(Rule):
     nodes = ("scaling.kind", "scaling.runs", "run.work", "run.hardware.count")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for scaling in ctx.spec.scalings:
-            if scaling.kind != "strong":
+        for c in comparisons(ctx, "strong"):
+            scaling, base, run = c.scaling, c.base, c.run
+            moved = change(run.valid_tokens_per_step, base.valid_tokens_per_step)
+            if moved is None or abs(moved) <= WORK_TOLERANCE:
                 continue
-            result = ctx.evaluation.scalings.get(scaling.id)
-            base = result.baseline if result is not None else None
-            if result is None or base is None or not base.valid_tokens_per_step:
-                continue
-            kind_entry = scaling.get("kind")
-            span = kind_entry.value_span if kind_entry is not None else scaling.name_span
-            for run in result.runs:
-                if run.valid_tokens_per_step is None:
-                    continue
-                change = run.valid_tokens_per_step / base.valid_tokens_per_step - 1.0
-                if abs(change) <= WORK_TOLERANCE:
-                    continue
-                per_device_fixed = (
-                    base.tokens_per_device and run.tokens_per_device is not None
-                    and abs(run.tokens_per_device / base.tokens_per_device - 1.0) <= WORK_TOLERANCE
-                )
-                if per_device_fixed:
-                    assert run.tokens_per_device is not None  # per_device_fixed compares it
-                    what = (f"the valid tokens per device stayed at {tokens(run.tokens_per_device)}, "
-                            "so this is weak scaling")
-                    help_ = (f"write `kind = weak` for `{scaling.id}`, or give `{run.run_id}` the baseline's global "
-                             f"work ({tokens(base.valid_tokens_per_step)} valid tokens per step) to measure strong scaling")
-                else:
-                    per_device = (f"{tokens(base.tokens_per_device)} → {tokens(run.tokens_per_device)}"
-                                  if base.tokens_per_device and run.tokens_per_device else "unknown")
-                    what = (f"the valid tokens per device changed too ({per_device}), "
-                            "so this is neither strong nor weak scaling")
-                    help_ = (f"give `{run.run_id}` the baseline's global work "
-                             f"({tokens(base.valid_tokens_per_step)} valid tokens per step: the same `seq_len` × "
-                             "`global_batch` − padded − dropped) for strong scaling, or the baseline's work per "
-                             "device for weak scaling")
-                yield self.diag(
-                    span,
-                    f"`{scaling.id}` is declared strong scaling, but run `{run.run_id}` does "
-                    f"{tokens(run.valid_tokens_per_step)} valid tokens per step, the baseline "
-                    f"`{base.run_id}` {tokens(base.valid_tokens_per_step)} "
-                    f"({'+' if change > 0 else ''}{sig(change * 100, 3)} %): global work is not fixed; {what}",
-                    help_,
-                    label=f"global work changed by {'+' if change > 0 else ''}{sig(change * 100, 3)} % in `{run.run_id}`",
-                    notes=("strong-scaling efficiency = speedup / (run devices / baseline devices) compares step "
-                           "times, which is meaningful only when every step does the same global work",),
-                )
+            assert run.valid_tokens_per_step is not None and base.valid_tokens_per_step  # change() compared them
+            if fixed(run.tokens_per_device, base.tokens_per_device):
+                assert run.tokens_per_device is not None  # fixed() compared it
+                what = (f"the valid tokens per device stayed at {tokens(run.tokens_per_device)}, "
+                        "so this is weak scaling")
+                help_ = (f"write `kind = weak` for `{scaling.id}`, or give `{run.run_id}` the baseline's global "
+                         f"work ({tokens(base.valid_tokens_per_step)} valid tokens per step) to measure strong scaling")
+            else:
+                per_device = (f"{tokens(base.tokens_per_device)} → {tokens(run.tokens_per_device)}"
+                              if base.tokens_per_device and run.tokens_per_device else "unknown")
+                what = (f"the valid tokens per device changed too ({per_device}), "
+                        "so this is neither strong nor weak scaling")
+                help_ = (f"give `{run.run_id}` the baseline's global work "
+                         f"({tokens(base.valid_tokens_per_step)} valid tokens per step: the same `seq_len` × "
+                         "`global_batch` − padded − dropped) for strong scaling, or the baseline's work per "
+                         "device for weak scaling")
+            yield self.diag(
+                c.span,
+                f"`{scaling.id}` is declared strong scaling, but run `{run.run_id}` does "
+                f"{tokens(run.valid_tokens_per_step)} valid tokens per step, the baseline "
+                f"`{base.run_id}` {tokens(base.valid_tokens_per_step)} "
+                f"({signed_percent(moved)}): global work is not fixed; {what}",
+                help_,
+                label=f"global work changed by {signed_percent(moved)} in `{run.run_id}`",
+                notes=("strong-scaling efficiency = speedup / (run devices / baseline devices) compares step "
+                       "times, which is meaningful only when every step does the same global work",),
+            )

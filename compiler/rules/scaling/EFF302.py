@@ -6,16 +6,9 @@ from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity, sig
-from effspec.engine.scaling import FLOPS_PER_DEVICE_TOLERANCE
+from effspec.engine.scaling import FLOPS_PER_DEVICE_TOLERANCE, ScalingRun
 from effspec.rules import AuditContext, Rule
-
-# Relative change in valid tokens per device above which per-device work is not "fixed".
-WORK_TOLERANCE = 0.005
-
-
-def tokens(value: float) -> str:
-    """A token count as prose reads it: ``8,192``."""
-    return f"{value:,.0f}" if value == int(value) else sig(value)
+from effspec.rules.scaling import WORK_TOLERANCE, Comparison, change, comparisons, fixed, signed_percent, tokens
 
 
 class EFF302(Rule):
@@ -113,39 +106,26 @@ class EFF302(Rule):
     nodes = ("scaling.kind", "scaling.runs", "run.work", "run.hardware.count")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for scaling in ctx.spec.scalings:
-            if scaling.kind != "weak":
-                continue
-            result = ctx.evaluation.scalings.get(scaling.id)
-            base = result.baseline if result is not None else None
-            if result is None or base is None:
-                continue
-            kind_entry = scaling.get("per_device") or scaling.get("kind")
-            span = kind_entry.value_span if kind_entry is not None else scaling.name_span
-            for run in result.runs:
-                if scaling.per_device == "flops":
-                    diag = self._flops(scaling, base, run, span)
-                else:
-                    diag = self._tokens(scaling, base, run, span)
-                if diag is not None:
-                    yield diag
+        for c in comparisons(ctx, "weak"):
+            diag = self._flops(c) if c.scaling.per_device == "flops" else self._tokens(c)
+            if diag is not None:
+                yield diag
 
-    def _flops(self, scaling, base, run, span) -> Diagnostic | None:
+    def _flops(self, c: Comparison) -> Diagnostic | None:
         """`per_device = flops`: the model grows with the devices; its FLOPs per device stay within 20 %."""
-        if not base.flops_per_device or run.flops_per_device is None:
+        scaling, base, run = c.scaling, c.base, c.run
+        moved = change(run.flops_per_device, base.flops_per_device)
+        if moved is None or abs(moved) <= FLOPS_PER_DEVICE_TOLERANCE:
             return None
-        change = run.flops_per_device / base.flops_per_device - 1.0
-        if abs(change) <= FLOPS_PER_DEVICE_TOLERANCE:
-            return None
-        shown = f"{'+' if change > 0 else ''}{sig(change * 100, 3)} %"
-        growth = _growth(base, run)
+        assert run.flops_per_device is not None and base.flops_per_device  # change() compared them
+        shown = signed_percent(moved)
         return self.diag(
-            span,
+            c.span,
             f"`{scaling.id}` is declared weak scaling by model size (`per_device = flops`), but run `{run.run_id}` "
             f"does {quantity(run.flops_per_device, 'FLOP')} of model work per device per step, the baseline "
             f"`{base.run_id}` {quantity(base.flops_per_device, 'FLOP')} ({shown}, beyond the "
-            f"{FLOPS_PER_DEVICE_TOLERANCE * 100:g} % a series of model sizes allows){growth}: weak-scaling efficiency "
-            "would mix the scaling cost with the change in work per device",
+            f"{FLOPS_PER_DEVICE_TOLERANCE * 100:g} % a series of model sizes allows){_growth(base, run)}: "
+            "weak-scaling efficiency would mix the scaling cost with the change in work per device",
             f"size `{run.run_id}`'s model or batch so that each of its {sig(run.devices)} devices does about "
             f"{quantity(base.flops_per_device, 'FLOP')} per step",
             label=f"model FLOPs per device changed by {shown} in `{run.run_id}`",
@@ -153,21 +133,20 @@ class EFF302(Rule):
                    "with `per_device = flops` the model may grow with the devices, its FLOPs per device may not",),
         )
 
-    def _tokens(self, scaling, base, run, span) -> Diagnostic | None:
+    def _tokens(self, c: Comparison) -> Diagnostic | None:
         """The default `per_device = tokens`: each device keeps the baseline's valid tokens per step."""
-        if not base.tokens_per_device or run.tokens_per_device is None:
+        scaling, base, run = c.scaling, c.base, c.run
+        moved = change(run.tokens_per_device, base.tokens_per_device)
+        if moved is None or abs(moved) <= WORK_TOLERANCE:
             return None
-        change = run.tokens_per_device / base.tokens_per_device - 1.0
-        if abs(change) <= WORK_TOLERANCE:
-            return None
-        shown = f"{'+' if change > 0 else ''}{sig(change * 100, 3)} %"
-        same_tokens = (base.valid_tokens_per_step and run.valid_tokens_per_step is not None
-                       and abs(run.valid_tokens_per_step / base.valid_tokens_per_step - 1.0) <= WORK_TOLERANCE)
+        assert run.tokens_per_device is not None and base.tokens_per_device  # change() compared them
+        shown = signed_percent(moved)
+        same_tokens = fixed(run.valid_tokens_per_step, base.valid_tokens_per_step)
         model_changed = (base.model is not None and run.model is not None and base.model != run.model) or (
-            base.flops_per_token and run.flops_per_token and abs(run.flops_per_token / base.flops_per_token - 1) > WORK_TOLERANCE)
-        by_size = (model_changed and base.flops_per_device and run.flops_per_device is not None
-                   and abs(run.flops_per_device / base.flops_per_device - 1.0) <= FLOPS_PER_DEVICE_TOLERANCE)
+            not fixed(run.flops_per_token, base.flops_per_token) and bool(base.flops_per_token and run.flops_per_token))
+        by_size = model_changed and fixed(run.flops_per_device, base.flops_per_device, FLOPS_PER_DEVICE_TOLERANCE)
         if by_size:
+            assert run.flops_per_device is not None and base.flops_per_device is not None  # fixed() compared them
             what = (f"the model changed{_growth(base, run)} while its FLOPs per device stayed within "
                     f"{FLOPS_PER_DEVICE_TOLERANCE * 100:g} % ({quantity(base.flops_per_device, 'FLOP')} → "
                     f"{quantity(run.flops_per_device, 'FLOP')}), so this is weak scaling by model size")
@@ -186,7 +165,7 @@ class EFF302(Rule):
             help_ = (f"give `{run.run_id}` {tokens(base.tokens_per_device)} valid tokens per device, i.e. "
                      f"{tokens(target_batch)} valid tokens per step on its {sig(run.devices)} devices")
         return self.diag(
-            span,
+            c.span,
             f"`{scaling.id}` is declared weak scaling, but run `{run.run_id}` does "
             f"{tokens(run.tokens_per_device)} valid tokens per device per step, the baseline `{base.run_id}` "
             f"{tokens(base.tokens_per_device)} ({shown}): per-device work is not fixed; {what}",
@@ -197,7 +176,7 @@ class EFF302(Rule):
         )
 
 
-def _growth(base, run) -> str:
+def _growth(base: ScalingRun, run: ScalingRun) -> str:
     """` (FLOPs per token ×6.9)` when both runs' FLOPs per token are known."""
     if base.flops_per_token and run.flops_per_token:
         return f" (FLOPs per token ×{sig(run.flops_per_token / base.flops_per_token, 3)})"
