@@ -115,7 +115,10 @@ def test_line_separators_in_comments_keep_every_finding_on_its_line(tmp_path):
     # parser counted, and no line is split in two.
     source = ("eff 1\n# notes\u2028more notes\nrun a {\n  # a\u2029b\f\n  model { kind = dense_transformer }\n"
               "  hardware { peak catalog }\n}\n")
-    page, result = _report_html(project(tmp_path), source)
+    spec = project(tmp_path) / "spec.eff"
+    spec.write_text(source, encoding="utf-8")
+    result = load(spec)
+    page = render(result, "html").decode("utf-8")  # `effspec report` writes no report of a spec that does not compile
     found = sorted((d.code, d.span.line, d.span.column) for d in result.diagnostics)
     assert found == [("EFF001", 2, 8), ("EFF001", 4, 6), ("EFF001", 6, 19)]
     hits = _excerpt_hits(page)
@@ -869,3 +872,18 @@ def test_a_sarif_rendering_error_on_one_file_leaves_the_others_in_the_log(tmp_pa
         by_artifact.setdefault(r["locations"][0]["physicalLocation"]["artifactLocation"]["index"], []).append(r["ruleId"])
     assert by_artifact == {0: ["EFF101", "EFF605", "EFF202", "EFF601", "EFF602", "EFF401"], 1: ["EFF099"],
                            2: ["EFF101", "EFF605", "EFF202", "EFF601", "EFF602", "EFF401"]}
+
+
+def test_a_configuration_problem_is_shown_in_the_report_not_a_reason_to_skip_it(tmp_path):
+    """The spec compiles; the pyproject.toml beside it does not apply: the report is written and shows EFF031."""
+    root = project(tmp_path)
+    (root / "pyproject.toml").write_text("[tool.effspec]\nignore = [\n", encoding="utf-8")
+    spec = root / "b.eff"
+    spec.write_text(EXAMPLE_B, encoding="utf-8")
+    out = root / "b.json"
+    done = run_cli("report", str(spec), "-o", str(out))
+    assert done.returncode == 1, done.stderr
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    assert [d["code"] for d in doc["diagnostics"]][0] == "EFF031"
+    assert doc["diagnostics"][0]["message"].startswith(f"configuration {root / 'pyproject.toml'}: is not valid TOML")
+    assert len(doc["diagnostics"]) == 7  # and example B's six findings

@@ -58,8 +58,11 @@ def cmd_report(args) -> int:
 def _does_not_compile(result) -> bool:
     """Front-end errors (EFF0xx): the spec was not understood, so a report of it would only
     list them, and must not replace a good report of an earlier version (a `make` rule
-    would then see a fresh file and never rebuild). Audit findings still get their report."""
-    return any(d.severity == "error" and d.code.startswith("EFF0") for d in result.diagnostics)
+    would then see a fresh file and never rebuild). Audit findings still get their report, and
+    so does a project configuration that could not apply (EFF030/EFF031 on the pyproject.toml,
+    not on the spec): the report shows that error with the findings."""
+    config_problems = getattr(getattr(result, "settings", None), "problems", ())
+    return any(d.severity == "error" and d.code.startswith("EFF0") and d not in config_problems for d in result.diagnostics)
 
 
 def _refuse_overwriting_an_input(output: str, spec: str, result) -> None:
