@@ -41,21 +41,22 @@ class Result:
 
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
-               inline_config: bool | None = None) -> Result:
+               inline_config: bool | None = None, isolated: bool = False) -> Result:
     """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths
     and finds the project's configuration; ``inline_config=False`` ignores the
-    spec's pragmas (None: as the configuration says).
+    spec's pragmas (None: as the configuration says); ``isolated`` applies no
+    configuration file and no pragma.
 
     The folder is resolved once, here: every `file` is then opened beneath
     that canonical folder (see :mod:`effspec.front.files`).  A `file` that is
     a hard link is refused unless ``allow_hardlinks``.  Lone surrogates (text
     that is not Unicode) are EFF001; the Result's source shows U+FFFD for them.
     """
-    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config)
+    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config, isolated)
 
 
 def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
-                inline_config: bool | None = None) -> Result:
+                inline_config: bool | None = None, isolated: bool = False) -> Result:
     """check_text with ``folder`` already canonical (resolved once, by the caller)."""
     from effspec.front.files import ALLOW_HARDLINKS
     from effspec.front.syntax import encodable
@@ -69,14 +70,15 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
     gc.disable()
     token = ALLOW_HARDLINKS.set(allow_hardlinks)
     try:
-        return _check(result, text, file, folder, inline_config)
+        return _check(result, text, file, folder, inline_config, isolated)
     finally:
         ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
 
 
-def _check(result: Result, text: str, file: str, folder: str | None, inline_config: bool | None = None) -> Result:
+def _check(result: Result, text: str, file: str, folder: str | None, inline_config: bool | None = None,
+           isolated: bool = False) -> Result:
     from effspec.engine.evaluate import evaluate
     from effspec.front.build import build_ir
     from effspec.front.config import configure
@@ -93,7 +95,7 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
             result.evaluation = evaluate(spec)
             diags += result.evaluation.diagnostics
             diags += audit(spec, result.evaluation, text)
-    configured = configure(diags, text, folder, inline_config)
+    configured = configure(diags, text, folder, inline_config, isolated)
     result.diagnostics = sorted(configured.diagnostics, key=sort_key)
     result.suppressed = configured.suppressed
     result.settings = configured.settings
@@ -103,7 +105,7 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
 
 
 def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allow_hardlinks: bool = False,
-         inline_config: bool | None = None) -> Result:
+         inline_config: bool | None = None, isolated: bool = False) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
     A spec named by the caller may be a symlink, followed unless it leads
@@ -128,4 +130,4 @@ def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allo
                                     f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
     text = raw.decode("utf-8")
-    return _check_text(text, path, folder, allow_hardlinks, inline_config)  # not resolved again: read_spec read it from there
+    return _check_text(text, path, folder, allow_hardlinks, inline_config, isolated)  # not resolved again: read_spec read it from there

@@ -887,3 +887,32 @@ def test_a_configuration_problem_is_shown_in_the_report_not_a_reason_to_skip_it(
     assert [d["code"] for d in doc["diagnostics"]][0] == "EFF031"
     assert doc["diagnostics"][0]["message"].startswith(f"configuration {root / 'pyproject.toml'}: is not valid TOML")
     assert len(doc["diagnostics"]) == 7  # and example B's six findings
+
+
+def test_isolated_applies_no_configuration_in_the_audited_tree_and_no_pragma(tmp_path):
+    """A vendor's folder inside the reviewer's project brings its own [tool.effspec] (the nearest applies):
+    `--isolated` applies no configuration file and no pragma, and every output says so."""
+    root = project(tmp_path)
+    vendor = root / "vendor"
+    vendor.mkdir()
+    (vendor / "pyproject.toml").write_text(IGNORE_ALL, encoding="utf-8")
+    spec = vendor / "claims.eff"
+    spec.write_text(PRAGMA_SPEC, encoding="utf-8")
+    assert json.loads(run_cli("check", "--format", "json", str(spec)).stdout)["diagnostics"] == []  # all ignored (visibly)
+    done = run_cli("check", "--isolated", str(spec))
+    assert done.returncode == 1
+    assert done.stdout.rstrip("\n").split("\n")[-1] == (
+        f"{spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --isolated)")
+    doc = json.loads(run_cli("check", "--isolated", "--format", "json", str(spec)).stdout)
+    assert [(d["code"], d["severity"]) for d in doc["diagnostics"]] == [
+        ("EFF101", "warning"), ("EFF605", "info"), ("EFF202", "error"), ("EFF601", "error"), ("EFF602", "warning"),
+        ("EFF401", "error")]
+    assert (doc["suppressed"], doc["config"], doc["pragmas_off_by"]) == ([], None, "--isolated")
+    shown = run_cli("check", "--isolated", "--show-settings", str(spec)).stdout
+    assert shown == (f"file: {spec}\nconfiguration: none (--isolated)\nproject root: not searched (--isolated)\n"
+                     "ignore = []\nseverity = {}\ninline_config = false (--isolated)\n")
+    out = vendor / "claims.md"
+    assert run_cli("report", "--isolated", str(spec), "-o", str(out)).returncode == 1
+    md = out.read_text(encoding="utf-8")
+    assert "`claims.eff`: 3 error, 2 warning, 1 info\n" in md
+    assert "Configuration: none.\n\nPragmas not applied (inline configuration is off: --isolated): " in md

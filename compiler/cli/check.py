@@ -33,7 +33,8 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
 
 
 def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
-               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False):
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
+               isolated: bool = False):
     """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
 
     The payload is the file's output already formatted (text, or the JSON
@@ -44,7 +45,7 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config)
+        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
     except ToolError as exc:
         return path, None, False, str(exc), None
     except Exception as exc:
@@ -99,10 +100,11 @@ def _warm_up() -> None:
 
 
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
-               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False) -> list[tuple]:
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
+               isolated: bool = False) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                  show_suppressed=show_suppressed, debug=debug)
+                  show_suppressed=show_suppressed, debug=debug, isolated=isolated)
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
@@ -119,12 +121,12 @@ def cmd_check(args) -> int:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
     inline_config = False if args.no_inline_config else None
     if args.show_settings:
-        return show_settings([p for p, _ in paths], args.format, inline_config)
+        return show_settings([p for p, _ in paths], args.format, inline_config, args.isolated)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
-               "show_suppressed": args.show_suppressed, "debug": args.debug}
+               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated}
     for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
@@ -149,16 +151,17 @@ def cmd_check(args) -> int:
     return status
 
 
-def show_settings(paths: list[str], fmt: str, inline_config: bool | None) -> int:
+def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolated: bool = False) -> int:
     """`check --show-settings`: for each file, the settings that apply and the file they come from."""
     from effspec.diagnostics import render_text, sanitize
-    from effspec.front.config import project_settings
+    from effspec.front.config import Settings, project_settings
 
     docs, blocks = [], []
     for path in paths:
         # The folder effspec.load searches from: the one that holds the name (a symlink's own folder), resolved.
-        settings = project_settings(os.path.realpath(os.path.dirname(os.path.abspath(path))))
-        inline = settings.inline_config if inline_config is None else inline_config
+        settings = Settings() if isolated else project_settings(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+        inline = False if isolated else settings.inline_config if inline_config is None else inline_config
+        flag = " (--isolated)" if isolated else " (--no-inline-config)" if inline_config is False else ""
         doc = {"file": path, **settings.to_json(), "inline_config": inline}
         docs.append(doc)
         if settings.path:
@@ -166,13 +169,13 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None) -> int
         elif settings.root:
             root = f"{sanitize(settings.root)} (it holds .git)"
         else:
-            root = "none found: searched up to /" if not settings.problems else "-"
+            root = "not searched (--isolated)" if isolated else "none found: searched up to /" if not settings.problems else "-"
         lines = [f"file: {sanitize(path)}",
-                 f"configuration: {sanitize(settings.path) if settings.path else 'none'}",
+                 f"configuration: {sanitize(settings.path) if settings.path else 'none'}" + (" (--isolated)" if isolated else ""),
                  f"project root: {root}",
                  f"ignore = {json.dumps(doc['ignore'])}",
                  f"severity = {json.dumps(doc['severity'], sort_keys=True)}",
-                 f"inline_config = {'true' if inline else 'false'}" + (" (--no-inline-config)" if inline_config is False else "")]
+                 f"inline_config = {'true' if inline else 'false'}" + flag]
         lines += [render_text(d, None, path) for d in settings.problems]
         blocks.append("\n".join(lines))
     if fmt == "text":

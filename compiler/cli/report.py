@@ -22,7 +22,8 @@ def cmd_report(args) -> int:
     if os.path.isdir(args.output):
         raise ToolError(f"{args.output}: is a directory")
     result = load_spec(args.input, allow_hardlinks=getattr(args, "allow_hardlinks", False),
-                         inline_config=False if getattr(args, "no_inline_config", False) else None)
+                         inline_config=False if getattr(args, "no_inline_config", False) else None,
+                         isolated=getattr(args, "isolated", False))
     _refuse_overwriting_an_input(args.output, args.input, result)
     if _does_not_compile(result):
         from effspec.report.text import text

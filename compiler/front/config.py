@@ -364,29 +364,22 @@ def _lower_note(severity: str, by: str, original: str) -> str:
     return f"severity lowered from {original} to {severity} by {by}"
 
 
-def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_config: bool | None = None) -> Configured:
-    """Apply the project settings and the spec's pragmas to ``diags``.
+_FileIgnores = dict[str, tuple[str, str, Pragma | None]]  # code: (by, kind, pragma)
+_Severities = dict[str, tuple[str, str, str, Pragma | None]]  # code: (severity, by, kind, pragma)
 
-    ``inline_config`` False ignores the pragmas (None: as the settings say).
-    Returns the diagnostics to show (the configuration's own problems
-    included) and a record of every finding that was dropped or lowered.
-    """
-    settings = project_settings(folder)
+
+def _overrides(settings: Settings, applied: list[Pragma]) -> tuple[_FileIgnores, _Severities, dict[int, list[Pragma]]]:
+    """Who ignores each code in the file, who sets its severity (the file's pragmas win
+    over the configuration), and the line pragmas by line."""
     config_name = settings.name
-    inline = settings.inline_config if inline_config is None else inline_config
-    # Pragmas are looked for only in text that lexed (no EFF001/EFF030): there
-    # the comment scan is linear, and otherwise no rule finding exists to touch.
-    lexed = not any(d.code in ("EFF001", "EFF030") for d in diags)
-    found = pragmas(text) if lexed else []
-    # Each code: who ignores it, who sets its severity (the file's pragmas win over the configuration).
-    file_ignored: dict[str, tuple[str, str, Pragma | None]] = {}
-    severity: dict[str, tuple[str, str, str, Pragma | None]] = {}
+    file_ignored: _FileIgnores = {}
+    severity: _Severities = {}
     for code in settings.ignore:
         file_ignored[code] = (f"`ignore` in [tool.effspec] of {config_name}", "external", None)
     for code, value in settings.severity:
         severity[code] = (value, f"`severity` in [tool.effspec] of {config_name}", "external", None)
     line_ignored: dict[int, list[Pragma]] = {}
-    for p in found if inline else ():
+    for p in applied:
         if p.kind == "ignore":
             line_ignored.setdefault(p.line, []).append(p)
         elif p.kind == "file-ignore":
@@ -395,6 +388,28 @@ def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_con
         else:
             for c in p.codes or ():
                 severity[c] = (p.value, p.written(), "inSource", p)
+    return file_ignored, severity, line_ignored
+
+
+def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_config: bool | None = None,
+              isolated: bool = False) -> Configured:
+    """Apply the project settings and the spec's pragmas to ``diags``.
+
+    ``inline_config`` False ignores the pragmas (None: as the settings say);
+    ``isolated`` ignores the configuration files and the pragmas (`--isolated`).
+    Returns the diagnostics to show (the configuration's own problems
+    included) and a record of every finding that was dropped or lowered.
+    """
+    settings = Settings() if isolated else project_settings(folder)
+    if isolated:
+        inline_config = False
+    config_name = settings.name
+    inline = settings.inline_config if inline_config is None else inline_config
+    # Pragmas are looked for only in text that lexed (no EFF001/EFF030): there
+    # the comment scan is linear, and otherwise no rule finding exists to touch.
+    lexed = not any(d.code in ("EFF001", "EFF030") for d in diags)
+    found = pragmas(text) if lexed else []
+    file_ignored, severity, line_ignored = _overrides(settings, found if inline else [])
 
     def record(d: Diagnostic, by: str, kind: str, effect: str, pragma: Pragma | None) -> Suppression:
         return Suppression(d, by, kind, effect, pragma.line if pragma else None, pragma.column if pragma else None,
@@ -424,6 +439,6 @@ def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_con
                 d = replace(d, severity=value)
         out.append(d)
     suppressed.sort(key=lambda s: (sort_key(s.diagnostic), s.by))
-    off_by = "" if inline else ("--no-inline-config" if inline_config is False
+    off_by = "" if inline else ("--isolated" if isolated else "--no-inline-config" if inline_config is False
                                 else f"`inline_config = false` in [tool.effspec] of {config_name}")
     return Configured(out, suppressed, settings, () if inline else tuple(found), off_by)
