@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import gc
 import os
+from collections.abc import Callable, MutableMapping
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import Diagnostic, Span, sort_key
+from effspec.diagnostics import Diagnostic, Span, cap, sort_key
 from effspec.version import __version__
 
 __all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
@@ -34,14 +35,19 @@ class Result:
     settings: object | None = None  # effspec.front.config.Settings: what applied, and from which file
     pragmas_not_applied: tuple = ()  # pragmas found while inline configuration was off
     pragmas_off_by: str = ""  # what turned inline configuration off (--no-inline-config, or the configuration)
+    # Findings beyond the per-file cap, by severity (``diagnostics.cap``): not
+    # in ``diagnostics``, which ends with one EFF030 info line counting them.
+    omitted: dict[str, int] = field(default_factory=dict)
 
     @property
     def has_errors(self) -> bool:
-        return any(d.severity == "error" for d in self.diagnostics)
+        return any(d.severity == "error" for d in self.diagnostics) or bool(self.omitted.get("error"))
 
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
-               inline_config: bool | None = None, isolated: bool = False) -> Result:
+               inline_config: bool | None = None, isolated: bool = False,
+               parse: Callable[[str], tuple[object, list[Diagnostic]]] | None = None,
+               memo: MutableMapping | None = None) -> Result:
     """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths
     and finds the project's configuration; ``inline_config=False`` ignores the
     spec's pragmas (None: as the configuration says); ``isolated`` applies no
@@ -51,12 +57,19 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None, *, 
     that canonical folder (see :mod:`effspec.front.files`).  A `file` that is
     a hard link is refused unless ``allow_hardlinks``.  Lone surrogates (text
     that is not Unicode) are EFF001; the Result's source shows U+FFFD for them.
+
+    ``parse`` stands in for :func:`effspec.front.syntax.parse` and must return
+    the same tree and diagnostics, and ``memo`` is a dict the IR builder keeps
+    each run's IR in, by its exact lines: the language server passes both
+    (:mod:`effspec.lsp.incremental`) so that an edit re-parses and rebuilds
+    only the run it touches.  The Result is the same.
     """
-    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config, isolated)
+    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config,
+                       isolated, parse, memo)
 
 
 def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
-                inline_config: bool | None = None, isolated: bool = False) -> Result:
+                inline_config: bool | None = None, isolated: bool = False, parse=None, memo=None) -> Result:
     """check_text with ``folder`` already canonical (resolved once, by the caller)."""
     from effspec.front.files import ALLOW_HARDLINKS
     from effspec.front.syntax import encodable
@@ -70,25 +83,27 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
     gc.disable()
     token = ALLOW_HARDLINKS.set(allow_hardlinks)
     try:
-        return _check(result, text, file, folder, inline_config, isolated)
+        _check(result, text, file, folder, inline_config, isolated, parse, memo)
     finally:
         ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
+    result.diagnostics, result.omitted = cap(result.diagnostics)  # bounded output, whatever the spec
+    return result
 
 
 def _check(result: Result, text: str, file: str, folder: str | None, inline_config: bool | None = None,
-           isolated: bool = False) -> Result:
+           isolated: bool = False, parse=None, memo=None) -> Result:
     from effspec.engine.evaluate import evaluate
     from effspec.front.build import build_ir
     from effspec.front.config import configure
-    from effspec.front.syntax import parse
+    from effspec.front.syntax import parse as parse_text
     from effspec.rules.audit import audit
 
-    tree, diags = parse(text)  # EFF001 for each lone surrogate, and then no tree
+    tree, diags = (parse or parse_text)(text)  # EFF001 for each lone surrogate, and then no tree
     text = result.source if result.source is not None else text  # surrogates shown as U+FFFD
     if tree is not None:
-        spec, build_diags = build_ir(tree, text, file, folder)
+        spec, build_diags = build_ir(tree, text, file, folder, memo)
         diags += build_diags
         if spec is not None and not any(d.severity == "error" for d in build_diags):
             result.spec = spec

@@ -127,8 +127,14 @@ def _line(text: str) -> str:
     return printable(sanitize(text))
 
 
-def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
-    """rustc-style: header, location, the source line, a caret, help."""
+def render_text(diag: Diagnostic, source: str | None, filename: str, lines: list[str] | None = None) -> str:
+    """rustc-style: header, location, the source line, a caret, help.
+
+    ``lines`` is ``source`` already split (pass it when rendering many
+    diagnostics of one file: splitting per diagnostic made 4,000 findings on
+    one line quadratic).  A source line longer than ``EXCERPT_COLUMNS`` is cut
+    to a window around the caret, marked with "…" on the cut sides.
+    """
     out = [f"{diag.severity}[{diag.code}]: {_line(diag.message)}"]
     pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:
@@ -136,14 +142,23 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     else:
         s = diag.span
         out.append(f"{pad}--> {printable(filename)}:{s.line}:{s.column}")
-        lines = source_lines(source)
+        # source_lines, not splitlines(): the parser counts only \n, and
+        # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
+        # U+2029, showing the wrong source line under the caret.
+        if lines is None:
+            lines = source_lines(source)
         if 1 <= s.line <= len(lines):
-            text = lines[s.line - 1].replace("\t", " ")
-            end = s.end_column if s.end_line == s.line and s.end_column > s.column else len(text) + 1
-            lead = _width(sanitize(text[: s.column - 1]))
-            width = max(1, _width(sanitize(text[s.column - 1 : end - 1])))
+            line = lines[s.line - 1]
+            end = s.end_column if s.end_line == s.line and s.end_column > s.column else len(line) + 1
+            start, stop = excerpt_window(len(line), s.column)
+            text = line[start:stop].replace("\t", " ")
+            before = ELLIPSIS if start > 0 else ""
+            after = ELLIPSIS if stop < len(line) else ""
+            column = s.column - 1 - start  # the caret's offset in the window
+            lead = _width(before + sanitize(text[:column]))
+            width = max(1, _width(sanitize(text[column : end - 1 - start])))
             out.append(f"{pad} |")
-            out.append(f"{s.line} | {sanitize(text)}")
+            out.append(f"{s.line} | {before}{sanitize(text)}{after}")
             label = f" {_line(diag.label)}" if diag.label else ""
             out.append(f"{pad} | {' ' * lead}{'^' * width}{label}")
     for note in diag.notes:
@@ -151,3 +166,65 @@ def render_text(diag: Diagnostic, source: str | None, filename: str) -> str:
     if diag.help:
         out.append(f"{pad} = help: {_line(diag.help)}")
     return "\n".join(out)
+
+
+# ----------------------------------------------------------------------------
+# Bounded output: a hostile spec can make many findings, each on a long line.
+# Without these bounds, 4,000 duplicate keys on one line printed 289 MB.
+
+MAX_DIAGNOSTICS = 200  # findings shown per file; the rest are counted in one EFF030 info line
+MAX_MESSAGE_CHARS = 1000  # message, help, label and each note of one finding
+EXCERPT_COLUMNS = 120  # an echoed source line longer than this is cut to a window around the caret
+ELLIPSIS = "\u2026"
+
+
+def excerpt_window(length: int, column: int, columns: int = EXCERPT_COLUMNS) -> tuple[int, int]:
+    """The 0-based ``[start, stop)`` characters to show of a line of ``length``
+    characters whose caret starts at 1-based ``column``: the whole line when it
+    fits, else ``columns`` characters with the caret a third of the way in."""
+    if length <= columns:
+        return 0, length
+    caret = min(max(column - 1, 0), length)
+    start = max(0, min(caret - columns // 3, length - columns))
+    return start, start + columns
+
+
+def clip(text: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, the cut marked with "…"."""
+    return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
+
+
+def _clipped(d: Diagnostic) -> Diagnostic:
+    if max(len(d.message), len(d.help), len(d.label), *(len(n) for n in d.notes), 0) <= MAX_MESSAGE_CHARS:
+        return d
+    return replace(d, message=clip(d.message), help=clip(d.help), label=clip(d.label), notes=tuple(clip(n) for n in d.notes))
+
+
+def cap(diags: list[Diagnostic], limit: int = MAX_DIAGNOSTICS) -> tuple[list[Diagnostic], dict[str, int]]:
+    """At most ``limit`` findings of one file, and the number left out by severity.
+
+    Errors are kept before warnings and warnings before infos (so an error is
+    never hidden behind warnings), each in the given order; the kept findings
+    stay in that order, and one EFF030 info line at the end says how many more
+    there are.  Every text is clipped to ``MAX_MESSAGE_CHARS``.
+    """
+    if len(diags) <= limit:
+        return [_clipped(d) for d in diags], {}
+    rank = {s: i for i, s in enumerate(SEVERITIES)}
+    order = sorted(range(len(diags)), key=lambda i: (rank.get(diags[i].severity, len(rank)), i))
+    kept = [_clipped(diags[i]) for i in sorted(order[:limit])]
+    omitted = {s: n for s in SEVERITIES if (n := sum(diags[i].severity == s for i in order[limit:]))}
+    total = len(diags) - limit
+    counts = ", ".join(f"{n:,} {s}{'s' if n != 1 else ''}" for s, n in omitted.items())
+    kept.append(Diagnostic(
+        "EFF030", "info", None, f"and {total:,} more findings not shown ({counts})",
+        f"a file shows at most {limit} findings, errors first; fix these and check again"))
+    return kept, omitted
+
+
+def name_list(names, limit: int = 8, width: int = 40) -> str:
+    """At most ``limit`` names in backquotes, each cut to ``width`` characters,
+    then "and N more": a help line that lists a hostile file's header stays short."""
+    names = list(names)
+    shown = ", ".join(f"`{clip(n, width)}`" for n in names[:limit])
+    return shown + (f" and {len(names) - limit:,} more" if len(names) > limit else "")

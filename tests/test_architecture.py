@@ -4,7 +4,8 @@
    function-level ones too; `if TYPE_CHECKING:` imports do not run and are
    left out).
 2. The pipeline's direction: base <- front <- ranks <- engine <- rules <-
-   report <- cli; nothing imports a later stage.  (`lint-imports` checks the
+   report | fmt <- lsp <- cli; nothing imports a later stage, and report and fmt
+   (the formatter), side by side, do not import each other.  (`lint-imports` checks the
    same layers from pyproject's contracts; this test needs no extra tool.)
 3. No function over 80 lines in front/ or engine/.
 4. The checkers themselves find a planted cycle, an upward import and a long
@@ -21,13 +22,14 @@ PACKAGE = ROOT / "compiler"
 
 # Lower number = earlier stage.  The root package is the Python API that
 # runs the pipeline (load, check_text): above the rules, below the report
-# and the CLI, which use it.  __main__ sits on top.
+# and the CLI, which use it.  The language server (lsp) sits above the report
+# and below the CLI, whose `effspec lsp` starts it.  __main__ sits on top.
 LAYERS = {
     "diagnostics": 0, "codes": 0, "display": 0, "version": 0, "atomic": 0, "data": 0,
-    "front": 1, "ranks": 2, "engine": 3, "rules": 4, "report": 6, "cli": 7,
+    "front": 1, "ranks": 2, "engine": 3, "rules": 4, "report": 6, "fmt": 6, "lsp": 7, "cli": 8,
 }
 API = 5
-TOP = 8
+TOP = 9
 MAX_FUNCTION_LINES = 80
 
 
@@ -151,6 +153,17 @@ def test_the_package_has_no_import_cycle():
 
 def test_every_import_points_to_an_earlier_stage():
     assert upward_imports(import_graph(modules())) == []
+
+
+def test_report_and_fmt_are_independent_siblings():
+    graph = import_graph(modules())
+
+    def stage(module: str) -> str:
+        parts = module.split(".")
+        return parts[1] if len(parts) > 1 else ""
+
+    crossing = sorted(f"{src} -> {dst}" for src, dsts in graph.items() for dst in dsts if {stage(src), stage(dst)} == {"report", "fmt"})
+    assert not crossing, crossing
 
 
 def test_every_top_level_part_of_the_package_has_a_layer():

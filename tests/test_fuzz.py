@@ -170,3 +170,123 @@ def test_mutated_examples(text, fuzz_tally):
                       .map(lambda s: "eff 1\n" + s)))
 def test_random_text(text, fuzz_tally):
     run_pipeline(text, fuzz_tally)
+
+
+# ----------------------------------------------------------------------------
+# Bounded cost (issue 19): each input's output and CPU time have a bound that
+# is linear in the input.  Before the caps, 4,000 duplicate keys on one line
+# printed 289 MB in 46 s, and a 123 KB per-rank table with a distinct rank and
+# step on every row took 86 s and 2.1 GB.  CPU time (process_time), not wall
+# clock, so a loaded machine does not make the bound flaky; the bounds are
+# generous (the inputs take well under a second each) yet far below the
+# quadratic costs they guard against.
+
+from effspec.diagnostics import MAX_DIAGNOSTICS  # noqa: E402
+from effspec.ranks.stats import MAX_GRID_FACTOR, MAX_GRID_SLACK  # noqa: E402
+
+
+def _cpu_bound(input_bytes: int) -> float:
+    """Seconds of CPU one input may take: 3 s, and 20 µs more per input byte."""
+    return 3.0 + 20e-6 * input_bytes
+
+
+def _output_bound(input_bytes: int) -> int:
+    """Bytes of text or JSON one input may print: a constant (at most 201
+    findings, each clipped) plus twice the input."""
+    return 1_500_000 + 2 * input_bytes
+
+
+_ITEM_VALUES = ["1", "4096 token/sequence", "2 sequence", '"x"', "1e400", "-1", "true", "((1", "1 s", "palm", "[1, 2]"]
+
+
+@st.composite
+def many_findings_on_one_line(draw):
+    """One block holding a short pattern of assignments repeated hundreds or
+    thousands of times: duplicate keys, unknown keys, bad values; mostly on one
+    line (so every finding echoes the same long line), sometimes one a line."""
+    block = draw(st.sampled_from(["work", "model", "timing", "parallelism", "convention"]))
+    keys = sorted(K.BLOCKS[block]) + ["no_such_key", "x" * 300]
+    pattern = draw(st.lists(st.tuples(st.sampled_from(keys), st.sampled_from(_ITEM_VALUES)), min_size=1, max_size=4))
+    repeats = draw(st.integers(1, 3_000))
+    sep = draw(st.sampled_from([" ", " ", " ", "\n  "]))
+    items = sep.join(f"{k} = {v}" for k, v in pattern)
+    return f"eff 1\nrun a {{ {block} {{ " + sep.join([items] * repeats) + " } }\n"
+
+
+@fuzz(40)
+@given(text=many_findings_on_one_line())
+def test_many_findings_on_one_line_cost_linear_output_and_time(text, fuzz_tally):
+    import time
+
+    size = len(text.encode())
+    start = time.process_time()
+    run_pipeline(text, fuzz_tally)
+    result = check_text(text, "fuzz.eff")
+    shown = text_output(result).encode()
+    document = json.dumps(result_json(result), allow_nan=False).encode()
+    spent = time.process_time() - start
+    assert len(result.diagnostics) <= MAX_DIAGNOSTICS + 1
+    assert len(shown) <= _output_bound(size) and len(document) <= _output_bound(size), (size, len(shown), len(document))
+    assert spent <= 2 * _cpu_bound(size), (size, spent)  # two checks of the input
+
+
+@st.composite
+def sparse_rank_grids(draw):
+    """A per-rank table's (rank, step) pairs: distinct on every row (the issue's
+    reproduction), scattered over a large range, or a dense grid; rows from a
+    drawn seed, so a large table costs hypothesis one integer, not its rows."""
+    import random
+
+    rows = draw(st.integers(1, 4_000))
+    shape = draw(st.sampled_from(["diagonal", "scattered", "dense", "dense_with_holes"]))
+    rng = random.Random(draw(st.integers(0, 2**32 - 1)))
+    if shape == "diagonal":
+        pairs = [(i, i) for i in range(rows)]
+    elif shape == "scattered":
+        span = draw(st.sampled_from([10, 1_000, 10**6, 2**31 - 1]))
+        pairs = list(dict.fromkeys((rng.randrange(span), rng.randrange(span)) for _ in range(rows)))
+    else:
+        ranks = draw(st.integers(1, 64))
+        pairs = [(i % ranks, i // ranks) for i in range(rows)]
+        if shape == "dense_with_holes":
+            pairs = [p for p in pairs if rng.random() < 0.7] or pairs[:1]
+    return pairs
+
+
+@fuzz(40)
+@given(pairs=sparse_rank_grids())
+def test_sparse_rank_grids_cost_linear_memory_and_time(pairs, fuzz_tally):
+    """The grid bound refuses exactly the tables whose grid exceeds 4 cells a
+    row plus 65,536; the rest load, and no table's memory follows its grid."""
+    import tempfile
+    import time
+    import tracemalloc
+
+    spec = 'eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n'
+    csv_text = "rank,node,step,compute,comm,stall\n" + "".join(
+        f"{r},n{r // 8},{s},1.{(r * 7 + s) % 10},0.1,0\n" for r, s in pairs)
+    cells = len({r for r, _ in pairs}) * len({s for _, s in pairs})
+    with tempfile.TemporaryDirectory() as folder:
+        with open(os.path.join(folder, "ranks.csv"), "w") as fh:
+            fh.write(csv_text)
+        fuzz_tally.inputs += 1
+        tracemalloc.start()
+        start = time.process_time()
+        try:
+            result = check_text(spec, "fuzz.eff", folder=folder)
+            out = text_output(result).encode()
+        except BaseException:
+            fuzz_tally.uncaught += 1
+            raise
+        finally:
+            spent = time.process_time() - start
+            _, peak = tracemalloc.get_traced_memory()
+            tracemalloc.stop()
+    refused = [d for d in result.diagnostics if d.code == "EFF030" and "cells for" in d.message]
+    assert bool(refused) == (cells > MAX_GRID_FACTOR * len(pairs) + MAX_GRID_SLACK), (cells, len(pairs), result.diagnostics)
+    # Memory: the CSV's bytes a few times, and at most the allowed grid
+    # (4 cells a row + 65,536) in a dozen float matrices; never the refused grid.
+    allowed_cells = MAX_GRID_FACTOR * len(pairs) + MAX_GRID_SLACK
+    assert peak <= 50 * 2**20 + 20 * len(csv_text) + 12 * 8 * allowed_cells, (peak, len(pairs), cells)
+    assert len(out) <= _output_bound(len(csv_text))
+    assert spent <= _cpu_bound(len(csv_text)) + 5.0, (spent, len(pairs))  # + tracemalloc's own overhead

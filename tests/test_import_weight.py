@@ -1,7 +1,8 @@
 """Import weight: `effspec check` must not pay for the report stack.
 
 WeasyPrint (~650 ms), matplotlib (~200 ms), Jinja2 and jsonschema are only
-needed for reports and schema validation.  Each case runs the real CLI entry
+needed for reports and schema validation; pygls and lsprotocol only for
+`effspec lsp` (imported inside that command).  Each case runs the real CLI entry
 point in a fresh interpreter and lists which of those modules ended up in
 ``sys.modules``; the expected list is empty.  No timing is asserted.
 """
@@ -18,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
-HEAVY = ("weasyprint", "matplotlib", "jinja2", "jsonschema")
+HEAVY = ("weasyprint", "matplotlib", "jinja2", "jsonschema", "pygls", "lsprotocol")
 
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from gen import generate_spec  # noqa: E402

@@ -384,10 +384,11 @@ _ALPHABET = string.punctuation + "wWhtpsmailoxe.co1 \u00e9"
 def test_esc_is_inert_and_lossless(text):
     """Whatever the string, the paragraph and the table cell show exactly it, and link nothing."""
     want = " ".join(text.split())
-    for where, strip in ((f"x {esc(text)} x", "x "), (f"| h |\n|---|\n| {esc(text)} |", "h")):
+    # The " x" after the text belongs to the paragraph only: a cell showing `1 x` ends in " x" itself.
+    for where, before, after in ((f"x {esc(text)} x", "x ", " x"), (f"| h |\n|---|\n| {esc(text)} |", "h", "")):
         for renderer, html in gfm_html(where).items():
             shown = "".join(assert_inert(html).text).strip()
-            assert shown.removeprefix(strip).removesuffix(" x").strip() == want, (renderer, where, html)
+            assert shown.removeprefix(before).removesuffix(after).strip() == want, (renderer, where, html)
 
 
 @given(st.text(st.sampled_from(_ALPHABET + "`|"), min_size=1, max_size=30))

@@ -148,8 +148,8 @@ def test_megatron_lm_2024():
 
 
 def test_megatron_lm_2023():
-    """NVIDIA/Megatron-LM@2748e7c7d4 megatron/training.py: 60·B·s·L·h²·(1 + G/5H + s/5h + V/10Lh):
-    the FFN is taken as GELU 4h whatever the model's is, so this SwiGLU model is undercounted."""
+    """NVIDIA/Megatron-LM@2748e7c7d4 megatron/training.py: 60·B·s·L·h²·(1 + G/5H + s/5h + V/10Lh)
+    (until 9677b3bbc2): the FFN is taken as GELU 4h whatever the model's is, so this SwiGLU model is undercounted."""
     upstream = 60 * L * d * d * (1 + G / (5 * H) + s / (5 * d) + V / (10 * L * d))
     assert value(fpt(DENSE, "megatron_lm_2023", s)) == pytest.approx(upstream, rel=1e-14)
 
@@ -213,8 +213,10 @@ def test_olmo_core_bottom_up():
 
 
 def test_olmo_core_pre511():
-    """allenai/OLMo-core@2f253f81 src/olmo_core/nn/transformer/model.py: 6·num_non_embedding_params + 12·n·h·q·t,
-    q = d // n_heads; num_params from the config (Q, K, V, out, SwiGLU, RMSNorm weights, final norm, output)."""
+    """allenai/OLMo-core@dc84ab401^ (the same at 2f253f81) src/olmo_core/nn/transformer/model.py
+    Transformer.num_flops_per_token: 6·num_non_embedding_params + 12·n·h·q·t, q = d // n_heads,
+    num_non_embedding_params = every parameter but embeddings.weight (Q, K, V, out, SwiGLU, RMSNorm weights,
+    final norm, output)."""
     norms = (2 * L + 1) * d
     num_params = d * V + L * (d * d + 2 * d * G * (d // H) + d * d + 3 * d * f + 2 * d) + d + d * V
     upstream = 6 * (num_params - d * V) + 12 * L * H * (d // H) * s
@@ -261,9 +263,18 @@ def test_megatron_deepspeed():
     assert value(selective) == 2 * (3 * fwd + L * 2 * (d // H) * H * s)
 
 
+def test_megatron_deepspeed_moe():
+    """The same function with MoE: one ffn_hidden_size, ffn_gemm_macs = B·L·3·f·h·s·topk on every layer (the
+    dense layer included); no shared experts, no router.  The experts here are as wide as the dense FFN."""
+    model = MOE.replace(f"d_ff_expert = {FE}", f"d_ff_expert = {f}")
+    fwd = L * (1 + 2 // (H // G) + 1) * d * d + L * 2 * (d // H) * H * s + L * 3 * f * d * K + V * d
+    assert value(fpt(model, "megatron_deepspeed", s)) == 2 * 3 * fwd
+
+
 def test_megatron_deepspeed_pre371():
     """microsoft/Megatron-DeepSpeed@cc3a94c megatron/utils.py throughput_calculator: 24·f·B·s·L·h²·(1 + s/6h
-    + V/16Lh), f = 4 when checkpoint_activations or recompute_granularity is selective or full, else 3."""
+    + V/16Lh), f = 4 when checkpoint_activations or (since b91bfd4d) recompute_granularity is selective or full,
+    else 3."""
     bracket = 1 + s / (6 * d) + V / (16 * L * d)
     assert value(fpt(DENSE, "megatron_deepspeed_pre371", s)) == pytest.approx(24 * 3 * L * d * d * bracket, rel=1e-14)
     for ran in ("selective", "full"):

@@ -133,7 +133,8 @@ def test_every_example_renders_in_every_format(rendered, path, fmt):
 
 def test_html_links_findings_to_source_lines_and_charts_inline(rendered):
     html = rendered[("example_c_scaling.eff", "html")].decode()
-    assert html.count("<svg") >= 3  # step times (2 runs), breakdown, scaling curve
+    # Breakdown and scaling curve; 5 and 6 step samples are too few for a histogram (charts.MIN_HISTOGRAM_SAMPLES).
+    assert html.count("<svg") == 2
     assert "<img" not in html and "<script" not in html
     result = rendered[("example_c_scaling.eff", "result")]
     for d in result.diagnostics:

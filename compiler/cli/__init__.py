@@ -7,16 +7,35 @@ Exit status: 0 no errors, 1 errors found (or a report could not be made),
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 
+from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
+from effspec.cli.fmt import register as register_fmt
+from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
 __all__ = ["main", "parser", "ToolError"]
+
+
+MAX_TIMEOUT = 86_400.0  # a day: beyond it a bound bounds nothing (and 1e308 overflows the thread join)
+
+
+def seconds(text: str) -> float:
+    """``--timeout``: finite seconds from 0 (no bound) to MAX_TIMEOUT; inf, nan and negatives are argument errors."""
+    shown = repr(text[:40])  # repr: no control character reaches the terminal
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {shown}") from None
+    if not math.isfinite(value) or not 0 <= value <= MAX_TIMEOUT:
+        raise argparse.ArgumentTypeError(f"expected seconds from 0 (no bound) to {MAX_TIMEOUT:,.0f}, got {shown}")
+    return value
 
 
 class _Parser(argparse.ArgumentParser):
@@ -51,8 +70,8 @@ def parser() -> argparse.ArgumentParser:
                    help="ignore `# effspec:` pragmas in the spec (for specs written by someone else)")
     r.add_argument("--isolated", action="store_true",
                    help="apply no configuration file and no pragma: every finding at its default severity")
-    r.add_argument("--timeout", type=float, default=120.0, metavar="SECONDS",
-                   help="wall-clock bound on PDF rendering (default 120; 0 for none)")
+    r.add_argument("--timeout", type=seconds, default=120.0, metavar="SECONDS",
+                   help="wall-clock bound on rendering, every format (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
     for command in (c, r):
         command.add_argument("--allow-hardlinks", action="store_true",
@@ -63,6 +82,14 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--list", action="store_true", help="list every code")
     e.add_argument("--presets", action="store_true", help="list every convention preset")
     e.set_defaults(func=lambda a: cmd_presets(a) if a.presets else cmd_list(a) if a.list or not a.code else cmd_explain(a))
+    register_fmt(sub)
+    register_catalog(sub)
+    s = sub.add_parser("lsp", help="run the language server on stdio (needs: pip install 'effspec[lsp]')")
+    s.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")
+    s.add_argument("--debounce-ms", type=float, default=None, metavar="MS",
+                   help="wait this long after a change before re-checking (default 30)")
+    s.add_argument("--no-inlay-hints", action="store_true", help="send no inlay hints after claims")
+    s.set_defaults(func=cmd_lsp)
     return p
 
 

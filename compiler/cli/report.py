@@ -10,6 +10,7 @@ from effspec.diagnostics import printable
 
 REPORT_FORMATS = {".html": "html", ".htm": "html", ".pdf": "pdf", ".json": "json", ".sarif": "sarif",
                   ".md": "md", ".markdown": "md", ".tex": "tex"}
+FORMAT_NAMES = {"html": "HTML", "pdf": "PDF", "json": "JSON", "sarif": "SARIF", "md": "Markdown", "tex": "LaTeX"}
 
 
 def cmd_report(args) -> int:
@@ -36,9 +37,9 @@ def cmd_report(args) -> int:
     from effspec.report import render
 
     try:
-        data = _render_bounded(render, result, fmt, args.paper, args.timeout if fmt == "pdf" else None)
+        data = _render_bounded(render, result, fmt, args.paper, args.timeout)  # every format: HTML grew 0.5 s a run
     except TimeoutError:
-        raise ToolError(f"{args.output}: PDF rendering took longer than {args.timeout:g} s and was abandoned; "
+        raise ToolError(f"{args.output}: {FORMAT_NAMES[fmt]} rendering took longer than {args.timeout:g} s and was abandoned; "
                         f"the old output, if any, is unchanged (raise the bound with --timeout)") from None
     except Exception as exc:  # a report that fails midway leaves OUT untouched
         if args.debug:
@@ -63,7 +64,9 @@ def _does_not_compile(result) -> bool:
     so does a project configuration that could not apply (EFF030/EFF031 on the pyproject.toml,
     not on the spec): the report shows that error with the findings."""
     config_problems = getattr(getattr(result, "settings", None), "problems", ())
-    return any(d.severity == "error" and d.code.startswith("EFF0") and d not in config_problems for d in result.diagnostics)
+    about_config = {(d.code, d.message[:60]) for d in config_problems}  # as shown: cap() may clip a long message
+    return any(d.severity == "error" and d.code.startswith("EFF0") and (d.code, d.message[:60]) not in about_config
+               for d in result.diagnostics)
 
 
 def _refuse_overwriting_an_input(output: str, spec: str, result) -> None:
@@ -96,7 +99,7 @@ def _render_bounded(render, result, fmt: str, paper: str, seconds: float | None)
     take very long on a hostile spec).  No signals: the render runs in a daemon
     thread, so the bound also holds off the main thread and on every platform;
     an abandoned render dies with the process.  Raises TimeoutError."""
-    if seconds is None or seconds <= 0:
+    if seconds is None or not seconds > 0:  # 0 (or, from the API, nan) is no bound
         return render(result, fmt, paper=paper)
     import threading
 

@@ -11,6 +11,7 @@ efficiency MFU / model_compute exceeds 100 %) is on :class:`Reconciliation`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from effspec.diagnostics import Diagnostic
@@ -117,8 +118,8 @@ def reconcile(result: RunResult) -> Reconciliation | None:
     cie = None
     mfu = result.metrics.get("mfu")
     compute = next((r for r in rows if r.category == "model_compute"), None)
-    if mfu is not None and compute is not None and compute.share > 0:
-        v = mfu.value / compute.share
+    v = mfu.value / compute.share if mfu is not None and compute is not None and compute.share > 0 else math.inf
+    if mfu is not None and compute is not None and math.isfinite(v):  # a subnormal share gives no efficiency
         cie = Metric("compute_interval_efficiency", v, "", "mfu / breakdown.model_compute",
                      f"{metric_value(mfu.value, '')} / {metric_value(compute.share, '')} = {metric_value(v, '')}",
                      (mfu.as_input(), Input("breakdown.model_compute", compute.share, "", compute.entry.provenance.kind,

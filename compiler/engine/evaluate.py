@@ -9,6 +9,7 @@ other (a claimed MFU against the MFU a claimed throughput implies).
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
@@ -393,7 +394,35 @@ def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = f
     _aggregate_peak(result)
     _rates(run, result)
     _calendar(run, result)
+    drop_nonfinite(result)
     return result
+
+
+# Figures that divide others: zero (an implied step time that underflowed) is no figure either.
+_POSITIVE = ("step_time", "aggregate_peak", "valid_tokens_per_step")
+
+
+def _finite(metric: Metric) -> bool:
+    """The figure and every number it was computed from are finite (and a divisor is above zero)."""
+    if metric.name in _POSITIVE and not metric.value > 0:
+        return False
+    return math.isfinite(metric.value) and all(
+        math.isfinite(i.value) for i in metric.inputs if isinstance(i.value, float | int) and not isinstance(i.value, bool))
+
+
+def drop_nonfinite(result: RunResult) -> None:
+    """Take every figure that is not a finite number out of the run's figures.
+
+    Inputs each in range can still make one: `step_time = 1e-320 s` gives an
+    infinite throughput, a subnormal share a NaN.  Such a figure is no figure:
+    it is kept in ``nonfinite`` with its derivation (EFF702 names it and its
+    inputs), listed as not recoverable, and never reaches a claim, a chart or
+    the JSON.
+    """
+    for table in (result.metrics, result.implied):
+        for name in [n for n, m in table.items() if not _finite(m)]:
+            result.nonfinite[name] = table.pop(name)
+            result.missing.setdefault(name, ("finite inputs (see EFF702)",))
 
 
 # ----------------------------------------------------------------------------
@@ -414,10 +443,12 @@ def _convention_table(result: RunResult) -> None:
         count = flops.count(shape, knobs, seq_len)
         row: ConventionFigures = {"preset": knobs.preset, "flops_per_token": count.total if count else None, "knobs": {
             k: getattr(knobs, k) for k in ("attention", "logits", "embeddings", "recompute")}}
-        if count and tokens and agg and step:
+        if count and tokens and agg and step and step.value * agg.value > 0:
             counted = tokens.value + (padded if knobs.padding == "included" else 0.0)
-            row["mfu"] = count.total * counted / (step.value * agg.value)
-            row["basis"] = step.basis
+            mfu = count.total * counted / (step.value * agg.value)
+            if math.isfinite(mfu):  # else EFF702 already names the run's MFU
+                row["mfu"] = mfu
+                row["basis"] = step.basis
         result.conventions[label] = row
 
 
@@ -458,6 +489,7 @@ def evaluate(spec: Spec) -> Evaluation:
     for result in results.values():
         result.breakdown = breakdown_mod.reconcile(result)
         check_claims(result, results, diags)
+        drop_nonfinite(result)  # implied figures too
         _convention_table(result)
         result.calendar_table = breakdown_mod.calendar_table(result, diags)
         result.calendar = result.calendar_table.to_json() if result.calendar_table is not None else None

@@ -412,13 +412,14 @@ def _closed_form(shape: Shape, knobs: Knobs, s: float, mode: str | float) -> Flo
     else:  # megatron_deepspeed_2024
         # (1 + 2 // (H // G) + 1)·d² projections, 2·(d // H)·H·s attention, n·f·d·top_k FFN, d·V logits
         # (multiply-adds); full recomputation re-runs the whole forward, selective the attention.
+        # One ffn_hidden_size there, multiplied by top_k on every layer, dense layers included.
         kv = 2 // max(H // G, 1)
         Q = d // H
-        expert = shape.ffn_matmuls * m * d * shape.d_ff_expert
-        ffn = (L - shape.moe_layers) * shape.ffn_matmuls * m * d * shape.d_ff + shape.moe_layers * shape.top_k * expert
+        k = shape.top_k if shape.moe_layers else 1
+        ffn = L * shape.ffn_matmuls * m * d * shape.d_ff * k
         terms = [("qkv_projection", "L·m·(1 + 2 // (H // G))·d²", L * m * (1 + kv) * d * d),
                  ("attention_output", "L·m·d²", L * m * d * d),
-                 ("ffn", "L·n·m·d·f (MoE: top_k experts, no shared, no router)", ffn),
+                 ("ffn", "L·n·m·d·f·top_k (top_k on every layer; no shared experts, no router)", ffn),
                  ("attention_scores", f"L·{a:g}·m·s·(d // H)·H", L * a * m * s * Q * H),
                  ("logits", "m·d·V" if knobs.logits == "included" else "excluded",
                   m * d * V if knobs.logits == "included" else 0.0),

@@ -6,6 +6,7 @@ Shared by the evaluation (a measured or declared step) and by claim checking
 
 from __future__ import annotations
 
+import math
 from typing import TypeGuard
 
 from effspec.display import metric_value, quantity
@@ -49,6 +50,8 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
                                                         "executed_flops_per_step", "aggregate_peak"))
     active = sum(p.active for p in result.pools)
     t = step.value
+    if not (math.isfinite(t) and t > 0):  # an implied step time that under- or overflowed: no rates from it
+        return out
     if tokens is not None:
         v = tokens.value / t
         out["valid_tokens_per_second"] = Metric(

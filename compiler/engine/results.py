@@ -153,6 +153,9 @@ class RunResult:
     metrics: dict[str, Metric] = field(default_factory=dict)
     missing: dict[str, tuple[str, ...]] = field(default_factory=dict)
     implied: dict[str, Metric] = field(default_factory=dict)
+    # Figures whose arithmetic left the floats (inf, nan): taken out of metrics/implied, kept
+    # here with their derivation for EFF702, and listed as not recoverable.
+    nonfinite: dict[str, Metric] = field(default_factory=dict)
     conventions: dict[str, ConventionFigures] = field(default_factory=dict)
     claims: dict[str, ClaimResult] = field(default_factory=dict)
     breakdown: Reconciliation | None = None

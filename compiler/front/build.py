@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import MutableMapping
 from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic, Span
@@ -332,8 +333,44 @@ def _scaling(ctx: BuildContext, tree: Node) -> Scaling:
                    tuple(entries), Span.of(tree), Span.of(name_tok), tuple(claims.values()))
 
 
-def build_ir(tree: Node, text: str, file: str, folder: str | None) -> tuple[Spec | None, list[Diagnostic]]:
-    """Build the checked IR from a parse tree.  ``folder`` anchors `file` paths."""
+_FILE_REFERENCE = re.compile(r'\bfile\s*"')
+
+# A memo of built items: (kind, first line, exact lines, folder) -> the Run or Scaling and its diagnostics.
+BuildMemo = MutableMapping[tuple[str, int, str, str | None], tuple[Run | Scaling, tuple[Diagnostic, ...]]]
+
+
+def _memo_key(ctx: BuildContext, item: Node) -> tuple[str, int, str, str | None] | None:
+    """An item's memo key: the exact lines it spans, where they are, and the folder; None for an
+    item with a `file` reference, whose IR depends on the file's content as well."""
+    span = Span.of(item)
+    lines = "\n".join(ctx.lines[span.line - 1: span.end_line])
+    if _FILE_REFERENCE.search(lines):
+        return None
+    return str(item.data), span.line, lines, ctx.folder
+
+
+def _item(ctx: BuildContext, item: Node, memo: BuildMemo | None) -> Run | Scaling:
+    """One run or scaling, from the memo when the same lines at the same place were built before
+    (its spans are lines and columns, so identical lines give an identical IR and diagnostics)."""
+    key = _memo_key(ctx, item) if memo is not None else None
+    if key is not None and memo is not None:
+        hit = memo.get(key)
+        if hit is not None:
+            ctx.diags.extend(hit[1])
+            return hit[0]
+    before = len(ctx.diags)
+    built = _run(ctx, item) if item.data == "run" else _scaling(ctx, item)
+    if key is not None and memo is not None:
+        memo[key] = (built, tuple(ctx.diags[before:]))
+    return built
+
+
+def build_ir(tree: Node, text: str, file: str, folder: str | None,
+             memo: BuildMemo | None = None) -> tuple[Spec | None, list[Diagnostic]]:
+    """Build the checked IR from a parse tree.  ``folder`` anchors `file` paths.
+
+    ``memo`` (kept by a caller that checks successive versions of one text: the
+    language server) lets a run or scaling whose lines did not change be reused."""
     ctx = BuildContext(text, folder)
     too_big = prescan(tree)
     if too_big is not None:
@@ -352,7 +389,7 @@ def build_ir(tree: Node, text: str, file: str, folder: str | None) -> tuple[Spec
     scalings: list[Scaling] = []
     ids: dict[str, Span] = {}
     for item in items:
-        built = _run(ctx, item) if item.data == "run" else _scaling(ctx, item)
+        built = _item(ctx, item, memo)
         if built.id in ids:
             ctx.error("EFF003", built.name_span, f"`{built.id}` is declared twice",
                       f"the first is on line {ids[built.id].line}; ids must be unique in a file")

@@ -27,6 +27,7 @@ class Key:
     maximum: float | None = None  # inclusive, in the canonical unit
     positive: bool = False  # strictly greater than zero
     shares: bool = False  # an enum that also takes a share (ratio or %) in [minimum, maximum]
+    whole: bool = False  # a quantity that counts whole things (devices, steps): 5e-324 device is no count
     doc: str = ""
 
 
@@ -36,6 +37,7 @@ class _Range(TypedDict, total=False):
     minimum: float
     maximum: float | None
     positive: bool
+    whole: bool
 
 
 def q(name: str, unit: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
@@ -134,8 +136,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
     )},
     "hardware": {k.name: k for k in (
         Key("accelerator", "string", doc="the device, e.g. \"H100-SXM5-80GB\""),
-        q("count", "device", "devices in this pool", positive=True, maximum=1e8),
-        q("unavailable", "device", "devices of this pool that did no work (failed, drained)", maximum=1e8),
+        q("count", "device", "devices in this pool", positive=True, maximum=1e8, whole=True),
+        q("unavailable", "device", "devices of this pool that did no work (failed, drained)", maximum=1e8, whole=True),
         e("dtype", DTYPES, "the datatype of the model matmuls"),
         e("sparsity", ("dense", "sparse"), "dense work, or 2:4 structured sparsity"),
         Key("peak", "peak", unit="FLOP/s", doc="per-device peak: a quantity, or `catalog`", positive=True, maximum=1e20),
@@ -147,7 +149,7 @@ BLOCKS: dict[str, dict[str, Key]] = {
         q("throughput", "token/s", "valid tokens per second, where a source gives a rate", positive=True, maximum=1e15),
         q("achieved_flops_per_device", "FLOP/s", "model FLOP/s per device as a paper states it, under the declared convention",
           positive=True, maximum=1e20),
-        q("warmup", "step", "leading samples excluded as warm-up", maximum=1e9),
+        q("warmup", "step", "leading samples excluded as warm-up", maximum=1e9, whole=True),
         Key("boundary", "string", doc="where a step starts and ends, and how it was synchronized"),
         e("statistic", ("median", "mean"), "how samples become one step time"),
     )},
@@ -158,7 +160,7 @@ BLOCKS: dict[str, dict[str, Key]] = {
     },
     "calendar": {k.name: k for k in (
         q("wall_clock", "s", "calendar time of the whole job", positive=True, maximum=1e10),
-        q("steps", "step", "optimizer steps completed", positive=True, maximum=1e12),
+        q("steps", "step", "optimizer steps completed", positive=True, maximum=1e12, whole=True),
         q("lost_time", "s", "time lost to failures and restarts", maximum=1e10),
         q("checkpoint_time", "s", "time spent writing checkpoints outside steps", maximum=1e10),
         i("interruptions", "how many times the job stopped", maximum=1e9),

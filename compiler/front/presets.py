@@ -79,50 +79,59 @@ PRESETS: tuple[Preset, ...] = (
            formula="6·N_matmul + 6·L·H·(Q_qk + Q_v)·s, full attention on every layer",
            upstream="pytorch/torchtitan@b5bcd76 torchtitan/models/utils.py get_dense_model_nparams_and_flops, "
                     "get_moe_model_nparams_and_flops",
-           description="N also counts norm weights; sliding windows counted at full length (pytorch/torchtitan#4300)"),
+           description="N also counts norm weights; sliding windows counted at full length (changed after this "
+                       "commit by pytorch/torchtitan#4300)"),
     Preset(name="megatron_lm",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="3·2·Σ GEMMs, causal core attention, no router, logits × (1 + MTP)",
            upstream="NVIDIA/Megatron-LM@d98e8a6 megatron/training/training.py num_floating_point_operations "
-                    "(causal since 8873b55d6a, 2025-03-06)",
+                    "(causal since 8873b55d6a, ADLR/megatron-lm!2789, 2025-03-06)",
            description="MLA's latent norms and MTP's norms are counted there as multiply-adds, not here"),
     Preset(name="megatron_lm_2024",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="12·B·s·L·d²·((1 + G/H + s/d)·HQ/d + f·k·g/d + f_sh·g/d + V/2Ld), full attention, no router",
            upstream="NVIDIA/Megatron-LM@8873b55d6a^ megatron/training/training.py num_floating_point_operations "
-                    "(from e116d81ed7, 2024-03-25, until 8873b55d6a, 2025-03-06)"),
+                    "(this form since 1fa9464e7c, 2024-09-11; the same value since e116d81ed7, 2024-03-25, when "
+                    "H·Q = d and no shared experts; until 8873b55d6a, 2025-03-06)",
+           description="with experts, every layer is an MoE layer there (f = moe_ffn_hidden_size); effspec keeps "
+                       "the declared dense layers dense"),
     Preset(name="megatron_lm_2023",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "formula": "megatron_lm_2023"},
            formula="60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld), FFN taken as 4d GELU",
            upstream="NVIDIA/Megatron-LM@2748e7c7d4 megatron/training.py num_floating_point_operations "
-                    "(2023-11-28, until e116d81ed7)"),
+                    "(authored 2023-11-26, committed 2023-11-28; until 9677b3bbc2, 2024-02-28, which took f from "
+                    "ffn_hidden_size; a dense 4d GELU model with H·Q = d keeps the value until 8873b55d6a)"),
     Preset(name="maxtext",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded"},
            formula="3 × (weight matmuls + causal attention + unembedding), router and sliding windows counted",
+           description="windows are counted in the Gemma 2/3/4, GPT-OSS and DeepSeek-V4 paths only (others at full s)",
            upstream="AI-Hypercomputer/maxtext@e591f30 src/maxtext/utils/maxtext_utils.py "
                     "calculate_tflops_training_per_device (causal since PR #1988, 2adc3bab1, 2025-07-22)"),
     Preset(name="maxtext_pre1988",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded"},
-           formula="3 × (weight matmuls + full attention + unembedding), router and sliding windows counted",
+           formula="3 × (weight matmuls + full attention + unembedding), router counted, windows as s·min(W, s)",
            upstream="AI-Hypercomputer/maxtext@33339821e MaxText/maxtext_utils.py calculate_tflops_training_per_device "
-                    "(before PR #1988)"),
+                    "(first parent of 2adc3bab1, the merge of PR #1988, 2025-07-22)",
+           description="windows are counted for Gemma 2 only (Gemma 3 and others at full s: write windows = ignored)"),
     Preset(name="llm_foundry",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored"},
            formula="(2·N_active·s + 4·L·d·s²)·3 per sequence, embedding lookup not counted",
            upstream="mosaicml/llm-foundry@8c8dd48 llmfoundry/models/mpt/modeling_mpt.py flops_per_batch, "
                     "llmfoundry/models/utils/mpt_param_count.py",
-           description="N also counts norm weights"),
+           description="N also counts norm weights and biases, and a learned position table if there is one"),
     Preset(name="olmo_core",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded"},
            formula="6 × parameters of each block + 12·H·Q·min(W, s) per layer, bottom-up",
-           upstream="allenai/OLMo-core@fa6c501 src/olmo_core/nn/attention/__init__.py num_flops_per_token "
-                    "(since dc84ab401, PR #511, 2025-12-22)",
-           description="norm weights are counted there and left out here"),
+           upstream="allenai/OLMo-core@fa6c501 src/olmo_core/nn/transformer/model.py Transformer.num_flops_per_token "
+                    "(sum of the blocks' and lm_head's; attention in src/olmo_core/nn/attention/__init__.py "
+                    "Attention.num_flops_per_token; since dc84ab401, PR #511, 2025-12-22)",
+           description="the final norm (in lm_head) and any QK-norm weights are counted there and left out here"),
     Preset(name="olmo_core_pre511",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored"},
            formula="6·N_non-embedding + 12·L·H·(d/H)·s",
-           upstream="allenai/OLMo-core@2f253f81 src/olmo_core/nn/transformer/model.py num_flops_per_token (before PR #511)",
-           description="N also counts norm weights"),
+           upstream="allenai/OLMo-core@dc84ab401^ src/olmo_core/nn/transformer/model.py Transformer.num_flops_per_token "
+                    "(the same formula at 2f253f81, 2024-09-25; until dc84ab401, PR #511, 2025-12-22)",
+           description="N also counts norm weights, and every expert of an MoE (write moe = all)"),
     Preset(name="gpt_neox",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "formula": "eq3"},
            formula="72·B·s·L·d²·(1 + s/6d + V/16Ld) for MFU (eq. 3 with f = 3; HFU uses f = 4 when checkpointing ran)",
@@ -130,22 +139,25 @@ PRESETS: tuple[Preset, ...] = (
     Preset(name="nemo",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="B·s·L·d²·(12 + 12·G/H + 18·f/d + 6·s/d + 6·V/Ld) (llama3; causal)",
-           upstream="NVIDIA/NeMo@8cfedd7 nemo/utils/flops_formulas.py (causal since 6251117f4c, PR #14424, 2025-08-09)",
+           upstream="NVIDIA/NeMo@8cfedd7 nemo/utils/flops_formulas.py llama3 (causal since 6251117f4c, PR #14424, "
+                    "2025-08-09)",
            description="V comes from a per-family table there (llama3: 128256): declare that V"),
     Preset(name="nemo_pre14424",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="B·s·L·d²·(12 + 12·G/H + 18·f/d + 12·s/d + 6·V/Ld) (llama3; full attention)",
-           upstream="NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py (before PR #14424)"),
+           upstream="NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py llama3 (before PR #14424, 2025-08-09)"),
     Preset(name="megatron_deepspeed",
            knobs={"attention": "full", **_LAYERS, "recompute": "executed", "formula": "megatron_deepspeed_2024"},
            formula="2 × (3 fwd MACs + recomputed fwd) with K/V counted as (2 // (H/G))·d²",
            upstream="microsoft/Megatron-DeepSpeed@f4157be megatron/utils.py throughput_calculator "
-                    "(since b7b2d5ef, PR #371, 2024-08-19)"),
+                    "(since b7b2d5ef, PR #371, 2024-08-19)",
+           description="top_k multiplies every layer's FFN there (one ffn_hidden_size); no shared experts, no router"),
     Preset(name="megatron_deepspeed_pre371",
            knobs={"attention": "full", **_LAYERS, "recompute": "executed", "formula": "eq3"},
            formula="24·f·B·s·L·d²·(1 + s/6d + V/16Ld), f = 4 when activation checkpointing ran, else 3",
            upstream="microsoft/Megatron-DeepSpeed@cc3a94c megatron/utils.py throughput_calculator "
-                    "(7041c862, 2022-08-08, until b7b2d5ef)"),
+                    "(from 7041c862, PR #69, 2022-08-08; f = 4 for recompute_granularity selective or full "
+                    "since b91bfd4d, PR #243, 2023-09-10; until b7b2d5ef, PR #371, 2024-08-19)"),
 )  # end of PRESETS
 
 CUSTOM_NOTE = "every knob written out"

@@ -335,6 +335,10 @@ def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     value = _quantity(ctx, key, q, w.span, w.text)
     if value is None:
         return _NO_VALUE
+    if key.whole and value != int(value):
+        ctx.error("EFF003", w.span, f"`{key.name}` counts whole {key.unit}s, found `{w.text}`",
+                  f"write a whole number of {key.unit}s, e.g. `{key.name} = {max(1, round(value))} {key.unit}`")
+        return _NO_VALUE
     unit = key.unit if q.dims == dims_of(key.unit) or not q.dims and is_counting(dims_of(key.unit)) else format_dims(q.dims)
     return value, unit
 

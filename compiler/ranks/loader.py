@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import io
 
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import Diagnostic, Span, name_list
 from effspec.front.limits import LIMITS
 from effspec.ranks.table import COLUMNS, MAX_NODE_NAME, TIME_COLUMNS, RankTable
 
@@ -35,7 +35,7 @@ def load_rank_table(path: str, rel: str, span: Span | None, diags: list[Diagnost
 
 def _read(path: str, rel: str) -> bytes:
     """The file's bytes: UTF-8, no NUL, BOM dropped, line ends as LF."""
-    from effspec.front.files import read_regular_file
+    from effspec.front.files import first_invalid_utf8, read_regular_file
 
     try:  # beneath its folder (see front/files.py), one name, non-blocking, regular files only
         raw = read_regular_file(path, LIMITS.max_csv_bytes)
@@ -43,11 +43,10 @@ def _read(path: str, rel: str) -> bytes:
         raise _Bad("EFF020", f"`{rel}` cannot be read: {exc.strerror}") from None
     if len(raw) > LIMITS.max_csv_bytes:
         raise _Bad("EFF030", f"`{rel}` is larger than {LIMITS.max_csv_bytes:,} bytes")
-    try:
-        raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = raw[: exc.start].count(b"\n") + 1
-        raise _Bad("EFF003", f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8") from None
+    bad = first_invalid_utf8(raw)  # checked a chunk at a time: never the whole text decoded
+    if bad is not None:
+        line = raw.count(b"\n", 0, bad) + 1
+        raise _Bad("EFF003", f"`{rel}` line {line}: not valid UTF-8", "save the CSV as UTF-8")
     if raw.startswith(b"\xef\xbb\xbf"):
         raw = raw[3:]
     if b"\x00" in raw:
@@ -57,7 +56,11 @@ def _read(path: str, rel: str) -> bytes:
 
 def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
     """The header's names, checked for the required columns, and the body after it."""
+    from effspec.front.files import MAX_CSV_LINE_CHARS
+
     end = raw.find(b"\n")
+    if (len(raw) if end < 0 else end) > MAX_CSV_LINE_CHARS:
+        raise _Bad("EFF030", f"`{rel}` row 1 is longer than {MAX_CSV_LINE_CHARS:,} bytes")
     header_text = (raw if end < 0 else raw[:end]).decode("utf-8")
     try:
         header = [h.strip() for h in next(csv.reader([header_text]))] if header_text.strip() else []
@@ -68,7 +71,7 @@ def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
         raise _Bad("EFF020", f"`{rel}` has no column{'s' if len(missing) > 1 else ''} "
                    + ", ".join(f"`{c}`" for c in missing),
                    "the header must name rank, node, step, compute, comm, stall; found: "
-                   + (", ".join(f"`{h}`" for h in header) or "an empty first row"))
+                   + (name_list(header) or "an empty first row"))
     if len(header) > LIMITS.max_csv_columns:
         raise _Bad("EFF030", f"`{rel}` has {len(header)} columns; the limit is {LIMITS.max_csv_columns}")
     body = b"" if end < 0 else raw[end + 1:]
@@ -93,6 +96,12 @@ def _check_ranges(np, values: dict, cell_text, rel: str) -> None:
             r = int(bad[0])
             raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
                        "is not a finite time ≥ 0 s", "times are seconds, never negative")
+    total = values[TIME_COLUMNS[0]] + values[TIME_COLUMNS[1]] + values[TIME_COLUMNS[2]]
+    empty = np.flatnonzero(~(total > 0))
+    if empty.size:
+        r = int(empty[0])
+        raise _Bad("EFF011", f"`{rel}` row {r + 2}: " + " + ".join(f"`{n}`" for n in TIME_COLUMNS)
+                   + " is 0 s: a rank's step takes time", "a row splits the time one rank spent on one step")
 
 
 def _load(path: str, rel: str) -> RankTable:
@@ -105,6 +114,7 @@ def _load(path: str, rel: str) -> RankTable:
     if cells is None:
         cells = _split_slow(np, body, len(header), rel)
     starts, ends, buf = cells
+    del cells, body  # the slow path's buffer is a re-encoded copy: the body is no longer needed
     rows = len(starts)
     if rows == 0:
         raise _Bad("EFF003", f"`{rel}` has a header but no rows", "one row per rank and step")
@@ -146,12 +156,31 @@ def _split_fast(np, body: bytes, ncols: int, rel: str):
     return starts, seps, buf
 
 
+# Cells gathered into int64 offsets at a time on the slow path: a Python int
+# per cell for the whole file cost more than the file itself, ten times over.
+_SLOW_CHUNK_CELLS = 1 << 18
+
+
 def _split_slow(np, body: bytes, ncols: int, rel: str):
-    """The csv module's reading (quotes, blank lines), re-encoded as one buffer with boundaries."""
+    """The csv module's reading (quotes, blank lines), re-encoded as one buffer with boundaries.
+
+    The body is decoded as it is read (never whole), and the cell offsets are
+    packed into int64 arrays a chunk at a time: memory is about the re-encoded
+    cells plus 16 bytes a cell (a 135 MB quoted file took 2.2 GB).
+    """
+    from effspec.front.files import MAX_CSV_LINE_CHARS, CsvLineTooLong, bounded_lines
+
     out = bytearray()
+    # Every cell ends at a comma or a line end, so their count bounds the cells:
+    # the offsets are written in place, never gathered and concatenated.
+    capacity = body.count(b",") + body.count(b"\n") + 1
+    all_starts, all_ends = np.empty(capacity, np.int64), np.empty(capacity, np.int64)
+    filled = 0
     starts, ends = [], []
-    reader = csv.reader(io.StringIO(body.decode("utf-8")))
+    # newline="\n": lines end at LF only (as io.StringIO's did), and BytesIO shares the body.
+    reader = csv.reader(bounded_lines(io.TextIOWrapper(io.BytesIO(body), encoding="utf-8", newline="\n")))
     row_number = 1
+    rows = 0
     try:
         for row in reader:
             row_number = reader.line_num + 1
@@ -160,17 +189,35 @@ def _split_slow(np, body: bytes, ncols: int, rel: str):
             if len(row) != ncols:
                 raise _Bad("EFF003", f"`{rel}` row {row_number}: {len(row)} cells, the header names {ncols}",
                            "every row needs one cell per header column")
+            rows += 1
+            if rows > LIMITS.max_csv_rows:
+                raise _Bad("EFF030", f"`{rel}` has more than {LIMITS.max_csv_rows:,} rows")
             for cell in row:
                 b = cell.strip().encode("utf-8")
                 starts.append(len(out))
                 out += b
                 ends.append(len(out))
                 out += b","
+            if len(starts) >= _SLOW_CHUNK_CELLS:
+                filled = _flush(np, starts, ends, all_starts, all_ends, filled)
+    except CsvLineTooLong:
+        raise _Bad("EFF030", f"`{rel}` row {row_number + 1} is longer than {MAX_CSV_LINE_CHARS:,} characters") from None
     except csv.Error as exc:
         raise _Bad("EFF003", f"`{rel}` row {row_number}: malformed CSV ({exc})") from None
-    buf = np.frombuffer(bytes(out) or b"\n", dtype=np.uint8)
-    n = len(starts) // ncols
-    return (np.asarray(starts, np.int64).reshape(n, ncols), np.asarray(ends, np.int64).reshape(n, ncols), buf)
+    filled = _flush(np, starts, ends, all_starts, all_ends, filled)
+    out += bytes(32)  # room past the last cell, so _parse_numbers never copies the buffer to pad it
+    buf = np.frombuffer(out, dtype=np.uint8)  # a view of the bytearray, not a copy
+    return all_starts[:filled].reshape(rows, ncols), all_ends[:filled].reshape(rows, ncols), buf
+
+
+def _flush(np, starts: list, ends: list, all_starts, all_ends, filled: int) -> int:
+    """Move a chunk of cell offsets into the preallocated arrays; the new fill."""
+    n = len(starts)
+    all_starts[filled:filled + n] = starts
+    all_ends[filled:filled + n] = ends
+    starts.clear()
+    ends.clear()
+    return filled + n
 
 
 _POW10 = tuple(10.0 ** k for k in range(23))

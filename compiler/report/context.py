@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import printable, sanitize, source_lines
+from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.mapping import as_mapping
@@ -90,9 +90,43 @@ def value_text(value: float, unit: str, name: str = "") -> str:
     return metric_value(value, unit)
 
 
-def _clean(text: object) -> str:
-    """Spec text for display: control and bidi characters dropped (Trojan Source)."""
-    return sanitize(str(text)) if text is not None else ""
+# A long unbroken string made PDF layout superlinear (a 20,000-character title
+# took 12.7 s), and CSS break opportunities (overflow-wrap: anywhere) made it
+# slower still.  Every spec string shown outside the Source section is cut, the
+# cut marked with "…" and the full length; the Source section shows it whole.
+MAX_SHOWN_CHARS = 1000  # a value, citation, formula or note
+MAX_TITLE_CHARS = 200  # a title, run or scaling id: headings, the contents, <title>
+
+
+def elide(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
+    """``text``, or its first ``limit`` characters and "… (N characters)" when it is longer."""
+    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
+
+
+def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
+    """Spec text for display: control and bidi characters dropped (Trojan Source), cut to ``limit``."""
+    return elide(sanitize(str(text)), limit) if text is not None else ""
+
+
+# The Source section shows every line whole (it is the spec as written), so a
+# long line gets break opportunities instead: <wbr> every BREAK_EVERY characters.
+# Without them WeasyPrint's overflow-wrap search was quadratic in the unbroken run.
+BREAK_EVERY = 64
+
+
+def source_text(line: str) -> str:
+    """A source line for the Source section: sanitised, tabs as four spaces, and
+    a long line as markup with a break opportunity every ``BREAK_EVERY`` characters."""
+    text = sanitize(line.replace("\t", "    "))
+    if len(text) <= BREAK_EVERY:
+        return text
+    from markupsafe import Markup
+
+    return Markup("<wbr>").join(text[i:i + BREAK_EVERY] for i in range(0, len(text), BREAK_EVERY))
+
+
+def _title(text: object) -> str:
+    return _clean(text, MAX_TITLE_CHARS)
 
 
 def _shown(value: object, unit: str) -> str:
@@ -567,7 +601,7 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
 def run_view(rr, charts: bool = False) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
     view = RunView(
-        rr.run.id, _clean(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
+        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr), _inputs(rr.run), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
         _conventions(rr), _metrics(rr),
         tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
@@ -589,13 +623,13 @@ _LAYOUT_FIELDS = ("tp", "pp", "cp", "ep", "dp", "micro_batch", "tokens_per_micro
 
 def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
     notes: tuple[str, ...] = ()
-    title = f"{run_id}: local GEMM shapes per rank"
+    title = f"{_title(run_id)}: local GEMM shapes per rank"
     inner = getattr(items, "gemms", None)
     if inner is not None and not isinstance(items, (list, tuple, dict)):
         layout = ", ".join(f"{f} = {_cell(getattr(items, f))}" for f in _LAYOUT_FIELDS
                            if getattr(items, f, None) is not None)
         title += f" ({layout})" if layout else ""
-        notes = tuple(f"{run_id}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
+        notes = tuple(f"{_title(run_id)}: {_clean(n)}" for n in (getattr(items, "notes", ()) or ()))
         items = inner
     if isinstance(items, dict):
         items = [{"gemm": k, **(as_mapping(v) or {"shape": v})} for k, v in items.items()]
@@ -620,7 +654,7 @@ def _shapes(sr) -> tuple[tuple[Table, ...], str]:
                 break
         missing = getattr(run, "gemms_missing", ())
         if missing:
-            notes.append(f"{run.run_id}: local shapes need " + ", ".join(_clean(m) for m in missing))
+            notes.append(f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing))
     if not tables:
         notes.insert(0, "Local GEMM shapes are not available for this comparison.")
     return tuple(tables), "; ".join(notes)
@@ -631,7 +665,7 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     rows = []
     base = sr.baseline
     if base is not None:
-        rows.append(ScalingRunView(base.run_id + " (baseline)", f"{base.devices:g}",
+        rows.append(ScalingRunView(_title(base.run_id) + " (baseline)", f"{base.devices:g}",
                                    value_text(base.valid_tokens_per_step, "token") if base.valid_tokens_per_step is not None else "—",
                                    value_text(base.tokens_per_device, "token") if base.tokens_per_device is not None else "—",
                                    "1", "100 %", ""))
@@ -639,17 +673,18 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
     for r in sr.runs:
         sp, ef = r.metrics.get("speedup"), r.metrics.get(eff_name)
         rows.append(ScalingRunView(
-            r.run_id, f"{r.devices:g}",
+            _title(r.run_id), f"{r.devices:g}",
             value_text(r.valid_tokens_per_step, "token") if r.valid_tokens_per_step is not None else "—",
             value_text(r.tokens_per_device, "token") if r.tokens_per_device is not None else "—",
             sig(sp.value) if sp else "—", percent(ef.value) if ef else "—",
             "; ".join(f"{label(n)}: needs {', '.join(map(_clean, v))}" for n, v in r.missing.items())))
-        metrics += [metric_view(m, name=f"{r.run_id}.{n}", title=f"{label(n)}: {r.run_id}") for n, m in r.metrics.items()]
+        metrics += [metric_view(m, name=f"{_title(r.run_id)}.{n}", title=f"{label(n)}: {_title(r.run_id)}")
+                    for n, m in r.metrics.items()]
     shapes, note = _shapes(sr)
     kind = sr.scaling.kind or "—"
     if sr.scaling.kind == "weak" and sr.scaling.per_device == "flops":
         kind = "weak (model FLOPs per device fixed)"
-    view = ScalingView(sr.scaling.id, _clean(kind), _clean(sr.scaling.baseline or "—"),
+    view = ScalingView(_title(sr.scaling.id), _clean(kind), _title(sr.scaling.baseline or "—"),
                        tuple(rows), tuple(metrics), shapes, note, claims=claim_views(getattr(sr, "claims", {}).values()))
     if charts:
         from effspec.report import charts as ch
@@ -659,11 +694,21 @@ def scaling_view(sr, runs: dict, charts: bool = False) -> ScalingView:
 
 
 def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
+    """The finding's lines and one either side; a long line is cut to the
+    columns around the caret (``excerpt_window``), the cuts marked with "…"."""
     if span is None or not (1 <= span.line <= len(lines)):
         return ()
     last = min(max(span.end_line, span.line), span.line + 4, len(lines))
     first = max(1, span.line - 1)
-    return tuple(ExcerptLine(n, _clean(lines[n - 1].replace("\t", "    ")), span.line <= n <= last)
+    start = excerpt_window(len(lines[span.line - 1]), span.column)[0]  # the same columns on every line
+    stop = start + EXCERPT_COLUMNS
+
+    def shown(text: str) -> str:
+        if start == 0 and len(text) <= stop:
+            return text
+        return (ELLIPSIS if start > 0 else "") + text[start:stop] + (ELLIPSIS if len(text) > stop else "")
+
+    return tuple(ExcerptLine(n, _clean(shown(lines[n - 1]).replace("\t", "    ")), span.line <= n <= last)
                  for n in range(first, min(len(lines), last + 1) + 1) if n <= len(lines))
 
 
@@ -687,10 +732,10 @@ def report_title(result) -> str:
     spec = result.spec
     name = os.path.basename(result.file)
     if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
-        return _clean(spec.runs[0].title)
+        return _title(spec.runs[0].title)
     if spec is not None and spec.runs:
-        return f"{printable(name)}: {len(spec.runs)} runs"
-    return printable(name)
+        return f"{elide(printable(name), MAX_TITLE_CHARS)}: {len(spec.runs)} runs"
+    return elide(printable(name), MAX_TITLE_CHARS)
 
 
 def build(result, charts: bool = False) -> Report:
@@ -705,11 +750,12 @@ def build(result, charts: bool = False) -> Report:
     runs = tuple(run_view(rr, charts) for rr in ev.runs.values()) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
-    counts = tuple((s, sum(d.severity == s for d in result.diagnostics)) for s in SEVERITIES)
-    source = tuple(SourceLine(n, _clean(t.replace("\t", "    ")), n in flagged) for n, t in enumerate(lines, 1))
+    omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
+    counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
+    source = tuple(SourceLine(n, source_text(t), n in flagged) for n, t in enumerate(lines, 1))
     suppressed = tuple(suppressed_view(s) for s in getattr(result, "suppressed", ()))
     config = printable(getattr(getattr(result, "settings", None), "name", None) or "")
     not_applied = tuple(_clean(p.written()) for p in getattr(result, "pragmas_not_applied", ()))
     off_by = _clean(getattr(result, "pragmas_off_by", "") or "") if not_applied else ""
-    return Report(report_title(result), printable(os.path.basename(result.file)), runs, scalings, findings, counts,
-                  source, ev is not None, suppressed, config, not_applied, off_by)
+    return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings,
+                  findings, counts, source, ev is not None, suppressed, config, not_applied, off_by)

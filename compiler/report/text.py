@@ -4,27 +4,30 @@ from __future__ import annotations
 
 import dataclasses
 
-from effspec.diagnostics import printable, render_text, sanitize
+from effspec.diagnostics import printable, render_text, sanitize, source_lines
 
 
 def text(result, show_suppressed: bool = False) -> str:
     """rustc-style diagnostics, then a one-line summary and what was suppressed, by what.
 
     ``show_suppressed`` also prints each suppressed finding in full."""
-    parts = [render_text(d, result.source, result.file) for d in result.diagnostics]
+    lines = source_lines(result.source)  # once, not per diagnostic
+    parts = [render_text(d, result.source, result.file, lines) for d in result.diagnostics]
     suppressed = getattr(result, "suppressed", [])
     if show_suppressed:
-        parts += [_suppressed_text(s, result) for s in suppressed if not s.lowered]
-    counts = {s: sum(d.severity == s for d in result.diagnostics) for s in ("error", "warning", "info")}
+        parts += [_suppressed_text(s, result, lines) for s in suppressed if not s.lowered]
+    omitted = getattr(result, "omitted", {})
+    counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
     summary = summary or ("no findings shown" if suppressed else "no findings")
     parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
 
 
-def _suppressed_text(s, result) -> str:
+def _suppressed_text(s, result, lines: list[str]) -> str:
     d = s.diagnostic
-    return "suppressed " + render_text(dataclasses.replace(d, notes=d.notes + (f"{s.effect} by {s.by}",)), result.source, result.file)
+    return "suppressed " + render_text(dataclasses.replace(d, notes=d.notes + (f"{s.effect} by {s.by}",)), result.source,
+                                       result.file, lines)
 
 
 def _suppression_summary(result, suppressed, most: int = 8) -> str:
@@ -182,6 +185,7 @@ def result_json(result) -> dict:
     return {
         "file": result.file,
         "diagnostics": [d.to_json() for d in result.diagnostics],
+        **_omitted_json(result),
         "runs": {rid: run_json(rr) for rid, rr in ev.runs.items()} if ev else {},
         "scalings": {sid: scaling_json(sr) for sid, sr in ev.scalings.items()} if ev else {},
         # What a pragma or the configuration dropped or lowered, and by what;
@@ -192,3 +196,9 @@ def result_json(result) -> dict:
                                 for p in getattr(result, "pragmas_not_applied", ())],
         "pragmas_off_by": getattr(result, "pragmas_off_by", "") or None,
     }
+
+
+def _omitted_json(result) -> dict:
+    """``{"omitted": {"total": n, "error": e, …}}`` when the per-file cap left findings out, else nothing."""
+    omitted = getattr(result, "omitted", {})
+    return {"omitted": {"total": sum(omitted.values()), **omitted}} if omitted else {}

@@ -13,7 +13,7 @@ import importlib
 import pkgutil
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from effspec.codes import CODES
@@ -34,6 +34,11 @@ class AuditContext:
     spec: Spec
     evaluation: Evaluation
     source: str
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """``source`` split at ``\\n`` (as the parser counts lines), once per audit, not once per finding."""
+        return self.source.split("\n")
 
 
 class Rule:

@@ -131,7 +131,9 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "expressions nested more than 64 levels deep, inline lists over "
         "100,000 items, CSV files over 256 MiB, 5,000,000 rows or 64 columns, "
         "or a project pyproject.toml over 256 KiB or nested more than 32 levels "
-        "(checked before it is parsed).",
+        "(checked before it is parsed). As an info line, it also says how many "
+        "findings were not shown: a file shows at most 200 findings (errors "
+        "first), and counts the rest.",
         "The limits keep the compiler's time and memory bounded on any input, "
         "including hostile ones, so that checking a spec can never hang or "
         "exhaust memory; real specs stay far below them.",

@@ -10,6 +10,13 @@ from effspec.engine.flops import STANDARD_PRESETS
 from effspec.rules import AuditContext, Rule
 
 
+def _relative(rel: float) -> str:
+    """The claim's distance from the reconstruction: ``+8.1 %``; ``×1.3e300`` beyond 10,000 %."""
+    if abs(rel) < 100:
+        return f"{rel * 100:+.1f} %"
+    return f"×{rel + 1:.3g}"
+
+
 def shown(value: float, unit: str) -> str:
     """A figure as prose reads it; whole token counts get thousands separators."""
     if unit.startswith("token") and abs(value) >= 1e4:
@@ -153,7 +160,7 @@ class EFF601(Rule):
                 yield self.diag(
                     claim.value_span,
                     f"claim `{key}` = {claimed} disagrees with {rebuilt} reconstructed for {which} "
-                    f"({rel * 100:+.1f} %) (tolerance ±{fmt(cr.tolerance)})",
+                    f"({_relative(rel)}) (tolerance ±{fmt(cr.tolerance)})",
                     "correct the claim, or the step times and device counts it disagrees with; if the source measured "
                     "another pair of runs, name the run with `[RUN]`",
                     label=f"reconstructed: {rebuilt}",
@@ -188,7 +195,7 @@ class EFF601(Rule):
                 yield self.diag(
                     claim.value_span,
                     f"claim `{claim.written}` = {claimed} disagrees with {rebuilt} reconstructed from "
-                    f"{basis_text(cr.basis)} ({rel * 100:+.1f} %){tolerance}",
+                    f"{basis_text(cr.basis)} ({_relative(rel)}){tolerance}",
                     "correct the claim or the input it disagrees with; if the source counted differently, declare "
                     "that (a `convention`, the `peak` it used) so the reconstruction follows it",
                     label=f"reconstructed from {against}: {rebuilt}",

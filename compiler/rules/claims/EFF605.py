@@ -70,8 +70,8 @@ class EFF605(Rule):
             has_calendar = run.block("calendar") is not None
             groups: dict[tuple[str, ...], list[str]] = {}
             for metric, needs in result.missing.items():
-                if metric in _CALENDAR and not has_calendar:
-                    continue
+                if metric in _CALENDAR and not has_calendar or metric in result.nonfinite:
+                    continue  # (a figure that is not finite is EFF702's)
                 groups.setdefault(tuple(needs), []).append(metric)
             if not groups:
                 continue

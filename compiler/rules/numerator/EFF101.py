@@ -14,7 +14,7 @@ def preset_spread(result) -> tuple[str, ...]:
     rows = [(label, row) for label, row in result.conventions.items() if label != "declared"]
     if not rows:
         return ()
-    with_mfu = [(label, row) for label, row in rows if row.get("mfu") is not None]
+    with_mfu = [(label, row) for label, row in rows if row.get("mfu")]  # (an MFU that underflowed to 0 compares nothing)
     if with_mfu:
         values = [row["mfu"] for _, row in with_mfu]
         shown = ", ".join(f"{label} {percent(row['mfu'])}" for label, row in with_mfu)

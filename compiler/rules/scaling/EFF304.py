@@ -5,18 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from effspec.diagnostics import Diagnostic, Span, source_lines
+from effspec.diagnostics import Diagnostic, Span
 from effspec.front.ir import Entry
 from effspec.rules import AuditContext, Rule
 
 
-def name_span(source: str, entry: Entry, name: str) -> Span:
+def name_span(lines: list[str], entry: Entry, name: str) -> Span:
     """The span of the run id ``name`` inside a `baseline`/`runs` value, else the whole value.
 
     The IR keeps one span for the list; the caret is more useful under the one
     name it is about.
     """
-    lines = source_lines(source)
     vs = entry.value_span
     word = re.compile(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])")
     for line_no in range(vs.line, min(vs.end_line, len(lines)) + 1):
@@ -127,7 +126,7 @@ class EFF304(Rule):
                     seen.add(run_id)
                     role = "baseline" if key == "baseline" else "compared run"
                     yield self.diag(
-                        name_span(ctx.source, entry, run_id),
+                        name_span(ctx.lines, entry, run_id),
                         f"run `{run_id}`, the {role} of scaling `{scaling.id}`, declares no `parallelism`: its "
                         "local GEMM shapes (sequences per device, tensor split) are unknown, so a change in "
                         "efficiency cannot be told apart from smaller per-device matrix multiplications",

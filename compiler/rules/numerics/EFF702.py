@@ -1,0 +1,100 @@
+"""EFF702: a derived figure that is not a finite number."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from effspec.diagnostics import Diagnostic, Span
+from effspec.engine.results import Metric
+from effspec.front.ir import Run
+from effspec.rules import AuditContext, Rule
+
+
+def _culprit(run: Run, metric: Metric) -> Span | None:
+    """The span of the input the figure rests on: the first input written in the spec, found
+    by its span or, for a derived input (the step time's median, say), by the entry of that
+    name, or else the claim an implied figure rests on."""
+    for i in metric.inputs:
+        if i.span is not None:
+            return i.span
+    for i in metric.inputs:
+        for block in run.blocks:
+            entry = block.get(i.name)
+            if entry is not None:
+                return entry.value_span
+    for claim in run.claims:  # an implied figure: the claim it rests on (basis "claim `throughput` (line 9)")
+        if metric.basis.startswith(f"claim `{claim.key}`"):
+            return claim.value_span
+    return None
+
+
+class EFF702(Rule):
+    """A derived figure is not a finite number.
+
+    ## What it does
+    Names every figure whose arithmetic left the floating-point range: an
+    infinite throughput from `step_time = 1e-320 s`, an MFU that overflows, a
+    ratio of two subnormals.  Each input is in range on its own; their
+    combination is not.  The figure is listed as not recoverable and left out
+    of claims, charts and reports; this finding points at the input that made
+    it and shows the derivation.
+
+    ## Why is this bad?
+    A figure of `inf` or `nan` is not a measurement: it cannot be compared with
+    a claim, drawn, or written as JSON.  It nearly always means a unit slip (a
+    time in seconds written where milliseconds were meant, a count in the wrong
+    prefix) or a placeholder left in a spec.
+
+    ## Example
+    ```eff
+    eff 1
+
+    run tiny_step {
+      work     { seq_len = 2048 token/sequence  global_batch = 512 sequence }
+      timing   { step_time = 1e-320 s }
+      claim throughput = 1.5e6 token/s
+    }
+    ```
+
+    ## Use instead
+    ```eff
+    eff 1
+
+    run tiny_step {
+      work     { seq_len = 2048 token/sequence  global_batch = 512 sequence }
+      timing   { step_time = 0.7 s }
+      claim throughput = 1.5e6 token/s
+    }
+    ```
+    """
+
+    code = "EFF702"
+    title = "derived figure not finite"
+    severity = "error"
+    name = "derived-figure-not-finite"
+    nodes = ("run.timing", "run.work", "run.hardware", "run.model", "claim")
+
+    def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
+        for run in ctx.spec.runs:
+            result = ctx.evaluation.runs.get(run.id)
+            if result is None:
+                continue
+            by_span: dict[Span, list[tuple[str, Metric]]] = {}
+            for name, metric in result.nonfinite.items():
+                by_span.setdefault(_culprit(run, metric) or run.name_span, []).append((name, metric))
+            for span, figures in by_span.items():
+                shown = ", ".join(f"`{name}` ({_what(m.value)})" for name, m in figures)
+                inputs = {i.describe(): None for _, m in figures for i in m.inputs}
+                yield self.diag(
+                    span,
+                    f"run `{run.id}`: {shown} " + ("is" if len(figures) == 1 else "are")
+                    + " not a finite number: each input is in range, their combination is not",
+                    "check the inputs' units and magnitudes (a time in s written for ms, a count with the wrong "
+                    "prefix, a placeholder left in the spec); such a figure is left out of claims and reports",
+                    label=f"{len(figures)} figure{'s' if len(figures) != 1 else ''} not finite from here",
+                    notes=tuple(f"{m.formula} = {m.substituted}" for _, m in figures) + tuple(f"input: {d}" for d in inputs),
+                )
+
+
+def _what(value: float) -> str:
+    return "infinite" if value in (float("inf"), float("-inf")) else "not a number"
