@@ -35,6 +35,7 @@ class Result:
     settings: object | None = None  # effspec.front.config.Settings: what applied, and from which file
     pragmas_not_applied: tuple = ()  # pragmas found while inline configuration was off
     pragmas_off_by: str = ""  # what turned inline configuration off (--no-inline-config, or the configuration)
+    suppressed_omitted: int = 0  # suppression records beyond the per-file cap (not in ``suppressed``)
     # Findings beyond the per-file cap, by severity (``diagnostics.cap``): not
     # in ``diagnostics``, which ends with one EFF030 info line counting them.
     omitted: dict[str, int] = field(default_factory=dict)
@@ -89,6 +90,9 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
         if gc_was_enabled:
             gc.enable()
     result.diagnostics, result.omitted = cap(result.diagnostics)  # bounded output, whatever the spec
+    from effspec.front.config import cap_suppressed
+
+    result.suppressed, result.suppressed_omitted = cap_suppressed(result.suppressed)
     return result
 
 

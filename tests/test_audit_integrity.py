@@ -917,3 +917,28 @@ def test_isolated_applies_no_configuration_in_the_audited_tree_and_no_pragma(tmp
     md = out.read_text(encoding="utf-8")
     assert "`claims.eff`: 3 error, 2 warning, 1 info\n" in md
     assert "Configuration: none.\n\nPragmas not applied (inline configuration is off: --isolated): " in md
+
+
+def test_suppression_records_are_capped_per_file_like_findings(tmp_path):
+    """300 runs give 300 EFF101 warnings and 300 EFF605 infos; a file pragma drops all 600. Outputs list
+    200 records (as they show at most 200 findings) and count the other 400, so their size stays bounded."""
+    runs = "".join(f"run r{i} {{ work {{ seq_len = 1 token/sequence  global_batch = 1 sequence }} }}\n" for i in range(300))
+    spec = project(tmp_path) / "many.eff"
+    spec.write_text("eff 1\n# effspec: file-ignore[EFF101,EFF605]\n" + runs, encoding="utf-8")
+    done = run_cli("check", "--format", "json", str(spec))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert doc["diagnostics"] == []
+    assert len(doc["suppressed"]) == 200 and doc["suppressed_omitted"] == 400
+    assert [s["code"] for s in doc["suppressed"][:2]] == ["EFF101", "EFF605"]  # run r0's two, in finding order
+    text = run_cli("check", str(spec)).stdout
+    assert text.split("\n")[0] == (f"{spec}: no findings shown; 200 suppressed, 400 more suppressed or lowered, not listed "
+                                   "(`effspec check --show-suppressed` shows them)")
+    out = spec.with_suffix(".md")
+    assert run_cli("report", str(spec), "-o", str(out)).returncode == 0
+    md = out.read_text(encoding="utf-8")
+    assert "`many.eff`: 0 error, 0 warning, 0 info, 600 suppressed or lowered" in md
+    assert "- … and 580 more: see the JSON or HTML report." in md
+    log = json.loads(run_cli("check", "--format", "sarif", str(spec)).stdout)
+    assert len(log["runs"][0]["results"]) == 200
+    assert log["runs"][0]["artifacts"][0]["properties"]["effspec/suppressedNotListed"] == 400

@@ -37,7 +37,7 @@ import stat
 from dataclasses import dataclass, replace
 from functools import cache
 
-from effspec.diagnostics import SEVERITIES, Diagnostic, sort_key
+from effspec.diagnostics import MAX_DIAGNOSTICS, SEVERITIES, Diagnostic, _clipped, sort_key
 from effspec.front.limits import LIMITS
 
 _PRAGMA = re.compile(r"#\s*effspec:\s*(ignore|file-ignore|severity)(?:\[([A-Z0-9, ]+)\](?:\s*=\s*(\w+))?)?")
@@ -442,3 +442,13 @@ def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_con
     off_by = "" if inline else ("--isolated" if isolated else "--no-inline-config" if inline_config is False
                                 else f"`inline_config = false` in [tool.effspec] of {config_name}")
     return Configured(out, suppressed, settings, () if inline else tuple(found), off_by)
+
+
+def cap_suppressed(suppressed: list[Suppression], limit: int = MAX_DIAGNOSTICS) -> tuple[list[Suppression], int]:
+    """At most ``limit`` suppression records of one file (the first, in finding order), each
+    finding's texts clipped as shown findings are; and how many more there were.
+
+    Outputs list every record they get, so this keeps them bounded as ``cap`` keeps the findings.
+    """
+    kept = [replace(s, diagnostic=_clipped(s.diagnostic)) for s in suppressed[:limit]]
+    return kept, max(0, len(suppressed) - limit)

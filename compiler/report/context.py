@@ -355,6 +355,7 @@ class Report:
     config: str = ""  # the configuration file that applied, relative to the spec; "" for none
     not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
     off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
+    suppressed_omitted: int = 0  # suppressed findings beyond the per-file cap, not in ``suppressed``
 
 
 # ----------------------------------------------------------------------------
@@ -758,4 +759,5 @@ def build(result, charts: bool = False) -> Report:
     not_applied = tuple(_clean(p.written()) for p in getattr(result, "pragmas_not_applied", ()))
     off_by = _clean(getattr(result, "pragmas_off_by", "") or "") if not_applied else ""
     return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings,
-                  findings, counts, source, ev is not None, suppressed, config, not_applied, off_by)
+                  findings, counts, source, ev is not None, suppressed, config, not_applied, off_by,
+                  getattr(result, "suppressed_omitted", 0))

@@ -50,13 +50,14 @@ def suppression_comments(result, most: int = 50) -> list[str]:
     and the pragmas not applied (with what turned inline configuration off)."""
     out: list[str] = []
     suppressed = getattr(result, "suppressed", ())
-    out.append(f"% Suppressed findings (dropped or lowered by pragmas or configuration): {len(suppressed) or 'none'}")
+    total = len(suppressed) + getattr(result, "suppressed_omitted", 0)
+    out.append(f"% Suppressed findings (dropped or lowered by pragmas or configuration): {total or 'none'}")
     for s in suppressed[:most]:
         d = s.diagnostic
         where = f" at {d.span.line}:{d.span.column}" if d.span else ""
         out.append(f"%   {d.code} {d.severity}{where}, {tex_escape(s.effect)} by {tex_escape(s.by[:200])}")
-    if len(suppressed) > most:
-        out.append(f"%   and {len(suppressed) - most} more (see the JSON report)")
+    if total > most:
+        out.append(f"%   and {total - most} more (see the JSON report)")
     unapplied = getattr(result, "pragmas_not_applied", ())
     if unapplied:
         off_by = tex_escape(getattr(result, "pragmas_off_by", "") or "configuration")

@@ -60,7 +60,7 @@ def render_markdown(result) -> str:
     report = build(result)
     out = [f"## effspec audit: {esc(report.title)}", "",
            f"{code(report.file)}: " + ", ".join(f"{n} {s}" for s, n in report.counts)
-           + (f", {len(report.suppressed)} suppressed or lowered" if report.suppressed else ""), ""]
+           + (f", {len(report.suppressed) + report.suppressed_omitted:,} suppressed or lowered" if report.suppressed else ""), ""]
     for run in report.runs:
         out += [f"### {esc(run.id)}" + (f": {esc(run.title)}" if run.title else ""), ""]
         out.append("| " + " | ".join(esc(h.label) for h in run.headline) + " |")
@@ -118,6 +118,7 @@ def _suppressed(report, most: int = 20) -> str:
         where = f"line {s.line}:{s.column}" if s.line else "file"
         message = s.message if len(s.message) <= 200 else s.message[:199] + "…"
         out.append(f"- **{s.code}** {s.severity}, {where}, {esc(s.effect)} by {esc(s.by[:200])}: {esc(message)}")
-    if len(report.suppressed) > most:
-        out.append(f"- … and {len(report.suppressed) - most} more: see the JSON or HTML report.")
+    total = len(report.suppressed) + report.suppressed_omitted
+    if total > most:
+        out.append(f"- … and {total - most:,} more: see the JSON or HTML report.")
     return "\n".join(out)

@@ -134,6 +134,9 @@ def _configuration_properties(result) -> dict:
         props["effspec/pragmasNotApplied"] = {"by": getattr(result, "pragmas_off_by", ""),
                                               "pragmas": [{"line": p.line, "column": p.column, "pragma": p.written()}
                                                           for p in unapplied]}
+    more = getattr(result, "suppressed_omitted", 0)
+    if more:
+        props["effspec/suppressedNotListed"] = more  # beyond the per-file cap: counted, not listed
     return {"properties": props} if props else {}
 
 

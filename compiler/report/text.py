@@ -36,6 +36,8 @@ def _suppression_summary(result, suppressed, most: int = 8) -> str:
     lowered = len(suppressed) - ignored
     unapplied = len(getattr(result, "pragmas_not_applied", ()))
     words = [f"{ignored} suppressed"] * bool(ignored) + [f"{lowered} with severity lowered"] * bool(lowered)
+    more = getattr(result, "suppressed_omitted", 0)
+    words += [f"{more:,} more suppressed or lowered, not listed"] * bool(more)
     head = f"; {', '.join(words)} (`effspec check --show-suppressed` shows them)" if words else ""
     if unapplied:
         off_by = sanitize(getattr(result, "pragmas_off_by", "") or "configuration")
@@ -191,6 +193,7 @@ def result_json(result) -> dict:
         # What a pragma or the configuration dropped or lowered, and by what;
         # the configuration file that applied, relative to the spec's folder.
         "suppressed": [s.to_json() for s in getattr(result, "suppressed", [])],
+        **({"suppressed_omitted": n} if (n := getattr(result, "suppressed_omitted", 0)) else {}),
         "config": getattr(getattr(result, "settings", None), "name", None),
         "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
                                 for p in getattr(result, "pragmas_not_applied", ())],
