@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import subprocess
 import sys
 import sysconfig
@@ -101,27 +102,53 @@ def prepare(folder: str, kind: str, megabytes: float) -> str:
     return spec
 
 
+# Linux counts the caller's resident memory in the ru_maxrss of a child that is
+# forked (or vforked) from it and then execs: from a 300 MB test session,
+# `/bin/true` "peaks" at 313 MB.  So a small launcher forks the measured
+# command from itself and reports that grandchild's figures on a pipe.
+_LAUNCHER = """
+import os, sys
+fd = int(sys.argv[1])
+pid = os.fork()
+if pid == 0:
+    os.close(fd)
+    try:
+        os.execvp(sys.argv[2], sys.argv[2:])
+    finally:
+        os._exit(127)
+_, status, usage = os.wait4(pid, 0)
+os.write(fd, f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {os.waitstatus_to_exitcode(status)}".encode())
+"""
+
+
 def peak(cmd: list[str], timeout: float | None = None) -> tuple[float, float, float, int, bytes]:
     """(peak RSS in MB, wall seconds, CPU seconds, exit status, output) of one child process.
 
-    ``ru_maxrss`` comes from ``os.wait4`` on that child alone, so other
-    children of the caller (a test session's) do not count.  A child still
-    running after ``timeout`` seconds is killed (exit status -9).
+    ``ru_maxrss`` comes from ``os.wait4`` on the command alone, run by a small
+    launcher (see ``_LAUNCHER``), so neither the caller's memory nor its other
+    children count.  A command still running after ``timeout`` seconds is
+    killed with its launcher (exit status -9).
     """
     t = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    timer = threading.Timer(timeout, proc.kill) if timeout else None
+    read_end, write_end = os.pipe()
+    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(write_end), *cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, pass_fds=(write_end,), start_new_session=True)
+    os.close(write_end)
+    timer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL)) if timeout else None
     if timer is not None:
         timer.start()
     try:
         out = proc.stdout.read()
         proc.stdout.close()
-        _, status, usage = os.wait4(proc.pid, 0)
+        proc.wait()
+        with os.fdopen(read_end, "rb") as fh:
+            report = fh.read().decode().split()
     finally:
         if timer is not None:
             timer.cancel()
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    return usage.ru_maxrss / 1024, time.perf_counter() - t, usage.ru_utime + usage.ru_stime, proc.returncode, out
+    if len(report) != 3:  # the launcher was killed (timeout)
+        return 0.0, time.perf_counter() - t, 0.0, -9, out
+    return int(report[0]) / 1024, time.perf_counter() - t, float(report[1]), int(report[2]), out
 
 
 def main(argv: list[str] | None = None) -> int:
