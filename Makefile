@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test check lint sysdeps sysdeps-report python-version clean rules-pages bench
+.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -103,6 +103,11 @@ lint: python-version $(VENV)/.installed-test $(MYPY_PATH)/effspec
 	$(VENV)/bin/mypy
 
 check: lint
+
+# The edit loop: the suite without the slow marks (fuzzing, PDFs, servers,
+# measurements; tests/conftest.py), no linters. `make test` is what CI runs.
+test-fast: $(VENV)/.installed-test
+	$(PY) -m pytest -m "not slow"
 
 test: lint sysdeps-report
 	$(PY) -m pytest

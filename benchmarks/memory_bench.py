@@ -12,7 +12,7 @@ take 2-4 GB:
 
 Each file is generated once into a temp folder (kept between runs by its
 name), then checked by a fresh `effspec check` process; the figure is that
-process's peak RSS (``ru_maxrss`` from ``os.wait4``) and its wall time.
+process's peak RSS (its own VmHWM: see ``peak``) and its wall time.
 
     .venv/bin/python benchmarks/memory_bench.py [--steps-mb 245] [--ranks-mb 135] [--only steps,ranks]
 
@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 import sysconfig
@@ -102,53 +101,71 @@ def prepare(folder: str, kind: str, megabytes: float) -> str:
     return spec
 
 
-# Linux counts the caller's resident memory in the ru_maxrss of a child that is
-# forked (or vforked) from it and then execs: from a 300 MB test session,
-# `/bin/true` "peaks" at 313 MB.  So a small launcher forks the measured
-# command from itself and reports that grandchild's figures on a pipe.
-_LAUNCHER = """
-import os, sys
-fd = int(sys.argv[1])
-pid = os.fork()
-if pid == 0:
-    os.close(fd)
-    try:
-        os.execvp(sys.argv[2], sys.argv[2:])
-    finally:
-        os._exit(127)
-_, status, usage = os.wait4(pid, 0)
-os.write(fd, f"{usage.ru_maxrss} {usage.ru_utime + usage.ru_stime} {os.waitstatus_to_exitcode(status)}".encode())
+# A child's ru_maxrss on Linux keeps the high-water mark of the memory it was
+# started from (exec keeps the maximum, and a vforked child's is its parent's):
+# from a test session that has grown to 380 MB, every child "peaked" at 380 MB.
+# The child's own VmHWM (/proc/self/status, per address space, reset by exec)
+# is its peak alone; this wrapper runs a Python script and writes that figure
+# to a file at exit.
+_HWM = """import atexit, os, runpy, sys
+out = os.environ.pop("EFFSPEC_BENCH_HWM")
+def _write():
+    with open("/proc/self/status") as fh:
+        kb = next(line.split()[1] for line in fh if line.startswith("VmHWM:"))
+    with open(out, "w") as fh:
+        fh.write(kb)
+atexit.register(_write)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")
 """
+
+
+def _is_python_script(path: str) -> bool:
+    try:
+        with open(path, "rb") as fh:
+            first = fh.readline(200)
+    except OSError:
+        return False
+    return first.startswith(b"#!") and b"python" in first
 
 
 def peak(cmd: list[str], timeout: float | None = None) -> tuple[float, float, float, int, bytes]:
     """(peak RSS in MB, wall seconds, CPU seconds, exit status, output) of one child process.
 
-    ``ru_maxrss`` comes from ``os.wait4`` on the command alone, run by a small
-    launcher (see ``_LAUNCHER``), so neither the caller's memory nor its other
-    children count.  A command still running after ``timeout`` seconds is
-    killed with its launcher (exit status -9).
+    The peak is the child's own VmHWM where Linux has it and the command is a
+    Python script (see _HWM), else ``ru_maxrss`` from ``os.wait4`` on that
+    child alone.  A child still running after ``timeout`` seconds is killed
+    (exit status -9).
     """
+    env, hwm_file = None, None
+    if os.path.exists("/proc/self/status") and _is_python_script(cmd[0]):
+        fd, hwm_file = tempfile.mkstemp(prefix="effspec-hwm-")
+        os.close(fd)
+        env = dict(os.environ, EFFSPEC_BENCH_HWM=hwm_file)
+        cmd = [sys.executable, "-c", _HWM, *cmd]
     t = time.perf_counter()
-    read_end, write_end = os.pipe()
-    proc = subprocess.Popen([sys.executable, "-c", _LAUNCHER, str(write_end), *cmd], stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, pass_fds=(write_end,), start_new_session=True)
-    os.close(write_end)
-    timer = threading.Timer(timeout, os.killpg, (proc.pid, signal.SIGKILL)) if timeout else None
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env)
+    timer = threading.Timer(timeout, proc.kill) if timeout else None
     if timer is not None:
         timer.start()
     try:
         out = proc.stdout.read()
         proc.stdout.close()
-        proc.wait()
-        with os.fdopen(read_end, "rb") as fh:
-            report = fh.read().decode().split()
+        _, status, usage = os.wait4(proc.pid, 0)
     finally:
         if timer is not None:
             timer.cancel()
-    if len(report) != 3:  # the launcher was killed (timeout)
-        return 0.0, time.perf_counter() - t, 0.0, -9, out
-    return int(report[0]) / 1024, time.perf_counter() - t, float(report[1]), int(report[2]), out
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    rss_kb = usage.ru_maxrss
+    if hwm_file is not None:
+        try:
+            with open(hwm_file) as fh:
+                rss_kb = int(fh.read() or rss_kb)
+        except (OSError, ValueError):
+            pass
+        finally:
+            os.unlink(hwm_file)
+    return rss_kb / 1024, time.perf_counter() - t, usage.ru_utime + usage.ru_stime, proc.returncode, out
 
 
 def main(argv: list[str] | None = None) -> int:

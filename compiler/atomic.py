@@ -9,16 +9,20 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
+from collections.abc import Iterable
 
 
-def write_atomic(path: str, data: bytes | str) -> None:
+def write_atomic(path: str, data: bytes | str | Iterable[bytes]) -> None:
+    """``data`` may also be an iterable of byte chunks, written as they come (a large CSV)."""
     if isinstance(data, str):
         data = data.encode("utf-8")
+    chunks = (data,) if isinstance(data, bytes) else data
     folder = os.path.dirname(os.path.abspath(path))
     fd, tmp = tempfile.mkstemp(prefix=".effspec-", suffix=".tmp", dir=folder)
     try:
         with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
+            for chunk in chunks:
+                fh.write(chunk)
             fh.flush()
             os.fsync(fh.fileno())
         if os.path.exists(path):

@@ -1,4 +1,5 @@
-"""Diagnostic codes of the front end (EFF0xx): parse, values, units, files, limits.
+"""Diagnostic codes of the front end (EFF0xx): parse, values, units, files, limits;
+and of the log importers (EFF8xx).
 
 A code is never reused; new codes are appended.  An audit rule declares its own
 code, title and severity in its file (compiler/rules/<family>/EFFnnn.py), and
@@ -17,5 +18,8 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
     "EFF031": ("project configuration not applied", "error"),
+    "EFF040": ("value left to fill in (`TODO`)", "error"),
     "EFF099": ("internal error", "error"),
+    # EFF8xx: the log importers (effspec import), not audit rules
+    "EFF801": ("log line the importer could not read", "warning"),
 }

@@ -35,3 +35,22 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
     tally = config.stash.get(_TALLY, None)
     if tally is not None and tally.inputs:
         terminalreporter.write_line(f"fuzz: {tally.inputs} inputs, {tally.uncaught} uncaught exceptions")
+
+
+# `make test-fast` (pytest -m "not slow") leaves these out: whole files whose
+# nature is slow (fuzzing, subprocess servers, pre-commit's own venv, Dask,
+# memory and growth measurements), and every test that renders a PDF
+# (WeasyPrint is most of a report's time).  `make test` runs everything.
+SLOW_FILES = {
+    "test_fuzz.py", "test_fmt_fuzz.py", "test_pre_commit.py", "test_traces.py", "test_bounded_cost.py",
+    "test_growth.py", "test_import_weight.py", "test_lsp.py", "test_lsp_features.py", "test_lsp_incremental.py",
+    "test_extreme_values.py", "test_fmt_cli.py", "test_importers.py", "test_makefile.py", "test_report.py",
+    "test_injection.py", "test_failed_report_keeps_output.py", "test_untrusted_reading.py", "test_catalog_cli.py",
+}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    slow = pytest.mark.slow
+    for item in items:
+        if item.path.name in SLOW_FILES or "pdf" in item.name.lower():
+            item.add_marker(slow)

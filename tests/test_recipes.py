@@ -141,3 +141,45 @@ def test_recipe_add_a_convention_preset_is_unknown_without_the_entry(package_cop
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
     codes = [(d["code"], d["line"]) for d in json.loads(checked.stdout)["diagnostics"] if d["code"] < "EFF100"]
     assert codes == [("EFF003", 5)]
+
+
+def test_recipe_add_a_log_importer_is_one_new_file(package_copy: Path, tmp_path: Path):
+    module = recipe_block("Add a log importer", "python")
+    name = re.search(r'^    name = "(\w+)"$', module, re.M).group(1)
+    assert "compiler/importers/<format>.py" in CONTRIBUTING.split("## Add a log importer", 1)[1]
+    (package_copy / "effspec" / "importers" / f"{name}.py").write_text(module, encoding="utf-8")
+    (tmp_path / "acme.log").write_text(recipe_block("Add a log importer", "text"), encoding="utf-8")
+
+    helped = run(package_copy, "import", "--help", cwd=tmp_path)
+    assert re.search(rf"^  {name}\s+Acme Trainer: `acme step N: time T s, tflops F` lines$", helped.stdout, re.M)
+    done = run(package_copy, "import", "auto", "acme.log", "-o", "acme.eff", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert f"1 run(s) ({name})" in done.stderr
+    # Line 6 (`acme step 5: time 1.3`) is cut short: EFF801 there, and the import goes on.
+    assert "warning[EFF801]: step line that cannot be read whole; skipped\n --> acme.log:6:1" in done.stderr
+    # The CSV, by hand from the log: steps 1-4 on lines 2-5, 6-7 on lines 7-8; step 1 (9 s, over 1.5x the
+    # median of all six, 1.245 s) is the warm-up.
+    assert (tmp_path / "acme_steps.csv").read_text(encoding="utf-8") == (
+        "step,line,step_time_s,tflops,flags\n1,2,9.000,40.0,warmup\n2,3,1.200,300.0,\n3,4,1.250,288.0,\n"
+        "4,5,1.240,290.3,\n6,7,1.210,297.5,\n7,8,1.300,276.9,\n")
+    spec = (tmp_path / "acme.eff").read_text(encoding="utf-8")
+    # The kept five's median is 1.240 s, step 4 on line 5: its 290.3 TFLOP/s is the claim, cited there.
+    assert 'claim tflops_per_device = 290.3 TFLOP/s  from log "acme.log:5"' in spec
+    assert 'step_time = file "acme_steps.csv" column "step_time_s" s  from log "acme.log:2-8 (6 step lines)"' in spec
+    assert re.search(r"warmup\s+= 1 step ", spec)
+    # No preset of that name in the language: the convention's knobs are written out, each with its source.
+    assert "# The language has no preset `acmetrain` for this formula: its knobs, written out:" in spec
+    assert 'attention  = full      from assumed "Acme Trainer: the log does not print the version"' in spec
+    # What the log does not say is TODO, and `effspec check` says so (EFF040) until it is filled in.
+    todo = [n for n, line in enumerate(spec.split("\n"), 1) if " = TODO" in line]
+    checked = run(package_copy, "check", "acme.eff", "--format", "json", cwd=tmp_path)
+    assert checked.returncode == 1
+    assert [(d["code"], d["line"]) for d in json.loads(checked.stdout)["diagnostics"] if d["code"] < "EFF100"] == [
+        ("EFF040", n) for n in todo]
+
+
+def test_recipe_add_a_log_importer_is_not_there_without_the_file(package_copy: Path, tmp_path: Path):
+    (tmp_path / "acme.log").write_text(recipe_block("Add a log importer", "text"), encoding="utf-8")
+    done = run(package_copy, "import", "auto", "acme.log", "-o", "acme.eff", cwd=tmp_path)
+    assert done.returncode == 2 and "formats tried: maxtext, megatron," in done.stderr
+    assert "acmetrain" not in run(package_copy, "import", "--help", cwd=tmp_path).stdout

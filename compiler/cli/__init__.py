@@ -15,8 +15,10 @@ from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.fmt import register as register_fmt
+from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
+from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -90,6 +92,8 @@ def parser() -> argparse.ArgumentParser:
                    help="wait this long after a change before re-checking (default 30)")
     s.add_argument("--no-inlay-hints", action="store_true", help="send no inlay hints after claims")
     s.set_defaults(func=cmd_lsp)
+    add_import_parser(sub)
+    add_traces_parser(sub)
     return p
 
 

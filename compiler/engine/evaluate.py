@@ -423,6 +423,10 @@ def drop_nonfinite(result: RunResult) -> None:
         for name in [n for n, m in table.items() if not _finite(m)]:
             result.nonfinite[name] = table.pop(name)
             result.missing.setdefault(name, ("finite inputs (see EFF702)",))
+    for cr in result.claims.values():  # a claim rebuilt from other claims (a rate over a subnormal peak)
+        if cr.reconstructed is not None and not math.isfinite(cr.reconstructed):
+            cr.reconstructed, cr.status = None, "unrecoverable"
+            cr.missing = cr.missing or ("finite inputs: the reconstruction overflows",)
 
 
 # ----------------------------------------------------------------------------

@@ -140,7 +140,7 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
             ctx.error("EFF003", span, f"`{name}` is set twice", f"the first is on line {seen[name].line}; keep one")
             continue
         seen[name] = span
-        entry = build_entry(ctx, key, stmt)
+        entry = build_entry(ctx, key, stmt, block_name)
         if entry is not None:
             entries.append(entry)
     return entries, blocks, claims, set(seen)

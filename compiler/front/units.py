@@ -19,9 +19,11 @@ import json
 import math
 import os
 import re
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:  # pint is imported only when the unit table is (re)built
@@ -72,17 +74,35 @@ def _cache_folder() -> str | None:
     return owned_folder(os.path.join(root, "pint")) if root else None
 
 
+def _import_pint() -> ModuleType:
+    """pint, without its optional dask support.  With dask installed (the
+    `scale` extra of `effspec traces`), pint imports dask.base, and jinja2
+    with it, when it is imported; effspec never hands pint a dask array, so
+    dask is hidden from pint's `find_spec("dask")` while pint is imported
+    (a None entry in sys.modules), unless something imported dask already."""
+    if "pint" in sys.modules or "dask" in sys.modules:
+        import pint
+
+        return pint
+    sys.modules["dask"] = None  # type: ignore[assignment]
+    try:
+        import pint
+    finally:
+        del sys.modules["dask"]
+    return pint
+
+
 @cache
 def registry() -> pint.UnitRegistry[float]:
     """The pint registry with the project's dimensions (built once, cached on disk)."""
-    import pint
+    pint_module = _import_pint()
 
     folder = _cache_folder()
     ureg: pint.UnitRegistry[float]
     try:
-        ureg = pint.UnitRegistry(cache_folder=folder) if folder else pint.UnitRegistry()
+        ureg = pint_module.UnitRegistry(cache_folder=folder) if folder else pint_module.UnitRegistry()
     except Exception:  # a corrupt or foreign cache must not stop a check
-        ureg = pint.UnitRegistry()
+        ureg = pint_module.UnitRegistry()
     for line in _DEFINITIONS:
         name = line.split("=")[0].strip()
         if name not in ureg:

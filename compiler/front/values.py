@@ -349,7 +349,42 @@ _BUILDERS: dict[str, Callable[[BuildContext, K.Key, _Written], _Built]] = {
     "file": _file_value, "samples": _samples_value}
 
 
-def build_entry(ctx: BuildContext, key: K.Key, assign: Node) -> Entry | None:
+PLACEHOLDER = "TODO"
+
+
+def fill_in_help(block: str, key: K.Key) -> str:
+    """What to write in place of a `TODO`, from the key's table entry."""
+    if key.kind == "peak":
+        what = ("a quantity in `FLOP/s` (e.g. `989.4 TFLOP/s`), or `catalog` "
+                "(the built-in figure for `accelerator`, `dtype` and `sparsity`)")
+    elif key.kind == "string":
+        what = f'a "string": {key.doc}'
+    elif key.kind == "enum":
+        what = "one of " + ", ".join(f"`{c}`" for c in key.choices)
+    elif key.kind == "bool":
+        what = "`true` or `false`"
+    elif key.kind == "integer":
+        what = "a whole number"
+    elif key.kind == "samples":
+        what = "step times: a quantity in `s`, a list `[…] s`, or `file \"…\" column \"…\"`"
+    elif key.kind == "file":
+        what = '`file "…"`'
+    else:
+        what = f"a quantity in `{key.unit}`" if key.unit else "a number"
+    return f"replace `{PLACEHOLDER}` with {what}, and say where it comes from (`from datasheet \"…\"`, `from log \"…\"`, …)"
+
+
+def _placeholder(ctx: BuildContext, block: str, key: K.Key, w: _Written) -> bool:
+    """EFF040 for a value left as `TODO` (what `effspec import` writes where a log is silent)."""
+    if w.name != PLACEHOLDER:
+        return False
+    where = f"{block}.{key.name}" if block not in ("", "run", "scaling") else key.name
+    meaning = f": {key.doc}" if key.doc and key.kind != "string" else ""
+    ctx.error("EFF040", w.span, f"`{where}` is left to fill in{meaning}", fill_in_help(block, key), "fill in this value")
+    return True
+
+
+def build_entry(ctx: BuildContext, key: K.Key, assign: Node, block: str = "") -> Entry | None:
     """One `key = value [from …]` statement as an Entry, or None with the error reported."""
     name_tok, value_tree, *prov = assign.children
     provenance = _provenance(ctx, prov[0] if prov else None)
@@ -357,6 +392,8 @@ def build_entry(ctx: BuildContext, key: K.Key, assign: Node) -> Entry | None:
     kind = getattr(value_tree, "data", None)
     is_name = kind == "ref" and len(value_tree.children[0].children) == 1
     w = _Written(value_tree, kind, value_span, ctx.source(value_span), str(value_tree.children[0].children[0]) if is_name else None)
+    if _placeholder(ctx, block, key, w):
+        return None
     built = _BUILDERS.get(key.kind, _numeric_value)(ctx, key, w)
     if built is _NO_VALUE:
         return None

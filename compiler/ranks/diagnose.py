@@ -21,7 +21,10 @@ The diagnosis, in this order (constants below):
    consistently (mean excess ≥ ``STRAGGLER_EXCESS`` and ≥ ``OUTLIER_Z`` robust
    standard deviations above the typical rank) or in bursts (compute or comm
    at least ``BURST_EXCESS`` above the step's median in ≥ ``BURST_SHARE`` of
-   the steps, while almost no other rank does).  The flagged ranks must be
+   the steps, while almost no other rank does), or stall: their stall above
+   the step's median rank, as a share of the median step, is ≥
+   ``STRAGGLER_EXCESS`` on average and ≥ ``OUTLIER_Z`` robust deviations
+   (the seed's third family is "stragglers and stalls").  The flagged ranks must be
    few: at most an eighth of the ranks and of the nodes; a larger slow group
    is imbalance, not a straggler.
 2. ``imbalance``: the compute spread is at least ``IMBALANCE_SPREAD`` with no
@@ -66,6 +69,13 @@ def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) 
         if found is not None:
             return found
     if s.spread < IMBALANCE_SPREAD and s.compute_share < COMPUTE_BOUND_SHARE:
+        comm, stall = float(s.rank_comm.sum()), float(s.rank_stall.sum())
+        if comm + stall > 0 and max(comm, stall) >= 2 * min(comm, stall):
+            what = "communication" if comm > stall else "stalls"
+            return s.diagnosis("none", [], [], f"ranks are even, but only {s.compute_share:.0%} of the step is compute "
+                               f"on every rank, and {what} take{'s' if what == 'communication' else ''} "
+                               f"{max(comm, stall) / (comm + stall):.0%} of the rest: uniform {what} "
+                               f"{'is' if what == 'communication' else 'are'} none of the three families (see the breakdown)")
         return s.diagnosis("none", [], [], f"ranks are even, but only {s.compute_share:.0%} of the step is compute "
                            "on every rank: uniform communication or stalls are none of the three families (see the breakdown)")
     return s.diagnosis("none", [], [], f"no straggler, no imbalance (compute spread {s.spread:.1%}), "

@@ -11,9 +11,17 @@ from __future__ import annotations
 import csv
 import io
 
-from effspec.diagnostics import Diagnostic, Span, name_list
+from effspec.diagnostics import Diagnostic, Span, name_list, sanitize
 from effspec.front.limits import LIMITS
-from effspec.ranks.table import COLUMNS, MAX_NODE_NAME, TIME_COLUMNS, RankTable
+from effspec.ranks.table import (
+    COLUMNS,
+    MAX_COMMENT_CHARS,
+    MAX_COMMENT_LINES,
+    MAX_NODE_NAME,
+    OPTIONAL_COLUMNS,
+    TIME_COLUMNS,
+    RankTable,
+)
 
 
 class _Bad(Exception):
@@ -54,7 +62,24 @@ def _read(path: str, rel: str) -> bytes:
     return raw.replace(b"\r\n", b"\n") if b"\r" in raw else raw
 
 
-def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
+def _comments(raw: bytes, rel: str) -> tuple[tuple[str, ...], bytes]:
+    """The ``#`` lines before the header (provenance), kept without the ``# ``, and the rest."""
+    lines: list[str] = []
+    pos = 0
+    while raw.startswith(b"#", pos):
+        end = raw.find(b"\n", pos)
+        end = len(raw) if end < 0 else end
+        if len(lines) >= MAX_COMMENT_LINES:
+            raise _Bad("EFF030", f"`{rel}` has more than {MAX_COMMENT_LINES:,} comment lines before the header")
+        text = sanitize(raw[pos + 1:end].decode("utf-8").strip())
+        if len(text) > MAX_COMMENT_CHARS:
+            raise _Bad("EFF030", f"`{rel}` line {len(lines) + 1}: a comment longer than {MAX_COMMENT_CHARS:,} characters")
+        lines.append(text)
+        pos = end + 1
+    return tuple(lines), raw[pos:]
+
+
+def _header(raw: bytes, rel: str, first: int = 2) -> tuple[list[str], bytes]:
     """The header's names, checked for the required columns, and the body after it."""
     from effspec.front.files import MAX_CSV_LINE_CHARS
 
@@ -65,7 +90,7 @@ def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
     try:
         header = [h.strip() for h in next(csv.reader([header_text]))] if header_text.strip() else []
     except csv.Error as exc:
-        raise _Bad("EFF003", f"`{rel}` row 1: malformed header ({exc})") from None
+        raise _Bad("EFF003", f"`{rel}` row {first - 1}: malformed header ({exc})") from None
     missing = [c for c in COLUMNS if c not in header]
     if missing:
         raise _Bad("EFF020", f"`{rel}` has no column{'s' if len(missing) > 1 else ''} "
@@ -80,39 +105,43 @@ def _header(raw: bytes, rel: str) -> tuple[list[str], bytes]:
     return header, body
 
 
-def _check_ranges(np, values: dict, cell_text, rel: str) -> None:
+def _check_ranges(np, values: dict, cell_text, rel: str, first: int = 2, times: tuple[str, ...] = TIME_COLUMNS) -> None:
     """rank and step are whole numbers ≥ 0; times are finite and ≥ 0."""
     for name in ("rank", "step"):
         v = values[name]
         bad = np.flatnonzero((v != np.floor(v)) | (v < 0) | (v > 2**53))
         if bad.size:
             r = int(bad[0])
-            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
+            raise _Bad("EFF003", f"`{rel}` row {r + first}, column `{name}`: `{cell_text(r, name)}` "
                        "is not a whole number ≥ 0", f"`{name}` is an integer index")
-    for name in TIME_COLUMNS:
+    for name in times:
         v = values[name]
         bad = np.flatnonzero(~np.isfinite(v) | (v < 0))
         if bad.size:
             r = int(bad[0])
-            raise _Bad("EFF011", f"`{rel}` row {r + 2}, column `{name}`: `{cell_text(r, name)}` "
+            raise _Bad("EFF011", f"`{rel}` row {r + first}, column `{name}`: `{cell_text(r, name)}` "
                        "is not a finite time ≥ 0 s", "times are seconds, never negative")
     total = values[TIME_COLUMNS[0]] + values[TIME_COLUMNS[1]] + values[TIME_COLUMNS[2]]
     empty = np.flatnonzero(~(total > 0))
     if empty.size:
         r = int(empty[0])
-        raise _Bad("EFF011", f"`{rel}` row {r + 2}: " + " + ".join(f"`{n}`" for n in TIME_COLUMNS)
+        raise _Bad("EFF011", f"`{rel}` row {r + first}: " + " + ".join(f"`{n}`" for n in TIME_COLUMNS)
                    + " is 0 s: a rank's step takes time", "a row splits the time one rank spent on one step")
 
 
 def _load(path: str, rel: str) -> RankTable:
     import numpy as np
 
-    header, body = _header(_read(path, rel), rel)
+    comments, raw = _comments(_read(path, rel), rel)
+    first = len(comments) + 2  # the file line of the first data row
+    header, body = _header(raw, rel, first)
     index = {c: header.index(c) for c in COLUMNS}
+    optional = [c for c in OPTIONAL_COLUMNS if c in header]
+    index.update({c: header.index(c) for c in optional})
     plain = b'"' not in body and b"\r" not in body and not body.startswith(b"\n") and b"\n\n" not in body
-    cells = _split_fast(np, body, len(header), rel) if plain else None
+    cells = _split_fast(np, body, len(header), rel, first) if plain else None
     if cells is None:
-        cells = _split_slow(np, body, len(header), rel)
+        cells = _split_slow(np, body, len(header), rel, first)
     starts, ends, buf = cells
     del cells, body  # the slow path's buffer is a re-encoded copy: the body is no longer needed
     rows = len(starts)
@@ -121,21 +150,32 @@ def _load(path: str, rel: str) -> RankTable:
     if rows > LIMITS.max_csv_rows:
         raise _Bad("EFF030", f"`{rel}` has more than {LIMITS.max_csv_rows:,} rows")
     values = {}
-    for name in ("rank", "step", *TIME_COLUMNS):
+    for name in ("rank", "step", *TIME_COLUMNS, *optional):
         j = index[name]
-        values[name] = _parse_numbers(np, buf, starts[:, j], ends[:, j], rel, name)
-    _check_ranges(np, values, lambda r, name: _cell(buf, starts[r, index[name]], ends[r, index[name]]), rel)
+        values[name] = _parse_numbers(np, buf, starts[:, j], ends[:, j], rel, name, first)
+    _check_ranges(np, values, lambda r, name: _cell(buf, starts[r, index[name]], ends[r, index[name]]), rel, first,
+                  (*TIME_COLUMNS, *optional))
+    if "comm_exposed" in values:
+        over = np.flatnonzero(values["comm_exposed"] > values["comm"] * (1 + 1e-9) + 1e-12)
+        if over.size:
+            r = int(over[0])
+            raise _Bad("EFF003", f"`{rel}` row {r + first}: `comm_exposed` "
+                       f"({_cell(buf, starts[r, index['comm_exposed']], ends[r, index['comm_exposed']])} s) exceeds `comm` "
+                       f"({_cell(buf, starts[r, index['comm']], ends[r, index['comm']])} s)",
+                       "comm_exposed is the part of comm that no compute overlaps")
     rank = values["rank"].astype(np.int64)
     step = values["step"].astype(np.int64)
-    node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel)
-    return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"])
+    node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel, first)
+    return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"],
+                     step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"), idle=values.get("idle"),
+                     other=values.get("other"), provenance=comments, first_row=first)
 
 
 def _cell(buf, start, end) -> str:
     return bytes(buf[int(start):int(end)]).decode("utf-8", "replace")[:40]
 
 
-def _split_fast(np, body: bytes, ncols: int, rel: str):
+def _split_fast(np, body: bytes, ncols: int, rel: str, first: int = 2):
     """Cell boundaries of a quote-free CSV, found with array operations."""
     buf = np.frombuffer(body, dtype=np.uint8)
     seps = np.flatnonzero((buf == 44) | (buf == 10))
@@ -147,7 +187,7 @@ def _split_fast(np, body: bytes, ncols: int, rel: str):
     wrong = np.flatnonzero(per_line != ncols)
     if wrong.size:
         r = int(wrong[0])
-        raise _Bad("EFF003", f"`{rel}` row {r + 2}: {int(per_line[r])} cells, the header names {ncols}",
+        raise _Bad("EFF003", f"`{rel}` row {r + first}: {int(per_line[r])} cells, the header names {ncols}",
                    "every row needs one cell per header column")
     seps = seps.reshape(rows, ncols)
     starts = np.empty_like(seps)
@@ -161,7 +201,7 @@ def _split_fast(np, body: bytes, ncols: int, rel: str):
 _SLOW_CHUNK_CELLS = 1 << 18
 
 
-def _split_slow(np, body: bytes, ncols: int, rel: str):
+def _split_slow(np, body: bytes, ncols: int, rel: str, first: int = 2):
     """The csv module's reading (quotes, blank lines), re-encoded as one buffer with boundaries.
 
     The body is decoded as it is read (never whole), and the cell offsets are
@@ -179,11 +219,11 @@ def _split_slow(np, body: bytes, ncols: int, rel: str):
     starts, ends = [], []
     # newline="\n": lines end at LF only (as io.StringIO's did), and BytesIO shares the body.
     reader = csv.reader(bounded_lines(io.TextIOWrapper(io.BytesIO(body), encoding="utf-8", newline="\n")))
-    row_number = 1
+    row_number = first - 1
     rows = 0
     try:
         for row in reader:
-            row_number = reader.line_num + 1
+            row_number = reader.line_num + first - 1
             if not row or all(not c.strip() for c in row) and len(row) == 1:
                 continue
             if len(row) != ncols:
@@ -223,7 +263,7 @@ def _flush(np, starts: list, ends: list, all_starts, all_ends, filled: int) -> i
 _POW10 = tuple(10.0 ** k for k in range(23))
 
 
-def _parse_numbers(np, buf, starts, ends, rel: str, column: str):
+def _parse_numbers(np, buf, starts, ends, rel: str, column: str, first: int = 2):
     """Decimal cells to float64, exactly as ``float()`` reads them.
 
     Plain decimals of up to 15 digits take the vectorized path: the digits
@@ -266,23 +306,23 @@ def _parse_numbers(np, buf, starts, ends, rel: str, column: str):
         try:
             value[r] = float(text.strip())
         except ValueError:
-            raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `{column}`: `{text[:40]}` is not a number",
+            raise _Bad("EFF003", f"`{rel}` row {r + first}, column `{column}`: `{text[:40]}` is not a number",
                        "every row needs a number in this column") from None
     return value
 
 
-def _nodes(np, buf, starts, ends, rank, rel: str):
+def _nodes(np, buf, starts, ends, rank, rel: str, first: int = 2):
     """Node index per row, and the node names; each rank must stay on one node."""
     length = ends - starts
     empty = np.flatnonzero(length == 0)
     if empty.size:
-        raise _Bad("EFF003", f"`{rel}` row {int(empty[0]) + 2}, column `node`: empty", "name the node of every row")
+        raise _Bad("EFF003", f"`{rel}` row {int(empty[0]) + first}, column `node`: empty", "name the node of every row")
     width = int(length.max())
     if width > MAX_NODE_NAME:
         r = int(np.argmax(length))
-        raise _Bad("EFF003", f"`{rel}` row {r + 2}, column `node`: longer than {MAX_NODE_NAME} bytes")
-    ranks, first, rank_index = np.unique(rank, return_index=True, return_inverse=True)
-    ref = first[rank_index]  # the first row of the same rank
+        raise _Bad("EFF003", f"`{rel}` row {r + first}, column `node`: longer than {MAX_NODE_NAME} bytes")
+    ranks, first_of, rank_index = np.unique(rank, return_index=True, return_inverse=True)
+    ref = first_of[rank_index]  # the first row of the same rank
     differs = length != length[ref]
     last = len(buf) - 1
     for j in range(width):
@@ -290,10 +330,10 @@ def _nodes(np, buf, starts, ends, rank, rel: str):
         differs |= inside & (buf[np.minimum(starts + j, last)] != buf[np.minimum(starts[ref] + j, last)])
     if differs.any():
         r = int(np.flatnonzero(differs)[0])
-        raise _Bad("EFF003", f"`{rel}` row {r + 2}: rank {int(rank[r])} is on node `{_cell(buf, starts[r], ends[r])}`, "
-                   f"but on `{_cell(buf, starts[ref[r]], ends[ref[r]])}` in row {int(ref[r]) + 2}",
+        raise _Bad("EFF003", f"`{rel}` row {r + first}: rank {int(rank[r])} is on node `{_cell(buf, starts[r], ends[r])}`, "
+                   f"but on `{_cell(buf, starts[ref[r]], ends[ref[r]])}` in row {int(ref[r]) + first}",
                    "a rank stays on one node for the whole file")
-    names_per_rank = [bytes(buf[s:e]).decode("utf-8") for s, e in zip(starts[first].tolist(), ends[first].tolist(), strict=False)]
+    names_per_rank = [bytes(buf[s:e]).decode("utf-8") for s, e in zip(starts[first_of].tolist(), ends[first_of].tolist(), strict=False)]
     node_names = tuple(sorted(set(names_per_rank)))
     lookup = {name: i for i, name in enumerate(node_names)}
     node_of_rank = np.asarray([lookup[n] for n in names_per_rank], np.int64)

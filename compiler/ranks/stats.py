@@ -112,6 +112,7 @@ class RankStats:
     slowest_ranks: tuple[GroupStat, ...] = ()
     slowest_nodes: tuple[GroupStat, ...] = ()
     stages: tuple[GroupStat, ...] = ()
+    rank_stall_excess: Any = None  # mean stall above the step's median rank, as a share of the median step
 
     @property
     def rank_count(self) -> int:
@@ -154,7 +155,7 @@ class RankStats:
         counts = np.bincount(cell, minlength=R * S)
         if counts.max() > 1:
             dup = int(np.flatnonzero(counts > 1)[0])
-            rows = np.flatnonzero(cell == dup)[:2] + 2
+            rows = np.flatnonzero(cell == dup)[:2] + table.first_row
             raise ValueError(f"rank {int(ranks[dup // S])} step {int(steps[dup % S])} appears twice "
                              f"(rows {rows[0]} and {rows[1]})")
         complete = bool(counts.min() == 1)
@@ -164,7 +165,10 @@ class RankStats:
             out[cell] = values
             return out.reshape(R, S)
 
-        C, M, T = matrix(table.compute), matrix(table.comm), matrix(table.stall)
+        # With `comm_exposed` (written by `effspec traces`), the communication a
+        # rank waits in is the part no compute hides: C + M + T is then the step.
+        exposed = table.comm_exposed is not None
+        C, M, T = matrix(table.compute), matrix(table.comm_exposed if exposed else table.comm), matrix(table.stall)
         mean = np.mean if complete else np.nanmean
         median = np.median if complete else np.nanmedian
         big = np.max if complete else np.nanmax
@@ -175,6 +179,8 @@ class RankStats:
             Y = np.where(step_median_comm > 0, M / step_median_comm - 1.0, 0.0)
             wait = np.where(total > 0, (M + T) / total, 0.0)
             imbalance_wait = np.where(total > 0, (big(C, axis=0) - C) / total, 0.0)
+            step_median_total = median(total, axis=0)
+            Z = np.where(step_median_total > 0, (T - median(T, axis=0)) / step_median_total, 0.0)
         node_of_rank = np.zeros(R, np.int64)
         node_of_rank[rank_index] = table.node
         rank_compute = mean(C, axis=1)
@@ -189,8 +195,12 @@ class RankStats:
             compute_share=float(compute_total / all_total) if all_total > 0 else 0.0,
             spread=float((rank_compute.max() - rank_compute.min()) / rank_compute.max()) if rank_compute.max() > 0 else 0.0,
             wait_share=float(np.nanmean(wait)), imbalance_wait_share=float(np.nanmean(imbalance_wait)),
-            evidence={})
+            evidence={}, rank_stall_excess=mean(Z, axis=1))
         stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
+        if exposed:
+            stats.evidence["comm_column"] = "comm_exposed"
+        if table.provenance:
+            stats.evidence["provenance"] = list(table.provenance)
         stats._fill_groups(np, pp)
         return stats
 

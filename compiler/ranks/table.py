@@ -11,7 +11,11 @@ if TYPE_CHECKING:  # numpy is imported when a table is loaded
 
 COLUMNS = ("rank", "node", "step", "compute", "comm", "stall")
 TIME_COLUMNS = ("compute", "comm", "stall")
+# Optional columns (written by `effspec traces`); read when the header names them.
+OPTIONAL_COLUMNS = ("step_time", "comm_exposed", "idle", "other")
 MAX_NODE_NAME = 128
+MAX_COMMENT_LINES = 100_000  # `# …` lines before the header (one per trace file, and a few)
+MAX_COMMENT_CHARS = 4096
 
 
 @dataclass(frozen=True)
@@ -25,6 +29,12 @@ class RankTable:
     compute: NDArray[np.float64]  # seconds
     comm: NDArray[np.float64]
     stall: NDArray[np.float64]
+    step_time: NDArray[np.float64] | None = None  # the optional columns, when present
+    comm_exposed: NDArray[np.float64] | None = None
+    idle: NDArray[np.float64] | None = None
+    other: NDArray[np.float64] | None = None
+    provenance: tuple[str, ...] = ()  # the `# …` lines before the header, without "# "
+    first_row: int = 2  # the file line of the first row (after the comments and the header)
 
     @property
     def rows(self) -> int:

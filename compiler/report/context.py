@@ -596,7 +596,24 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
                                 tuple((_clean(g.name), str(g.ranks), sig(g.compute_mean), sig(g.comm_mean),
                                        sig(g.stall_mean), percent(g.wait_share), f"{g.compute_excess:+.1%}")
                                       for g in groups)))
-    return tuple(rows), tuple(tables)
+    rows += [Row("provenance", _clean(line)) for line in evidence.get("provenance", ()) if " file=" not in line]
+    provenance = _provenance_table([line for line in evidence.get("provenance", ()) if " file=" in line])
+    return tuple(rows), tuple(tables) + ((provenance,) if provenance else ())
+
+
+def _provenance_table(lines: list, shown: int = 20) -> Table | None:
+    """The trace files a per-rank CSV came from (its `# effspec-traces` lines): name, size, SHA-256."""
+    from urllib.parse import unquote
+
+    rows = []
+    for line in lines[:shown]:
+        kv = dict(t.split("=", 1) for t in str(line).split(": ", 1)[-1].split() if "=" in t)
+        size = kv.get("bytes", "")
+        rows.append((_clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
+                     _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", ""))))
+    if len(lines) > shown:
+        rows.append((f"… {len(lines) - shown:,} more (all listed in the CSV)", "", "", "", ""))
+    return Table("Provenance", ("file", "bytes", "sha256", "rank", "node"), tuple(rows)) if rows else None
 
 
 def run_view(rr, charts: bool = False) -> RunView:

@@ -142,6 +142,43 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "",
         _spec(extra="\n  claim mfu = 52 %"),
     ),
+    "EFF040": (
+        "Reports a value written as `TODO`: a placeholder for a fact the spec "
+        "does not have yet. `effspec import` writes one wherever a training log "
+        "is silent (the accelerator, its peak, the model shape when the log has "
+        "no argument dump), so that nothing is silently assumed. The help says "
+        "what the key takes: its unit, its choices, or `catalog` for a peak.",
+        "A placeholder is not a value. Evaluating the spec with a guessed one "
+        "would give figures that look checked but rest on nobody's statement; "
+        "the spec is therefore not evaluated until every `TODO` is replaced.",
+        "The log named no accelerator and no peak:",
+        _spec("peak = TODO"),
+        "Fill in the peak (here from the catalog) and say where each value comes from:",
+        _spec(),
+    ),
+}
+
+# Codes that `effspec import` reports about a training log, not about a spec:
+# their examples are log excerpts (```text blocks), and the importer tests
+# (tests/test_importers.py) run them.
+IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
+    "EFF801": (
+        "Reports a line of a training log that looks like one the importer reads "
+        "but cannot be read whole: a truncated line (the log was cut while it was "
+        "written), two ranks' output interleaved on one line, a number that does "
+        "not parse, or bytes that are not UTF-8. The import goes on past it; the "
+        "diagnostic names the log file, the line and the column.",
+        "A half-written line would give a wrong step time or a wrong figure if it "
+        "were read anyway, and dropping it silently would hide a gap in the "
+        "samples. The line is left out of the step samples and named, so that "
+        "the samples can be traced back to the log line by line.",
+        "A Megatron-LM iteration line cut in the middle (`effspec import megatron train.log -o run.eff`):",
+        " [2026-01-16 07:32:24] iteration        5/     100 | consumed samples:        10240 | elapsed time per iteration (ms): 158",
+        "The whole line, as Megatron-LM writes it:",
+        " [2026-01-16 07:32:24] iteration        5/     100 | consumed samples:        10240 | elapsed time per iteration (ms): 15800.0 |"
+        " throughput per GPU (TFLOP/s/GPU): 490.0 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+    ),
 }
 
 
@@ -193,16 +230,21 @@ def _fenced(text: str) -> str:
     return text if text.startswith("```") else _eff(text)
 
 
+def _text(text: str) -> str:
+    return "```text\n" + text.rstrip("\n") + "\n```"
+
+
 def _front_end_page(code: str) -> str:
+    table, block = (IMPORTER, _text) if code in IMPORTER else (FRONT_END, _fenced)
     what, why, lead, example, use_lead, corrected = (
-        textwrap.fill(part, 78) if i in (0, 1, 2, 4) and part else part for i, part in enumerate(FRONT_END[code]))
+        textwrap.fill(part, 78) if i in (0, 1, 2, 4) and part else part for i, part in enumerate(table[code]))
     parts = ["## What it does", "", what, "", "## Why is this bad?", "", why, "", "## Example", ""]
     if lead:
         parts += [lead, ""]
-    parts += [_fenced(example), "", "## Use instead", ""]
+    parts += [block(example), "", "## Use instead", ""]
     if use_lead:
         parts += [use_lead, ""]
-    parts += [_fenced(corrected)]
+    parts += [block(corrected)]
     return "\n".join(parts)
 
 
@@ -213,7 +255,7 @@ def header(code: str) -> str:
 
 def body(code: str) -> str | None:
     """The page without its header: the rule's docstring, or the front-end page."""
-    if code in FRONT_END:
+    if code in FRONT_END or code in IMPORTER:
         return _front_end_page(code)
     if code not in code_table():
         return None

@@ -58,6 +58,10 @@ def grammar(lark_text: str | None = None) -> dict:
          "captures": {"1": {"name": "keyword.control.claim.eff"}, "2": {"name": "variable.other.metric.eff"}}},
         {"match": rf"\b(from)\s+({NAME})",
          "captures": {"1": {"name": "keyword.control.from.eff"}, "2": {"name": "storage.modifier.provenance.eff"}}},
+        # `file "…" column "t" ms`: the unit after a column's name.
+        {"match": rf'\b(column)\s+("(?:[^"\\]|\\.)*")(?:\s*({unit}))?',
+         "captures": {"1": {"name": "keyword.control.eff"}, "2": {"name": "string.quoted.double.eff"},
+                      "3": {"name": "keyword.other.unit.eff"}}},
         {"match": rf"(\])\s*({unit})",
          "captures": {"1": {"name": "punctuation.section.brackets.eff"}, "2": {"name": "keyword.other.unit.eff"}}},
         {"match": rf"(?<![A-Za-z0-9_.])({NUMBER})(?:\s*({unit}))?",

@@ -1,0 +1,173 @@
+"""`effspec import FORMAT LOG... -o OUT.eff`: a training log to a spec with its sources.
+
+The formats are whatever compiler/importers/ holds (discovery); they are looked
+up only when this command runs or its help is shown, so other commands do not
+pay for importing them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from effspec.cli.common import ToolError
+
+MAX_SHOWN_WARNINGS = 20
+
+
+class _Formats:
+    """argparse `choices` that discovers the formats on first use."""
+
+    def _names(self) -> list[str]:
+        from effspec.importers import all_importers
+
+        return [*all_importers(), "auto"]
+
+    def __contains__(self, item: object) -> bool:
+        return item in self._names()
+
+    def __iter__(self):
+        return iter(self._names())
+
+
+class _FormatsHelp(argparse.RawDescriptionHelpFormatter):
+    """Lists every format, with what it reads, under the usage."""
+
+    def format_help(self) -> str:
+        from effspec.importers import all_importers
+
+        lines = ["", "formats:"]
+        for name, imp in all_importers().items():
+            lines.append(f"  {name:<20}{imp.framework}: {imp.summary}")
+        lines.append(f"  {'auto':<20}detect the format from the log's first lines")
+        return super().format_help() + "\n".join(lines) + "\n"
+
+
+def add_import_parser(sub) -> None:
+    i = sub.add_parser("import", help="turn a training log into a spec (`auto` detects the format)",
+                       formatter_class=_FormatsHelp,
+                       description="Read a training log and write OUT.eff, with every value's log line, the framework's "
+                                   "figures as claims, the step times in a CSV beside OUT, and `TODO` where the log is silent.")
+    i.add_argument("format", metavar="FORMAT", choices=_Formats(), help="a format below, or auto")
+    i.add_argument("logs", nargs="+", metavar="LOG", help="training logs (each one becomes a run)")
+    i.add_argument("-o", "--output", required=True, metavar="OUT.eff", help="the spec to write; CSVs go beside it")
+    i.add_argument("--framework-version", metavar="VERSION", default=None,
+                   help="the framework's version when the log does not print it (sets the FLOP convention)")
+    i.add_argument("--config", metavar="FILE", default=None,
+                   help="the run's config file, for formats that read one (torchtitan: its TOML); the log's values win")
+    i.add_argument("--force", action="store_true", help="replace OUT and its CSVs if they exist (a log is never replaced)")
+    i.set_defaults(func=cmd_import)
+
+
+def cmd_import(args) -> int:
+    from effspec.importers import ImportFailure, import_logs
+    from effspec.importers.writer import render
+
+    out = args.output
+    if not out.endswith(".eff"):
+        raise ToolError(f"{out}: the output must be a `.eff` file")
+    if os.path.isdir(out):
+        raise ToolError(f"{out}: is a directory")
+    for log in args.logs + ([args.config] if args.config else []):
+        if os.path.islink(log) and not os.path.exists(log):
+            raise ToolError(f"{log}: is a symlink that leads nowhere (its target is missing, or links loop)")
+        if not os.path.exists(log):
+            raise ToolError(f"{log}: no such file")
+    try:
+        result = import_logs(args.format, args.logs, args.framework_version, progress=sys.stderr.isatty(),
+                             config=args.config)
+    except ImportFailure as exc:
+        _warnings(exc.diagnostics, 0)
+        raise ToolError(str(exc)) from None
+    except IsADirectoryError as exc:
+        raise ToolError(f"{exc.filename}: is a directory") from None
+    except OSError as exc:
+        raise ToolError(f"{exc.filename or ' '.join(args.logs)}: {exc.strerror or exc}") from None
+    command = f"effspec import {args.format}" + (f" --framework-version {args.framework_version}" if args.framework_version else "")
+    files = render(out, result.runs, command)
+    _refuse_overwrites([f.path for f in files], args.logs + ([args.config] if args.config else []), args.force, out)
+    text = _write(files, out)
+    _report(result, out, text, [f.path for f in files])
+    return 0
+
+
+def _beside(out: str, path: str) -> str:
+    """An output's path as the user would name it: beside OUT, as OUT was given."""
+    return os.path.join(os.path.dirname(out), os.path.basename(path))
+
+
+def _refuse_overwrites(paths: list[str], logs: list[str], force: bool, out: str) -> None:
+    for path in paths:
+        if not os.path.lexists(path):
+            continue
+        shown = _beside(out, path)
+        for log in logs:
+            try:
+                same = os.path.samefile(path, log)
+            except OSError:
+                same = os.path.realpath(path) == os.path.realpath(log)
+            if same:
+                raise ToolError(f"{shown}: is the log being imported; choose another output name (a log is never replaced)")
+        if os.path.isdir(path):
+            raise ToolError(f"{shown}: is a directory")
+        if not force:
+            raise ToolError(f"{shown}: exists; pass --force to replace it (it may hold values you filled in)")
+
+
+def _write(files, out: str) -> str:
+    """OUT is checked to compile first (against the CSVs' first rows), then the CSVs are written, then OUT:
+    OUT never points at a missing CSV, and a failed import leaves every old file as it was."""
+    import tempfile
+
+    from effspec import check_text
+    from effspec.atomic import write_atomic
+
+    text = files[-1].head().decode("utf-8")
+    try:
+        with tempfile.TemporaryDirectory(prefix="effspec-import-") as folder:
+            for f in files[:-1]:
+                with open(os.path.join(folder, os.path.basename(f.path)), "wb") as fh:
+                    fh.write(f.head())
+            check = check_text(text, file=out, folder=folder)
+    except OSError as exc:
+        raise ToolError(f"{_beside(out, exc.filename) if exc.filename else out}: cannot write ({exc.strerror or exc})") from None
+    wrong = [d for d in check.diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+    if wrong:
+        d = wrong[0]
+        raise ToolError(f"the imported spec does not compile ({d.code} at line {d.span.line if d.span else '?'}: "
+                        f"{d.message}); this is a bug in the importer, nothing was written")
+    try:
+        for f in files:
+            write_atomic(f.path, f.chunks())
+    except OSError as exc:
+        raise ToolError(f"{_beside(out, exc.filename) if exc.filename else out}: cannot write ({exc.strerror or exc})") from None
+    return text
+
+
+def _warnings(diagnostics, dropped: int) -> None:
+    from effspec.diagnostics import render_text
+
+    for d in diagnostics[:MAX_SHOWN_WARNINGS]:
+        print(render_text(d, None, d.file) + "\n", file=sys.stderr)
+    hidden = len(diagnostics) - MAX_SHOWN_WARNINGS + dropped
+    if hidden > 0:
+        print(f"effspec: {hidden} more EFF801 warning(s) not shown", file=sys.stderr)
+
+
+def _report(result, out: str, text: str, files: list[str]) -> None:
+    """What was written, on standard error; every path through ``printable`` (a hostile name cannot drive the terminal)."""
+    from effspec.diagnostics import printable
+
+    _warnings(result.diagnostics, result.dropped_warnings)
+    todos = [n + 1 for n, line in enumerate(text.split("\n")) if " = TODO" in line]
+    samples = sum(len(r.steps) for r in result.runs)
+    for path in files:  # beside OUT, named as OUT was given
+        print(f"wrote {printable(_beside(out, path))}", file=sys.stderr)
+    formats = ", ".join(sorted(set(result.formats.values())))
+    shown = printable(out)
+    print(f"{shown}: {len(result.runs)} run(s) ({formats}), {samples} step sample(s), "
+          f"{len(result.diagnostics) + result.dropped_warnings} log line(s) skipped or repaired", file=sys.stderr)
+    if todos:
+        print(f"{shown}: fill in the {len(todos)} `TODO` line(s) (" + ", ".join(str(n) for n in todos[:12])
+              + (", …" if len(todos) > 12 else "") + f"), then run `effspec check {shown}`", file=sys.stderr)

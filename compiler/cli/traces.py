@@ -1,0 +1,110 @@
+"""`effspec traces PATH... -o ranks.csv`: per-rank profiler traces to the
+per-rank table that `ranks { samples = file "…" }` reads.
+
+Exit status: 0 written (warnings allowed), 1 a trace or the set of traces is
+bad (every problem is listed; the output is not touched), 2 the tool could not
+run (no input, an unwritable output, a Dask scheduler that cannot be reached).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from effspec.cli.common import ToolError
+from effspec.diagnostics import Diagnostic, Span, printable, render_text
+
+
+def add_parser(sub) -> None:
+    t = sub.add_parser("traces", help="reduce per-rank PyTorch profiler traces to a per-rank CSV",
+                       description="Reduce per-rank PyTorch profiler (Kineto) traces to the per-rank, per-step table "
+                       "that `ranks { samples = file \"…\" }` reads (method: spec/traces.md).")
+    t.add_argument("paths", nargs="+", metavar="PATH", help=".json / .json.gz traces, or folders of them")
+    t.add_argument("-o", "--output", required=True, metavar="CSV", help="the table to write (replaced only when complete)")
+    t.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: CPUs; 1 reduces serially)")
+    t.add_argument("--executor", choices=("auto", "serial", "processes", "dask"), default="auto",
+                   help="auto: Dask when installed (pip install effspec[scale]) or a scheduler is named, else a process pool")
+    t.add_argument("--scheduler", metavar="ADDRESS", help="attach to a running Dask scheduler (also DASK_SCHEDULER_ADDRESS)")
+    t.add_argument("--scheduler-file", metavar="FILE", help="attach to the Dask scheduler described in FILE")
+    t.add_argument("--partial", action="store_true", help="accept a subset of the world's ranks (recorded in the CSV)")
+    t.add_argument("--ranks-per-node", type=int, default=None, metavar="K",
+                   help="for traces without host_name: node = rank // K")
+    t.add_argument("--stream-above", type=int, default=None, metavar="BYTES",
+                   help="parse traces larger than this (decompressed) in chunks (default 256 MiB)")
+    t.add_argument("--max-trace-bytes", type=int, default=None, metavar="BYTES",
+                   help="refuse a trace that decompresses to more (default 1 TiB)")
+    t.add_argument("--allow-hardlinks", action="store_true",
+                   help="read traces in a folder that are hard links (only for folders you trust)")
+    t.set_defaults(func=cmd_traces)
+
+
+def _positive(value: int | None, flag: str) -> None:
+    if value is not None and value < 1:
+        raise ToolError(f"{flag} must be at least 1")
+
+
+def _render(code: str, severity: str, file: str, message: str, help: str = "", line: int = 0, column: int = 0) -> str:
+    span = Span(line, column, line, column + 1) if line else None
+    return render_text(Diagnostic(code, severity, span, message, help), None, file or "traces")
+
+
+def _refuse_overwriting_a_trace(output: str, items) -> None:
+    """ToolError when OUT is one of the traces (by inode: also through a
+    symlink or a hard link).  Nothing is read or written."""
+    import os
+
+    for item in items:
+        try:
+            same = os.path.samefile(item.path, output)
+        except (OSError, ValueError):  # OUT does not exist yet: not a trace
+            same = False
+        if same:
+            raise ToolError(f"{printable(output)}: is the trace {printable(item.shown)}; not overwritten with the table "
+                            "(choose another output file)")
+
+
+def cmd_traces(args: argparse.Namespace) -> int:
+    from effspec.atomic import write_atomic
+    from effspec.ranks.traces import combine, run
+
+    for value, flag in ((args.jobs, "--jobs"), (args.ranks_per_node, "--ranks-per-node"),
+                        (args.stream_above, "--stream-above"), (args.max_trace_bytes, "--max-trace-bytes")):
+        _positive(value, flag)
+    items, problems = run.discover(args.paths)
+    if not items and not problems:
+        raise ToolError("no trace files given")
+    _refuse_overwriting_a_trace(args.output, items)
+    defaults = run.Options()
+    options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
+                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
+    executor = run.choose_executor(args.executor, len(items), args.jobs, args.scheduler, args.scheduler_file)
+    if executor == "dask" and not run.dask_available():
+        raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")
+    progress = run.Progress(len(items), sum(run._size(item.path) for item in items))
+    try:
+        results = run.run_map(items, options, executor, args.jobs, args.scheduler, args.scheduler_file, progress)
+    except OSError as exc:  # a scheduler that cannot be reached, a pool that cannot start
+        raise ToolError(f"the {executor} executor could not run: {exc}") from None
+    failures = problems + [r for r in results if isinstance(r, run.Failure)]
+    summaries = [r for r in results if not isinstance(r, run.Failure)]
+    out = [_render(f.code, "error", f.file, f.message, f.help, f.line, f.column) for f in failures]
+    errors = len(failures)
+    if summaries:
+        found, missing, world = combine.check(summaries, args.partial)
+        out += [_render(p.code, p.severity, p.file, p.message, p.help) for p in found]
+        errors += sum(p.severity == "error" for p in found)
+    for text in out:
+        print(text, file=sys.stderr)
+    if errors or not summaries:
+        print(f"effspec traces: {errors} error{'s' if errors != 1 else ''}; {printable(args.output)} not written",
+              file=sys.stderr)
+        return 1
+    text = combine.to_csv(summaries, missing, world, found)
+    try:
+        write_atomic(args.output, text)
+    except OSError as exc:
+        raise ToolError(f"{args.output}: cannot be written: {exc.strerror or exc}") from None
+    rows = sum(len(s.rows) for s in summaries)
+    print(f"effspec traces: {len(summaries)} trace{'s' if len(summaries) != 1 else ''} "
+          f"({executor}), {rows} rows -> {printable(args.output)}", file=sys.stderr)
+    return 0

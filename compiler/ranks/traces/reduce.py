@@ -1,0 +1,476 @@
+"""One trace to its per-step rows (the definitions are spec/traces.md's).
+
+The events are read once, into compact arrays (``array.array``: 8 bytes a
+value, not a Python object each); the unions are then one sweep over the
+sorted interval end points (numpy).  Times stay float microseconds, made
+relative to the trace's first step before any arithmetic, so a Kineto
+timestamp's nanoseconds survive: nothing is rounded to whole microseconds.
+
+GPU traces (any ``kernel``, ``gpu_memcpy`` or ``gpu_memset`` event):
+
+- a device event belongs to the step whose ``ProfilerStep#N`` span holds the
+  launch (``cuda_runtime`` / ``cuda_driver`` event with the same
+  ``args.correlation``);
+- step N's device window runs from the end of step N−1's window (for the first
+  step: the start of its first device event) to the end of the last device
+  event it launched, so the windows tile the device timeline and the gap
+  before a step's first kernel (a host stall) is that step's idle time;
+- inside a window, by time: compute = union of non-communication kernels;
+  comm = union of NCCL/RCCL kernels; comm_exposed = comm where no compute
+  kernel runs; other = memcpy/memset where no kernel runs; idle = the rest.
+
+CPU traces (gloo): the step window is the ``ProfilerStep#N`` span; compute is
+the union of the main thread's ``cpu_op`` events outside its ``c10d::*`` ops;
+comm is the union of ``gloo:*`` annotations (any thread, in practice the
+``pt_gloo_runloop`` threads) and the main thread's ``c10d::*`` ops;
+comm_exposed is comm where the main thread does not compute; idle is the rest
+(waiting in Python, sleeping, a data loader: gaps with no event).
+
+Always: compute + comm_exposed + other + idle = step_time (to float rounding).
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import re
+from array import array
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, Structs, TraceError, read_trace
+
+_STEP = re.compile(r"ProfilerStep#(\d{1,18})\Z")
+_NODE_SAFE = re.compile(r"[A-Za-z0-9._:@+\-]")
+MAX_NODE = 128
+
+COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
+HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
+_DEVICE_CATS = {"kernel": None, "gpu_memcpy": OTHER, "gpu_memset": OTHER}
+_LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+
+
+@dataclass(frozen=True)
+class StepRow:
+    """One step of one rank, in microseconds."""
+
+    step: int
+    step_time: float
+    compute: float
+    comm: float
+    comm_exposed: float
+    idle: float
+    other: float
+
+
+@dataclass(frozen=True)
+class TraceSummary:
+    """What one trace reduces to: a few numbers per step and the file's identity."""
+
+    file: str  # the name shown and recorded (as given on the command line)
+    bytes: int
+    sha256: str
+    parser: str
+    rank: int
+    world_size: int | None
+    node: str
+    node_source: str  # host_name | fallback
+    kind: str  # gpu | cpu
+    rows: tuple[StepRow, ...]
+    step_starts: tuple[float, ...]  # absolute µs (baseTimeNanoseconds + ts), for the skew check
+    events: int
+    skipped: int = 0
+    notes: tuple[str, ...] = field(default=())
+
+
+def node_name(raw: str) -> str:
+    """A host name as a CSV-safe node name: bytes outside ``[A-Za-z0-9._:@+-]``
+    are percent-encoded (so distinct names stay distinct), at most 128 bytes."""
+    out = "".join(c if _NODE_SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
+                  for c in raw)
+    if not out:
+        raise TraceError("EFF003", "the trace's `host_name` is empty", "name the host, or omit the field")
+    if len(out) > MAX_NODE:
+        raise TraceError("EFF003", f"the trace's `host_name` is longer than {MAX_NODE} bytes once encoded")
+    return out
+
+
+MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration is not a clock reading
+
+
+class _Collector:
+    """The events a reduction needs, as compact arrays."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[int, float, float, Any]] = []  # (N, ts, dur, thread)
+        self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr = array("d"), array("d"), array("b"), array("q")
+        self.rt_ts, self.rt_corr = array("d"), array("q")
+        self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
+        self.gloo_ts, self.gloo_dur = array("d"), array("d")
+        self.threads: dict[Any, int] = {}
+        self.events = 0
+        self.skipped = 0
+
+    def add(self, events: Iterable[Any]) -> None:
+        if isinstance(events, Structs):
+            self.add_structs(events)
+        else:
+            self.add_dicts(events)
+
+    def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
+        """``add_dicts`` for the events msgspec decoded: the same checks on
+        attributes (``args`` is then an object with ``correlation``, or None)."""
+        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
+        threads = self.threads
+        big = MAX_TIME_US
+        skipped = 0
+        for e in events:
+            if e.ph != "X":
+                continue
+            cat: Any = e.cat
+            ts: Any = e.ts
+            dur: Any
+            name: Any
+            if cat == "cpu_op" or cat == "user_annotation":
+                name = e.name
+                if type(name) is not str:
+                    skipped += 1
+                    continue
+                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                    continue
+                dur = e.dur
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
+                    skipped += 1
+                    continue
+                if name.startswith("gloo:"):
+                    self.gloo_ts.append(ts)
+                    self.gloo_dur.append(dur)
+                    continue
+                thread = (e.pid, e.tid)
+                try:
+                    t = threads.get(thread)
+                except TypeError:
+                    thread = (None, None)
+                    t = threads.get(thread)
+                if name.startswith("ProfilerStep#"):
+                    m = _STEP.match(name)
+                    if m:
+                        self.steps.append((int(m.group(1)), ts, dur, thread))
+                    continue
+                if t is None:
+                    t = threads[thread] = len(threads)
+                op_ts.append(ts)
+                op_dur.append(dur)
+                op_thread.append(t)
+                op_c10d.append(1 if name.startswith("c10d::") else 0)
+            elif cat in _DEVICE_CATS:
+                dur = e.dur
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
+                    skipped += 1
+                    continue
+                corr: Any = e.args.correlation if e.args is not None else None
+                cls = _DEVICE_CATS[cat]
+                if cls is None:
+                    name = e.name
+                    low = name[:4].lower() if type(name) is str else ""
+                    cls = COMM if low in ("nccl", "rccl") else COMPUTE
+                dev_ts.append(ts)
+                dev_dur.append(dur)
+                dev_cls.append(cls)
+                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
+            elif cat in _LAUNCH_CATS:
+                corr = e.args.correlation if e.args is not None else None
+                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
+                    rt_ts.append(ts)
+                    rt_corr.append(corr)
+        self.events += len(events)
+        self.skipped += skipped
+
+    def add_dicts(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        """Keep what the reduction needs of each event.  The hot loop of a
+        reduction: checks are inlined (a number is an int or float, not a
+        bool, within ±MAX_TIME_US; NaN fails the comparison)."""
+        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
+        threads = self.threads
+        big = MAX_TIME_US
+        count = skipped = 0
+        for e in events:
+            count += 1
+            if type(e) is not dict or e.get("ph") != "X":
+                continue
+            cat: Any = e.get("cat")
+            ts: Any = e.get("ts")
+            dur: Any
+            name: Any
+            if cat == "cpu_op" or cat == "user_annotation":
+                name = e.get("name")
+                if type(name) is not str:
+                    skipped += 1
+                    continue
+                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                    continue
+                dur = e.get("dur")
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
+                    skipped += 1
+                    continue
+                if name.startswith("gloo:"):
+                    self.gloo_ts.append(ts)
+                    self.gloo_dur.append(dur)
+                    continue
+                thread = (e.get("pid"), e.get("tid"))
+                try:
+                    t = threads.get(thread)
+                except TypeError:  # a list or an object as a pid: not a thread anyone can name
+                    thread = (None, None)
+                    t = threads.get(thread)
+                if name.startswith("ProfilerStep#"):
+                    m = _STEP.match(name)
+                    if m:
+                        self.steps.append((int(m.group(1)), ts, dur, thread))
+                    continue
+                if t is None:
+                    t = threads[thread] = len(threads)
+                op_ts.append(ts)
+                op_dur.append(dur)
+                op_thread.append(t)
+                op_c10d.append(1 if name.startswith("c10d::") else 0)
+            elif cat in _DEVICE_CATS:
+                dur = e.get("dur")
+                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
+                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
+                    skipped += 1
+                    continue
+                args: Any = e.get("args")
+                corr: Any = args.get("correlation") if type(args) is dict else None
+                cls = _DEVICE_CATS[cat]
+                if cls is None:
+                    name = e.get("name")
+                    low = name[:4].lower() if type(name) is str else ""
+                    cls = COMM if low in ("nccl", "rccl") else COMPUTE
+                dev_ts.append(ts)
+                dev_dur.append(dur)
+                dev_cls.append(cls)
+                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
+            elif cat in _LAUNCH_CATS:
+                args = e.get("args")
+                corr = args.get("correlation") if type(args) is dict else None
+                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
+                    rt_ts.append(ts)
+                    rt_corr.append(corr)
+        self.events += count
+        self.skipped += skipped
+
+
+def _rank(top: dict) -> tuple[int, int | None]:
+    info: Any = top.get("distributedInfo")
+    rank = info.get("rank") if isinstance(info, dict) else None
+    if type(rank) is not int or not 0 <= rank < 2**31:
+        raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
+                         "profile after torch.distributed.init_process_group, which records the rank in the trace")
+    world = info.get("world_size")
+    if type(world) is int and not 0 < world <= 2**31:
+        raise TraceError("EFF003", f"`distributedInfo.world_size` is {world if abs(world) < 10**12 else 'huge'}: "
+                         "not a world size (1 to 2,147,483,648 ranks)", "the trace was edited or is not torch's")
+    if type(world) is int and rank >= world:
+        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks")
+    return rank, world if type(world) is int else None
+
+
+def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
+    host = top.get("host_name", top.get("hostname"))
+    if isinstance(host, str):
+        return node_name(host), "host_name"
+    if ranks_per_node:
+        return f"node{rank // ranks_per_node}", "ranks_per_node"
+    return "unknown", "none"
+
+
+def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
+                 whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
+                 allow_hardlinks: bool = False) -> TraceSummary:
+    """Read and reduce one trace file; TraceError on any problem.  ``beneath``:
+    ``path`` was listed in a folder and is opened beneath it (parse._open)."""
+    import numpy as np
+
+    # Parsing makes ~20 container objects an event, and none of them is in a
+    # cycle (JSON is a tree): the cyclic collector, which would walk them
+    # again and again as they are made, is paused (2.5x faster with orjson).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
+        c = _Collector()
+        c.add(events)
+        del events
+    finally:
+        if paused:
+            gc.enable()
+    rank, world = _rank(top)
+    node, node_source = _node(top, rank, ranks_per_node)
+    if not c.steps:
+        raise TraceError("EFF003", "no `ProfilerStep#N` span: the trace has no steps to split",
+                         "call prof.step() once per training step inside torch.profiler.profile(schedule=...)")
+    c.steps.sort(key=lambda s: (s[1], s[0]))
+    seen: dict[int, int] = {}
+    for n, *_ in c.steps:
+        if n in seen:
+            raise TraceError("EFF003", f"`ProfilerStep#{n}` appears twice", "one span per step number")
+        seen[n] = 1
+    base = math.floor(c.steps[0][1])
+    base_ns = top.get("baseTimeNanoseconds")
+    offset = base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0
+    if len(c.dev_ts):
+        kind, rows = "gpu", _gpu_rows(np, c, base)
+    else:
+        kind, rows = "cpu", _cpu_rows(np, c, base)
+    return TraceSummary(
+        file=display if display is not None else path, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
+        rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
+        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped)
+
+
+def _arr(np, a: array, base: float = 0.0):
+    out = np.frombuffer(a, dtype=np.float64) if len(a) else np.zeros(0)
+    return out - base if base else out.copy()
+
+
+def _step_spans(np, c: _Collector, base: float):
+    n = np.asarray([s[0] for s in c.steps], np.int64)
+    lo = np.asarray([s[1] for s in c.steps], np.float64) - base
+    hi = lo + np.asarray([s[2] for s in c.steps], np.float64)
+    return n, lo, hi
+
+
+def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
+    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+    start = _arr(np, c.dev_ts, base)
+    end = start + _arr(np, c.dev_dur)
+    cls = np.frombuffer(c.dev_cls, dtype=np.int8) if len(c.dev_cls) else np.zeros(0, np.int8)
+    # The launch of each device event, by correlation id, and the step holding it.
+    corr = np.frombuffer(c.dev_corr, dtype=np.int64)
+    rt_corr = np.frombuffer(c.rt_corr, dtype=np.int64) if len(c.rt_corr) else np.zeros(0, np.int64)
+    rt_ts = _arr(np, c.rt_ts, base)
+    order = np.argsort(rt_corr, kind="stable")
+    rt_corr, rt_ts = rt_corr[order], rt_ts[order]
+    at = np.searchsorted(rt_corr, corr)
+    found = (corr >= 0) & (at < len(rt_corr))
+    found[found] = rt_corr[at[found]] == corr[found]
+    launch = np.full(len(corr), np.nan)
+    launch[found] = rt_ts[at[found]]
+    k = np.searchsorted(cpu_lo, launch, side="right") - 1
+    inside = found & (k >= 0)
+    inside[inside] = launch[inside] < cpu_hi[k[inside]]
+    S = len(numbers)
+    first = np.full(S, np.inf)
+    last = np.full(S, -np.inf)
+    np.minimum.at(first, k[inside], start[inside])
+    np.maximum.at(last, k[inside], end[inside])
+    empty = ~np.isfinite(last)
+    last[empty] = cpu_hi[empty]
+    first[empty] = cpu_lo[empty]
+    hi = np.maximum.accumulate(last)
+    lo = np.empty(S)
+    lo[0] = first[0]
+    lo[1:] = hi[:-1]
+    parts = _sweep(np, start, end, cls, 3, lo, hi)
+    busy_compute = parts[(1, None, None)]
+    comm = parts[(None, 1, None)]
+    exposed = parts[(0, 1, None)]
+    other = parts[(0, 0, 1)]
+    idle = parts[(0, 0, 0)]
+    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
+                         float(exposed[i]), float(idle[i]), float(other[i])) for i in range(S))
+
+
+def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
+    numbers, lo, hi = _step_spans(np, c, base)
+    if len(lo) > 1:  # overlapping spans (a malformed trace) are cut at the next step's start
+        hi[:-1] = np.minimum(hi[:-1], lo[1:])
+    main_thread = c.threads.get(_main_thread(c.steps), -2)
+    op_thread = np.frombuffer(c.op_thread, dtype=np.int64) \
+        if len(c.op_thread) else np.zeros(0, np.int64)
+    on_main = op_thread == main_thread
+    op_start = _arr(np, c.op_ts, base)[on_main]
+    op_end = op_start + _arr(np, c.op_dur)[on_main]
+    c10d = (np.frombuffer(c.op_c10d, dtype=np.int8)[on_main] == 1) if len(c.op_c10d) else np.zeros(0, bool)
+    g_start = _arr(np, c.gloo_ts, base)
+    g_end = g_start + _arr(np, c.gloo_dur)
+    start = np.concatenate((op_start, g_start))
+    end = np.concatenate((op_end, g_end))
+    cls = np.concatenate((np.where(c10d, HOST_C10D, HOST_OP).astype(np.int8), np.full(len(g_start), GLOO, np.int8)))
+    del op_start, op_end, g_start, g_end, c10d, on_main, op_thread  # only the concatenated copies are swept
+    parts = _sweep(np, start, end, cls, 3, lo, hi)
+    # compute: a main-thread op, not inside a c10d op; comm: a c10d op or a gloo annotation.
+    compute = parts[(1, 0, None)]
+    comm = parts[(None, 1, None)] + parts[(None, 0, 1)]
+    exposed = np.maximum(comm - parts[(1, 0, 1)], 0.0)
+    idle = parts[(0, 0, 0)]
+    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(compute[i]), float(comm[i]),
+                         float(exposed[i]), float(idle[i]), 0.0) for i in range(len(numbers)))
+
+
+def _main_thread(steps) -> Any:
+    counts: dict[Any, int] = {}
+    for s in steps:
+        counts[s[3]] = counts.get(s[3], 0) + 1
+    return max(counts, key=lambda t: counts[t])
+
+
+class _Parts(dict):
+    """Time per window for each pattern of (class 0, class 1, class 2) activity:
+    1 = active, 0 = inactive, None = either."""
+
+    def __init__(self, np, seg_window, seg_len, active, W):
+        super().__init__()
+        self.np, self.seg_window, self.seg_len, self.active, self.W = np, seg_window, seg_len, active, W
+
+    def __missing__(self, pattern):
+        np = self.np
+        mask = np.ones(len(self.seg_len), bool)
+        for k, want in enumerate(pattern):
+            if want is not None:
+                mask &= self.active[k] if want else ~self.active[k]
+        out = np.bincount(self.seg_window[mask], weights=self.seg_len[mask], minlength=self.W)
+        self[pattern] = out
+        return out
+
+
+def _sweep(np, start, end, cls, K: int, lo, hi) -> _Parts:
+    """Per window [lo[i], hi[i]), the time spent in each pattern of active classes.
+
+    Memory: a few arrays of the 2n + 2W end points, each freed once used (the
+    sort order goes before the per-class counts are made), about 100 bytes an
+    interval at the peak: far below the JSON the intervals were read from.
+    """
+    n, W = len(start), len(lo)
+    points = np.concatenate((start, end, lo, hi))
+    order = np.argsort(points, kind="stable")
+    t = points[order]
+    del points
+    sign = np.zeros(len(t), np.int8)
+    sign[:n], sign[n:2 * n] = 1, -1
+    sign = sign[order]
+    point_cls = np.full(len(t), -1, np.int8)
+    point_cls[:n] = cls
+    point_cls[n:2 * n] = cls
+    point_cls = point_cls[order]
+    del order
+    seg_len = np.diff(t)
+    w = np.searchsorted(lo, t[:-1], side="right") - 1
+    valid = (w >= 0) & (seg_len > 0)
+    valid[valid] = t[:-1][valid] < hi[w[valid]]
+    del t
+    active = []
+    for k in range(K):
+        running = np.cumsum(np.where(point_cls == k, sign, 0), dtype=np.int32)  # int32: half the default's memory
+        active.append((running[:-1] > 0)[valid])
+        del running
+    return _Parts(np, w[valid], seg_len[valid], active, W)

@@ -1,0 +1,239 @@
+"""The map: every trace file reduced on its own, serially, in a local process
+pool, or on Dask (``dask.distributed``: a LocalCluster sized to the machine,
+or an existing scheduler), with a progress line on a terminal.
+
+A file that fails becomes a :class:`Failure` (its code, message and JSON
+position); the others are still reduced, so one run reports every bad file.
+Results come back in input order whatever the executor, so the CSV is
+byte-identical across executors.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass
+
+from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, TraceError
+from effspec.ranks.traces.reduce import TraceSummary, reduce_trace
+
+SUFFIXES = (".json", ".json.gz")
+
+
+@dataclass(frozen=True)
+class Options:
+    ranks_per_node: int | None = None
+    whole_limit: int = WHOLE_LIMIT
+    max_bytes: int = MAX_TRACE_BYTES
+    allow_hardlinks: bool = False
+
+
+@dataclass(frozen=True)
+class Item:
+    """One trace to reduce: the path opened, the name shown and recorded, and
+    whether it was found in a folder (then ``path`` is the folder's canonical
+    path joined with the listed name, opened beneath the folder)."""
+
+    path: str
+    shown: str
+    beneath: bool = False
+
+
+@dataclass(frozen=True)
+class Failure:
+    file: str
+    code: str
+    message: str
+    help: str = ""
+    line: int = 0
+    column: int = 0
+
+
+def discover(paths: list[str]) -> tuple[list[Item], list[Failure]]:
+    """Every trace: files as given, a folder's ``*.json`` / ``*.json.gz``
+    entries (not recursive; anything else with those names, a symlink
+    leading outside or a FIFO, is refused when it is opened), sorted by name."""
+    found: list[Item] = []
+    problems: list[Failure] = []
+    for arg in paths:
+        if os.path.isdir(arg):
+            try:
+                names = sorted(n for n in os.listdir(arg) if n.endswith(SUFFIXES))
+            except OSError as exc:
+                problems.append(Failure(arg, "EFF020", f"the folder cannot be read: {exc.strerror or exc}"))
+                continue
+            real = os.path.realpath(arg)
+            children = [Item(os.path.join(real, n), os.path.join(arg, n), True) for n in names
+                        if not os.path.isdir(os.path.join(real, n))]
+            if not children:
+                problems.append(Failure(arg, "EFF020", "the folder holds no .json or .json.gz trace"))
+            found += children
+        elif os.path.lexists(arg):
+            found.append(Item(arg, arg))
+        else:
+            problems.append(Failure(arg, "EFF020", "no such file or folder"))
+    seen: set[str] = set()
+    unique = []
+    for item in found:
+        key = os.path.realpath(item.path)
+        if key not in seen:
+            seen.add(key)
+            unique.append(item)
+    return unique, problems
+
+
+def reduce_one(item: Item, options: Options) -> TraceSummary | Failure:
+    """One file, never raising for a bad file (the worker's entry point)."""
+    try:
+        return reduce_trace(item.path, item.shown, options.ranks_per_node, options.whole_limit, options.max_bytes,
+                            item.beneath, options.allow_hardlinks)
+    except TraceError as exc:
+        return Failure(item.shown, exc.code, exc.message, exc.help, exc.line, exc.column)
+    except MemoryError:
+        return Failure(item.shown, "EFF030", "the trace does not fit in this worker's memory",
+                       "lower --stream-above so that large traces are read in chunks")
+
+
+class Progress:
+    """``files, MB/s, ETA`` on one rewritten stderr line, only on a terminal."""
+
+    def __init__(self, total_files: int, total_bytes: int, stream=None, enabled: bool | None = None):
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total_files, self.total_bytes = total_files, max(total_bytes, 1)
+        self.files = self.bytes = 0
+        self.start = self.last = time.monotonic()
+
+    def update(self, nbytes: int) -> None:
+        self.files += 1
+        self.bytes += nbytes
+        now = time.monotonic()
+        if not self.enabled or (now - self.last < 0.1 and self.files < self.total_files):
+            return
+        self.last = now
+        self.stream.write("\r" + self.line(now - self.start))
+        self.stream.flush()
+
+    def line(self, elapsed: float) -> str:
+        rate = self.bytes / elapsed if elapsed > 0 else 0.0
+        left = (self.total_bytes - self.bytes) / rate if rate > 0 else 0.0
+        eta = f"{int(left) // 3600}:{int(left) % 3600 // 60:02d}:{int(left) % 60:02d}"
+        return (f"traces {self.files:,}/{self.total_files:,} files  {self.bytes / 1e6:,.1f} MB  "
+                f"{rate / 1e6:,.1f} MB/s  ETA {eta} ")
+
+    def close(self) -> None:
+        if self.enabled:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
+def dask_available() -> bool:
+    try:
+        import distributed  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def scheduler_address(scheduler: str | None, scheduler_file: str | None) -> tuple[str | None, str | None]:
+    if scheduler or scheduler_file:
+        return scheduler, scheduler_file
+    return os.environ.get("DASK_SCHEDULER_ADDRESS") or None, None
+
+
+def choose_executor(executor: str, files: int, jobs: int | None, scheduler: str | None, scheduler_file: str | None) -> str:
+    """auto: Dask when a scheduler is named or dask is installed, else a process pool; one file or -j 1 serially."""
+    if executor != "auto":
+        return executor
+    if scheduler or scheduler_file:
+        return "dask"
+    if files <= 1 or jobs == 1:
+        return "serial"
+    return "dask" if dask_available() else "processes"
+
+
+def run_map(items: list[Item], options: Options, executor: str = "serial", jobs: int | None = None,
+            scheduler: str | None = None, scheduler_file: str | None = None,
+            progress: Progress | None = None) -> list[TraceSummary | Failure]:
+    """Reduce every ``(path, shown)``; results in input order."""
+    sizes = [_size(item.path) for item in items]
+    progress = progress or Progress(len(items), sum(sizes), enabled=False)
+    results: list[TraceSummary | Failure | None] = [None] * len(items)
+    try:
+        if executor == "serial":
+            for i, item in enumerate(items):
+                results[i] = reduce_one(item, options)
+                progress.update(sizes[i])
+        elif executor == "processes":
+            _processes(items, options, jobs, results, sizes, progress)
+        elif executor == "dask":
+            _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progress)
+        else:
+            raise ValueError(f"unknown executor {executor!r}")
+    finally:
+        progress.close()
+    return [r for r in results if r is not None]
+
+
+def _processes(items, options, jobs, results, sizes, progress) -> None:
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    workers = max(1, min(jobs or os.cpu_count() or 1, len(items)))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        futures = {pool.submit(reduce_one, item, options): i for i, item in enumerate(items)}
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            progress.update(sizes[i])
+
+
+BATCHES_PER_WORKER = 8  # Dask tasks of several files: a task's overhead is paid per batch, not per file
+MAX_BATCH = 64
+
+
+def _batches(n: int, workers: int) -> list[list[int]]:
+    """Consecutive runs of item indices, about BATCHES_PER_WORKER per worker (at most MAX_BATCH items each)."""
+    size = max(1, min(MAX_BATCH, n // (workers * BATCHES_PER_WORKER)))
+    return [list(range(i, min(i + size, n))) for i in range(0, n, size)]
+
+
+def reduce_batch(items: list[Item], options: Options) -> list[TraceSummary | Failure]:
+    """Several files in one task (the Dask worker's entry point)."""
+    return [reduce_one(item, options) for item in items]
+
+
+def _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progress) -> None:
+    from distributed import Client, LocalCluster, as_completed
+
+    address, file = scheduler_address(scheduler, scheduler_file)
+    cluster = None
+    if address:
+        client = Client(address)
+    elif file:
+        client = Client(scheduler_file=file)
+    else:
+        workers = max(1, min(jobs or os.cpu_count() or 1, len(items)))
+        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
+        client = Client(cluster)
+    try:
+        if cluster is not None:  # local workers may run in another folder: absolute paths
+            items = [Item(os.path.abspath(i.path), i.shown, i.beneath) for i in items]
+        batches = _batches(len(items), len(client.scheduler_info().get("workers", {})) or 1)
+        futures = client.map(reduce_batch, [[items[j] for j in b] for b in batches], [options] * len(batches), pure=False)
+        index = {f.key: k for k, f in enumerate(futures)}
+        for future in as_completed(futures):
+            for j, result in zip(batches[index[future.key]], future.result(), strict=True):
+                results[j] = result
+                progress.update(sizes[j])
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()
