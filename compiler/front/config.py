@@ -59,7 +59,7 @@ class Settings:
     """The project settings that apply to a spec, and where they come from."""
 
     path: str | None = None  # the pyproject.toml they were read from; None when none applies
-    name: str | None = None  # the same, relative to the spec's folder (what outputs show)
+    name: str | None = None  # the same, relative to the spec's folder (what outputs show); None when it sets nothing
     ignore: tuple[str, ...] = ()
     severity: tuple[tuple[str, str], ...] = ()
     inline_config: bool = True
@@ -347,7 +347,10 @@ def project_settings(folder: str | None) -> Settings:
             if problem is not None:
                 return Settings(path=None, problems=(problem,))
             if settings is not None:
-                return replace(settings, name=os.path.relpath(candidate, os.path.abspath(folder)))
+                # Outputs name the file only when it changes something: an empty
+                # [tool.effspec] marks the project root and nothing else.
+                changes = settings.ignore or settings.severity or not settings.inline_config
+                return replace(settings, name=os.path.relpath(candidate, os.path.abspath(folder)) if changes else None)
         if os.path.lexists(os.path.join(here, ".git")):
             return Settings(root=here)
         parent = os.path.dirname(here)
