@@ -376,9 +376,9 @@ def test_reports_say_so_when_nothing_was_suppressed(tmp_path):
     out = tmp_path / "b.md"
     assert cli.main(["report", str(spec), "-o", str(out)]) == 1
     md = out.read_text(encoding="utf-8")
-    assert "### Suppressed findings\n\nConfiguration: none.\n\nNone.\n" in md
+    assert "### Suppressed findings\n\nConfiguration: none.\n\nNo finding was suppressed.\n" in md
     page = render(load(spec), "html").decode("utf-8")
-    assert '<h3 id="suppressed">Suppressed findings</h3>' in page and '<p class="note">None.</p>' in page
+    assert '<h3 id="suppressed">Suppressed findings</h3>' in page and '<p class="note">No finding was suppressed.</p>' in page
 
 
 # ----------------------------------------------------------------------------

@@ -112,7 +112,7 @@ def _suppressed(report, most: int = 20) -> str:
         more = f" and {len(report.not_applied) - most} more" if len(report.not_applied) > most else ""
         out += ["", f"Pragmas not applied (inline configuration is off: {esc(report.off_by)}): {shown}{more}."]
     if not report.suppressed:
-        return "\n".join(out + ["", "None."])
+        return "\n".join(out + ["", "No finding was suppressed."])
     out.append("")
     for s in report.suppressed[:most]:
         where = f"line {s.line}:{s.column}" if s.line else "file"
