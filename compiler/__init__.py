@@ -29,6 +29,13 @@ class Result:
     spec: object | None = None  # ir.Spec
     evaluation: object | None = None  # evaluate.Evaluation
     diagnostics: list[Diagnostic] = field(default_factory=list)
+    # Findings a pragma or the project configuration dropped or lowered
+    # (effspec.front.config.Suppression): every output lists them.
+    suppressed: list = field(default_factory=list)
+    settings: object | None = None  # effspec.front.config.Settings: what applied, and from which file
+    pragmas_not_applied: tuple = ()  # pragmas found while inline configuration was off
+    pragmas_off_by: str = ""  # what turned inline configuration off (--no-inline-config, or the configuration)
+    suppressed_omitted: int = 0  # suppression records beyond the per-file cap (not in ``suppressed``)
     # Findings beyond the per-file cap, by severity (``diagnostics.cap``): not
     # in ``diagnostics``, which ends with one EFF030 info line counting them.
     omitted: dict[str, int] = field(default_factory=dict)
@@ -50,9 +57,13 @@ class Result:
 
 
 def check_text(text: str, file: str = "<string>", folder: str | None = None, *, allow_hardlinks: bool = False,
+               inline_config: bool | None = None, isolated: bool = False,
                parse: Callable[[str], tuple[object, list[Diagnostic]]] | None = None,
                memo: MutableMapping | None = None) -> Result:
-    """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths.
+    """Run the whole pipeline on spec text.  ``folder`` anchors `file "…"` paths
+    and finds the project's configuration; ``inline_config=False`` ignores the
+    spec's pragmas (None: as the configuration says); ``isolated`` applies no
+    configuration file and no pragma.
 
     The folder is resolved once, here: every `file` is then opened beneath
     that canonical folder (see :mod:`effspec.front.files`).  A `file` that is
@@ -65,10 +76,12 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None, *, 
     (:mod:`effspec.lsp.incremental`) so that an edit re-parses and rebuilds
     only the run it touches.  The Result is the same.
     """
-    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, parse, memo)
+    return _check_text(text, file, None if folder is None else os.path.realpath(folder), allow_hardlinks, inline_config,
+                       isolated, parse, memo)
 
 
-def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool, parse=None, memo=None) -> Result:
+def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
+                inline_config: bool | None = None, isolated: bool = False, parse=None, memo=None) -> Result:
     """check_text with ``folder`` already canonical (resolved once, by the caller)."""
     from effspec.front.files import ALLOW_HARDLINKS
     from effspec.front.syntax import encodable
@@ -82,16 +95,20 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
     gc.disable()
     token = ALLOW_HARDLINKS.set(allow_hardlinks)
     try:
-        _check(result, text, file, folder, parse, memo)
+        _check(result, text, file, folder, inline_config, isolated, parse, memo)
     finally:
         ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
     result.diagnostics, result.omitted = cap(result.diagnostics)  # bounded output, whatever the spec
+    from effspec.front.config import cap_suppressed
+
+    result.suppressed, result.suppressed_omitted = cap_suppressed(result.suppressed)
     return result
 
 
-def _check(result: Result, text: str, file: str, folder: str | None, parse=None, memo=None) -> Result:
+def _check(result: Result, text: str, file: str, folder: str | None, inline_config: bool | None = None,
+           isolated: bool = False, parse=None, memo=None) -> Result:
     from effspec.engine.evaluate import evaluate
     from effspec.front.build import build_ir
     from effspec.front.config import configure
@@ -108,11 +125,17 @@ def _check(result: Result, text: str, file: str, folder: str | None, parse=None,
             result.evaluation = evaluate(spec)
             diags += result.evaluation.diagnostics
             diags += audit(spec, result.evaluation, text)
-    result.diagnostics = sorted(configure(diags, text, folder), key=sort_key)
+    configured = configure(diags, text, folder, inline_config, isolated)
+    result.diagnostics = sorted(configured.diagnostics, key=sort_key)
+    result.suppressed = configured.suppressed
+    result.settings = configured.settings
+    result.pragmas_not_applied = configured.pragmas_not_applied
+    result.pragmas_off_by = configured.pragmas_off_by
     return result
 
 
-def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allow_hardlinks: bool = False) -> Result:
+def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allow_hardlinks: bool = False,
+         inline_config: bool | None = None, isolated: bool = False) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
     A spec named by the caller may be a symlink, followed unless it leads
@@ -137,4 +160,4 @@ def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allo
                                     f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
     text = raw.decode("utf-8")
-    return _check_text(text, path, folder, allow_hardlinks)  # not resolved again: read_spec read it from there
+    return _check_text(text, path, folder, allow_hardlinks, inline_config, isolated)  # not resolved again: read_spec read it from there

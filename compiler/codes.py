@@ -17,7 +17,9 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF011": ("non-finite, negative or out-of-range value", "error"),
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
+    "EFF031": ("project configuration not applied", "error"),
     "EFF040": ("value left to fill in (`TODO`)", "error"),
+    "EFF099": ("internal error", "error"),
     # EFF8xx: the log importers (effspec import), not audit rules
     "EFF801": ("log line the importer could not read", "warning"),
 }

@@ -103,6 +103,19 @@ def printable(text: str) -> str:
     return "".join(c if c.isprintable() and c != "\\" else _escaped(c) for c in text)
 
 
+def source_lines(text: str | None) -> list[str]:
+    """The lines of a spec as the parser numbers them: split at "\\n" and nowhere else.
+
+    Everything that shows or indexes source lines (the text renderer, the
+    report's excerpts and source listing, the builder) uses this one model, so
+    a finding's line number always names the same text.  ``str.splitlines()``
+    would also break at \\f, \\v, \\r, \\x1c-\\x1e, \\x85, U+2028 and U+2029, which
+    the grammar reads as ordinary characters or blanks, and shift every later
+    line by one.  A "\\r" before the "\\n" stays on its line (``sanitize`` drops it).
+    """
+    return text.split("\n") if text is not None else []
+
+
 def _width(text: str) -> int:
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
@@ -129,11 +142,11 @@ def render_text(diag: Diagnostic, source: str | None, filename: str, lines: list
     else:
         s = diag.span
         out.append(f"{pad}--> {printable(filename)}:{s.line}:{s.column}")
-        # split("\n"), not splitlines(): the parser counts only \n, and
+        # source_lines, not splitlines(): the parser counts only \n, and
         # splitlines() would also break on \f, \x1c-\x1e, \x85, U+2028 and
         # U+2029, showing the wrong source line under the caret.
         if lines is None:
-            lines = source.split("\n") if source is not None else []
+            lines = source_lines(source)
         if 1 <= s.line <= len(lines):
             line = lines[s.line - 1]
             end = s.end_column if s.end_line == s.line and s.end_column > s.column else len(line) + 1

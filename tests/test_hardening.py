@@ -515,13 +515,15 @@ def test_output_in_an_unwritable_folder_exits_2(tmp_path, capsys):
 
 
 def test_internal_error_names_the_input_and_asks_for_a_report(monkeypatch, capsys):
-    def crash(path):
+    def crash(path, **options):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(effspec, "load", crash)
     assert cli.main(["check", "some.eff"]) == 2
-    err = capsys.readouterr().err
-    assert "internal error while processing some.eff" in err and "report" in err and "Traceback" not in err
+    captured = capsys.readouterr()
+    assert "internal error while checking some.eff: RuntimeError: boom" in captured.err
+    assert "report" in captured.err and "Traceback" not in captured.err + captured.out
+    assert "error[EFF099]: internal error while checking some.eff: RuntimeError: boom" in captured.out
 
 
 def test_debug_shows_the_traceback(monkeypatch):

@@ -56,11 +56,22 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders")
     c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
     c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for many files (default: CPUs)")
+    c.add_argument("--no-inline-config", action="store_true",
+                   help="ignore `# effspec:` pragmas in the specs (for specs written by someone else)")
+    c.add_argument("--isolated", action="store_true",
+                   help="apply no configuration file and no pragma: every finding at its default severity")
+    c.add_argument("--show-suppressed", action="store_true", help="print each finding that pragmas or the configuration suppressed")
+    c.add_argument("--show-settings", action="store_true",
+                   help="print the settings that apply to each FILE, and the configuration file they come from; check nothing")
     c.set_defaults(func=cmd_check)
     r = sub.add_parser("report", help="render an auditable report; the format follows OUT's suffix")
     r.add_argument("input", metavar="FILE")
     r.add_argument("-o", "--output", required=True, metavar="OUT", help=".html .pdf .json .sarif .md .tex")
     r.add_argument("--paper", choices=("a4", "letter"), default="a4")
+    r.add_argument("--no-inline-config", action="store_true",
+                   help="ignore `# effspec:` pragmas in the spec (for specs written by someone else)")
+    r.add_argument("--isolated", action="store_true",
+                   help="apply no configuration file and no pragma: every finding at its default severity")
     r.add_argument("--timeout", type=seconds, default=120.0, metavar="SECONDS",
                    help="wall-clock bound on rendering, every format (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)

@@ -7,8 +7,9 @@ import os
 import sys
 from functools import partial
 
-from effspec.cli.common import ToolError, load_spec
+from effspec.cli.common import BUG_URL, ToolError, load_spec
 from effspec.diagnostics import printable
+from effspec.version import __version__
 
 
 def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
@@ -31,21 +32,64 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
     return out
 
 
-def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False):
-    """(path, payload, has errors, tool-error text or None), picklable.
+def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
+               isolated: bool = False):
+    """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
 
     The payload is the file's output already formatted (text, or the JSON
     document) so a worker process sends back a few kB, not the whole result;
     SARIF needs every result at once, so it gets the Result itself.
+
+    One file's internal error never ends the check of the others: the file
+    gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
+    try:
+        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
+    except ToolError as exc:
+        return path, None, False, str(exc), None
+    except Exception as exc:
+        if debug:
+            raise
+        result = internal_error_result(path, exc)
+    try:
+        payload = _payload(result, fmt, show_suppressed)
+    except Exception as exc:  # a finding the output cannot hold is a bug too, and this file's alone
+        if debug:
+            raise
+        result = internal_error_result(path, exc)
+        payload = _payload(result, fmt, show_suppressed)
+    internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
+    return path, payload, result.has_errors, None, internal
+
+
+def _payload(result, fmt: str, show_suppressed: bool):
     from effspec.report.text import result_json, text
 
-    try:
-        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks)
-    except ToolError as exc:
-        return path, None, False, str(exc)
-    payload = text(result) if fmt == "text" else result_json(result) if fmt == "json" else result
-    return path, payload, result.has_errors, None
+    if fmt == "text":
+        return text(result, show_suppressed=show_suppressed)
+    if fmt == "json":
+        payload = result_json(result)
+        json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
+        return payload
+    from effspec.report.sarif import sarif_log
+
+    json.dumps(sarif_log([result]), allow_nan=False)  # the log joins every file later: fail here, for this one
+    return result
+
+
+def internal_error_result(path: str, exc: BaseException):
+    """A Result for a file whose check raised: one EFF099 error that names the file and the exception."""
+    from effspec import Diagnostic, Result
+    from effspec.diagnostics import sanitize
+    from effspec.version import __version__
+
+    what = sanitize(f"{type(exc).__name__}: {exc}")
+    what = what if len(what) <= 300 else what[:299] + "…"
+    return Result(path, None, diagnostics=[Diagnostic(
+        "EFF099", "error", None, f"internal error while checking {sanitize(path)}: {what}",
+        f"this is a bug in effspec {__version__}, not in the spec; the other files were checked. "
+        f"Please report it with the spec that triggers it: {BUG_URL} (run with --debug for the traceback)")])
 
 
 def _warm_up() -> None:
@@ -55,9 +99,12 @@ def _warm_up() -> None:
     check_text("eff 1\nrun warm { work { seq_len = 1 token/sequence  global_batch = 1 sequence } }\n")
 
 
-def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, allow_hardlinks: bool = False) -> list[tuple]:
+def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
+               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
+               isolated: bool = False) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
-    one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks)
+    one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                  show_suppressed=show_suppressed, debug=debug, isolated=isolated)
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
@@ -72,16 +119,25 @@ def cmd_check(args) -> int:
     paths = _expand(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
+    inline_config = False if args.no_inline_config else None
+    if args.show_settings:
+        return show_settings([p for p, _ in paths], args.format, inline_config, args.isolated)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
     status = 0
     payloads = []
-    for _path, payload, has_errors, error in _check_all(paths, jobs, args.format, getattr(args, "allow_hardlinks", False)):
+    options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
+               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated}
+    for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2
             continue
         payloads.append(payload)
-        if has_errors and status == 0:
+        if internal is not None:
+            print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. Please report it with the spec "
+                  f"that triggers it: {BUG_URL}\n(run with --debug for the traceback)", file=sys.stderr)
+            status = 2
+        elif has_errors and status == 0:
             status = 1
     if args.format == "json":
         one = len(args.files) == 1 and len(paths) == 1 and payloads
@@ -93,3 +149,37 @@ def cmd_check(args) -> int:
     else:
         sys.stdout.write("\n\n".join(payloads) + "\n" if payloads else "")
     return status
+
+
+def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolated: bool = False) -> int:
+    """`check --show-settings`: for each file, the settings that apply and the file they come from."""
+    from effspec.diagnostics import render_text, sanitize
+    from effspec.front.config import Settings, project_settings
+
+    docs, blocks = [], []
+    for path in paths:
+        # The folder effspec.load searches from: the one that holds the name (a symlink's own folder), resolved.
+        settings = Settings() if isolated else project_settings(os.path.realpath(os.path.dirname(os.path.abspath(path))))
+        inline = False if isolated else settings.inline_config if inline_config is None else inline_config
+        flag = " (--isolated)" if isolated else " (--no-inline-config)" if inline_config is False else ""
+        doc = {"file": path, **settings.to_json(), "inline_config": inline}
+        docs.append(doc)
+        if settings.path:
+            root = f"{sanitize(os.path.dirname(settings.path))} (its pyproject.toml has [tool.effspec])"
+        elif settings.root:
+            root = f"{sanitize(settings.root)} (it holds .git)"
+        else:
+            root = "not searched (--isolated)" if isolated else "none found: searched up to /" if not settings.problems else "-"
+        lines = [f"file: {sanitize(path)}",
+                 f"configuration: {sanitize(settings.path) if settings.path else 'none'}" + (" (--isolated)" if isolated else ""),
+                 f"project root: {root}",
+                 f"ignore = {json.dumps(doc['ignore'])}",
+                 f"severity = {json.dumps(doc['severity'], sort_keys=True)}",
+                 f"inline_config = {'true' if inline else 'false'}" + flag]
+        lines += [render_text(d, None, path) for d in settings.problems]
+        blocks.append("\n".join(lines))
+    if fmt == "text":
+        sys.stdout.write("\n\n".join(blocks) + "\n")
+    else:
+        sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n")
+    return 0

@@ -22,7 +22,9 @@ def cmd_report(args) -> int:
         raise ToolError(f"{args.output}: unknown report format `{suffix or '(none)'}`; use one of " + ", ".join(sorted(REPORT_FORMATS)))
     if os.path.isdir(args.output):
         raise ToolError(f"{args.output}: is a directory")
-    result = load_spec(args.input, allow_hardlinks=getattr(args, "allow_hardlinks", False))
+    result = load_spec(args.input, allow_hardlinks=getattr(args, "allow_hardlinks", False),
+                         inline_config=False if getattr(args, "no_inline_config", False) else None,
+                         isolated=getattr(args, "isolated", False))
     _refuse_overwriting_an_input(args.output, args.input, result)
     if _does_not_compile(result):
         from effspec.report.text import text
@@ -58,8 +60,13 @@ def cmd_report(args) -> int:
 def _does_not_compile(result) -> bool:
     """Front-end errors (EFF0xx): the spec was not understood, so a report of it would only
     list them, and must not replace a good report of an earlier version (a `make` rule
-    would then see a fresh file and never rebuild). Audit findings still get their report."""
-    return any(d.severity == "error" and d.code.startswith("EFF0") for d in result.diagnostics)
+    would then see a fresh file and never rebuild). Audit findings still get their report, and
+    so does a project configuration that could not apply (EFF030/EFF031 on the pyproject.toml,
+    not on the spec): the report shows that error with the findings."""
+    config_problems = getattr(getattr(result, "settings", None), "problems", ())
+    about_config = {(d.code, d.message[:60]) for d in config_problems}  # as shown: cap() may clip a long message
+    return any(d.severity == "error" and d.code.startswith("EFF0") and (d.code, d.message[:60]) not in about_config
+               for d in result.diagnostics)
 
 
 def _refuse_overwriting_an_input(output: str, spec: str, result) -> None:

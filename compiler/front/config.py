@@ -1,13 +1,31 @@
-"""Severity overrides and suppressions: line pragmas, file pragmas, pyproject.
+"""Severity overrides and suppressions: pragmas in comments, and the project's pyproject.toml.
 
-- ``# effspec: ignore[EFF203]`` at the end of a line drops that code's findings on the line
-  (``# effspec: ignore`` drops all of them).
-- ``# effspec: file-ignore[EFF504]`` anywhere drops the code in the whole file.
-- ``# effspec: severity[EFF503]=error`` anywhere sets the code's severity in the file.
-- ``[tool.effspec]`` in the nearest pyproject.toml above the spec:
-  ``ignore = ["EFF504"]`` and ``severity = { EFF503 = "error" }``.
+- ``# effspec: ignore[EFF203]`` in a comment drops that code's findings on the
+  comment's line (``# effspec: ignore`` drops all of them).
+- ``# effspec: file-ignore[EFF504]`` in any comment drops the code in the whole file.
+- ``# effspec: severity[EFF503]=error`` in any comment sets the code's severity in the file.
+- ``[tool.effspec]`` in the project's pyproject.toml: ``ignore = ["EFF504"]``,
+  ``severity = { EFF503 = "error" }`` and ``inline_config = false`` (pragmas
+  are not honoured: for specs written by someone else).
 
-Front-end errors (EFF001-EFF030) cannot be switched off or downgraded: a spec
+Pragmas count only in real comments.  Comment positions come from the
+grammar's own STRING and COMMENT terminals, so ``"… # effspec: file-ignore[…]"``
+inside a string is text, exactly as the parser reads it.
+
+The project's configuration is searched from the spec's folder upwards and the
+search stops at the project root: the first pyproject.toml with a
+``[tool.effspec]`` table applies, and a folder holding ``.git`` ends the search,
+so a file in a parent folder outside the project (a shared ``/tmp``, a home
+folder) never applies.  A configuration file is read only within size and
+nesting limits (EFF030), must be valid TOML with known keys (EFF031), and is
+refused when anyone may write it, or when someone else put it in a folder
+anyone may write (EFF031).
+
+Nothing is dropped silently: each finding a pragma or the configuration removes,
+and each finding whose severity they lower, comes back as a :class:`Suppression`,
+and every output lists them.
+
+Front-end errors (EFF001-EFF099) cannot be switched off or downgraded: a spec
 that does not parse or type-check has no meaning to audit.
 """
 
@@ -15,73 +33,425 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import replace
+import stat
+from dataclasses import dataclass, replace
 from functools import cache
 
-from effspec.diagnostics import SEVERITIES, Diagnostic
+from effspec.diagnostics import MAX_DIAGNOSTICS, SEVERITIES, Diagnostic, _clipped, sort_key
+from effspec.front.limits import LIMITS
 
 _PRAGMA = re.compile(r"#\s*effspec:\s*(ignore|file-ignore|severity)(?:\[([A-Z0-9, ]+)\](?:\s*=\s*(\w+))?)?")
+_RANK = {s: i for i, s in enumerate(SEVERITIES)}  # error 0, warning 1, info 2: a larger rank is lower
+_KEYS = ("ignore", "severity", "inline_config")
+CONFIG_FILE = "pyproject.toml"
 
 
 def _protected(code: str) -> bool:
     return code < "EFF100"
 
 
+# ----------------------------------------------------------------------------
+# Records
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The project settings that apply to a spec, and where they come from."""
+
+    path: str | None = None  # the pyproject.toml they were read from; None when none applies
+    name: str | None = None  # the same, relative to the spec's folder (what outputs show); None when it sets nothing
+    ignore: tuple[str, ...] = ()
+    severity: tuple[tuple[str, str], ...] = ()
+    inline_config: bool = True
+    root: str | None = None  # the folder whose `.git` ended the search, when one did
+    problems: tuple[Diagnostic, ...] = ()  # EFF030/EFF031: the configuration file was not applied
+
+    def to_json(self) -> dict[str, object]:
+        return {"config": self.path, "config_relative": self.name, "ignore": list(self.ignore), "severity": dict(self.severity),
+                "inline_config": self.inline_config, "project_root": self.root,
+                "problems": [d.to_json() for d in self.problems]}
+
+
+@dataclass(frozen=True)
+class Suppression:
+    """A finding that a pragma or the configuration dropped or lowered."""
+
+    diagnostic: Diagnostic  # as the rule reported it, with its own severity
+    by: str  # what did it, in words: "`# effspec: file-ignore[EFF202]` at line 4"
+    kind: str  # SARIF's suppression kinds: "inSource" (a pragma) or "external" (the configuration file)
+    effect: str  # "ignored", or "lowered to warning"
+    line: int | None = None  # the pragma's line
+    column: int | None = None  # the pragma's column
+    config: str | None = None  # the configuration file, relative to the spec's folder
+
+    @property
+    def lowered(self) -> bool:
+        return self.effect != "ignored"
+
+    def to_json(self) -> dict[str, object]:
+        out = self.diagnostic.to_json()
+        out.update({"by": self.by, "kind": self.kind, "effect": self.effect,
+                    "pragma_line": self.line, "config_file": self.config})
+        return out
+
+
+@dataclass(frozen=True)
+class Pragma:
+    line: int
+    column: int
+    kind: str  # ignore, file-ignore, severity
+    codes: tuple[str, ...] | None  # None: every code (a bare `ignore`)
+    value: str = ""  # the severity of a `severity` pragma
+
+    def written(self) -> str:
+        """The pragma in canonical form (only codes and keywords: nothing else from the spec)."""
+        codes = f"[{','.join(self.codes)}]" if self.codes is not None else ""
+        value = f"={self.value}" if self.kind == "severity" else ""
+        return f"`# effspec: {self.kind}{codes}{value}` at line {self.line}"
+
+
+@dataclass(frozen=True)
+class Configured:
+    """What :func:`configure` returns."""
+
+    diagnostics: list[Diagnostic]
+    suppressed: list[Suppression]
+    settings: Settings
+    pragmas_not_applied: tuple[Pragma, ...] = ()  # pragmas found while inline configuration is off
+    pragmas_off_by: str = ""  # what turned inline configuration off: the CLI flag or the configuration key; "" when on
+
+
+# ----------------------------------------------------------------------------
+# Pragmas, in comments only
+
+
 @cache
-def project_settings(folder: str | None) -> tuple[frozenset[str], tuple[tuple[str, str], ...]]:
-    """(ignored codes, severity overrides) from the nearest pyproject.toml with [tool.effspec]."""
-    if folder is None:
-        return frozenset(), ()
+def _comment_scanner() -> re.Pattern[str]:
+    """STRING or COMMENT, from the grammar's own terminal definitions.
+
+    In text that lexes, no other terminal can hold `"` or `#`, so the leftmost
+    match of either is where the lexer starts its next string or comment; a
+    `#` inside a string is therefore never taken for a comment.  (Text that
+    does not lex yields only front-end errors, which no pragma can touch.)
+    """
+    from effspec.front.syntax import parser
+
+    grammar = parser()
+    string = grammar.get_terminal("STRING").pattern.to_regexp()
+    comment = grammar.get_terminal("COMMENT").pattern.to_regexp()
+    return re.compile(f"(?P<string>{string})|(?P<comment>{comment})")
+
+
+def comments(text: str) -> list[tuple[int, int, str]]:
+    """(line, column, text) of every comment, as the parser's lexer delimits them."""
+    out = []
+    line, line_start, counted = 1, 0, 0
+    for m in _comment_scanner().finditer(text):
+        if m.lastgroup != "comment":
+            continue
+        line += text.count("\n", counted, m.start())
+        counted = m.start()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        out.append((line, m.start() - line_start + 1, m.group()))
+    return out
+
+
+def pragmas(text: str) -> list[Pragma]:
+    """Every pragma written in a comment of ``text``, in order."""
+    if "effspec:" not in text:
+        return []
+    out = []
+    for line, column, comment in comments(text):
+        for m in _PRAGMA.finditer(comment):
+            kind, codes, value = m.groups()
+            code_list = tuple(sorted({c.strip() for c in codes.split(",") if c.strip()})) if codes else None
+            if kind == "ignore" or (code_list and (kind == "file-ignore" or value in SEVERITIES)):
+                out.append(Pragma(line, column + m.start(), kind, code_list, value or ""))
+    return out
+
+
+# ----------------------------------------------------------------------------
+# The project's pyproject.toml
+
+
+def _problem(code: str, path: str, message: str, help_: str) -> Diagnostic:
+    return Diagnostic(code, "error", None, f"configuration {path}: {message}; none of its settings apply", help_)
+
+
+# Strings and comments (so that their brackets and dots do not count), dotted
+# chains (keys; floats and dates are chains of two), bare words, and brackets.
+# Escapes are unambiguous and repetitions possessive, and an unterminated
+# string runs to the end of its line (or of the file), so every match attempt
+# consumes what it looked at: the scan is linear in the file.
+_BASIC = r'"(?:[^"\\\n]|\\.)*+"'
+_LITERAL = r"'[^'\n]*+'"
+_PART = rf"(?:[A-Za-z0-9_-]++|{_BASIC}|{_LITERAL})"
+_TOML_SCAN = re.compile(
+    r'"""(?:[^\\]|\\[\s\S])*?(?:"""|\\?\Z)'
+    r"|'''[\s\S]*?(?:'''|\Z)"
+    rf"|(?P<chain>{_PART}(?:[ \t]*+\.[ \t]*+{_PART})+)"
+    r"|[A-Za-z0-9_-]++"
+    r'|"(?:[^"\\\n]|\\.)*+\\?(?:"|(?=\n)|\Z)'
+    r"|'[^'\n]*+(?:'|(?=\n)|\Z)"
+    r"|#[^\n]*+|(?P<open>[\[{])|(?P<close>[\]}])")
+_PARTS = re.compile(_PART)
+
+
+def _too_deep(text: str) -> str | None:
+    """Why ``text`` nests beyond the limit (brackets, or parts of a dotted key), before any parsing.
+
+    tomllib recurses once per nested array or inline table (100,000 brackets
+    are a RecursionError), and its cost grows with the square of a dotted
+    key's length; both are bounded here.
+    """
+    limit = LIMITS.max_config_depth
+    depth = 0
+    for m in _TOML_SCAN.finditer(text):
+        if m.lastgroup == "open":
+            depth += 1
+            if depth > limit:
+                return f"brackets nest more than {limit} levels deep (line {text.count(chr(10), 0, m.start()) + 1})"
+        elif m.lastgroup == "close":
+            depth = max(0, depth - 1)
+        elif m.lastgroup == "chain" and m.group().count(".") >= limit:  # cheap first test, then count parts outside quotes
+            parts = len(_PARTS.findall(m.group()))
+            if parts > limit:
+                return f"a dotted key has more than {limit} parts (line {text.count(chr(10), 0, m.start()) + 1})"
+    return None
+
+
+def _read_bounded(path: str) -> tuple[bytes | None, str, str]:
+    """The bytes of the configuration file, or None, a code and why it is refused.
+
+    Opened non-blocking and checked with fstat: a FIFO or device is refused
+    rather than waited on, and the size is checked before anything is read, so
+    a huge (or sparse) file costs nothing; at most the limit is ever read.
+    """
+    limit = LIMITS.max_config_bytes
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        return None, "EFF031", f"cannot be opened ({exc.strerror or exc})"
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return None, "EFF031", "is not a regular file"
+        refused = _untrusted(path, st)
+        if refused:
+            return None, "EFF031", refused
+        if st.st_size > limit:
+            return None, "EFF030", f"is {st.st_size:,} bytes; the limit is {limit:,}"
+        chunks, remaining = [], limit + 1
+        while remaining > 0:
+            chunk = os.read(fd, remaining)
+            if not chunk:
+                break
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        data = b"".join(chunks)
+        if len(data) > limit:  # it grew after fstat
+            return None, "EFF030", f"is more than {limit:,} bytes"
+        return data, "", ""
+    except OSError as exc:
+        return None, "EFF031", f"cannot be read ({exc.strerror or exc})"
+    finally:
+        os.close(fd)
+
+
+def _untrusted(path: str, st: os.stat_result) -> str:
+    """Why a configuration file cannot be trusted, or ''.
+
+    Anyone may write it; or someone else (not us, not root) owns it and it
+    lies in a folder anyone may write, such as /tmp: there anybody can plant
+    one above a spec that is not in a project.
+    """
+    if st.st_mode & stat.S_IWOTH:
+        return "is writable by every user"
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None or st.st_uid in (uid, 0):
+        return ""
+    try:
+        folder_mode = os.stat(os.path.dirname(path)).st_mode
+    except OSError:
+        return ""
+    if folder_mode & stat.S_IWOTH:
+        return f"belongs to another user (uid {st.st_uid}) and lies in a folder every user may write"
+    return ""
+
+
+def _settings_from(tool: object, path: str) -> tuple[Settings | None, Diagnostic | None]:
+    """Settings from a [tool.effspec] table (None when the file has none), or EFF031."""
+    if tool is None:
+        return None, None
+    if not isinstance(tool, dict):
+        return None, _problem("EFF031", path, "`tool.effspec` is not a table", "write `[tool.effspec]` as a table")
+    unknown = sorted(k for k in tool if k not in _KEYS)
+    if unknown:
+        return None, _problem("EFF031", path, f"unknown key `{str(unknown[0])[:60]}` in [tool.effspec]",
+                              "the keys are " + ", ".join(f"`{k}`" for k in _KEYS))
+    ignore = tool.get("ignore", [])
+    if not isinstance(ignore, list) or not all(isinstance(c, str) for c in ignore):
+        return None, _problem("EFF031", path, "`ignore` is not a list of codes", 'write `ignore = ["EFF504"]`')
+    severity = tool.get("severity", {})
+    if not isinstance(severity, dict) or not all(isinstance(v, str) and v in SEVERITIES for v in severity.values()):
+        return None, _problem("EFF031", path, "`severity` is not a table of codes to error, warning or info",
+                              'write `severity = { EFF503 = "error" }`')
+    inline = tool.get("inline_config", True)
+    if not isinstance(inline, bool):
+        return None, _problem("EFF031", path, "`inline_config` is not true or false", "write `inline_config = false`")
+    return Settings(path=path, ignore=tuple(sorted(set(ignore))), severity=tuple(sorted(severity.items())),
+                    inline_config=inline), None
+
+
+def read_config(path: str) -> tuple[Settings | None, Diagnostic | None]:
+    """The settings in one pyproject.toml: (settings or None when it has no [tool.effspec], problem or None)."""
+    data, code, why = _read_bounded(path)
+    if data is None:
+        help_ = (f"keep it under {LIMITS.max_config_bytes:,} bytes" if code == "EFF030"
+                 else "make it a regular file that only you (or root) can write")
+        return None, _problem(code, path, why, help_)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, _problem("EFF031", path, f"is not UTF-8 text (byte {exc.start})", "save it as UTF-8")
+    deep = _too_deep(text)
+    if deep:
+        return None, _problem("EFF030", path, deep, "nest arrays, inline tables and dotted keys a few levels at most")
     import tomllib
 
+    try:
+        document = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
+        return None, _problem("EFF031", path, f"is not valid TOML ({str(exc)[:200]})", "fix the TOML syntax")
+    tool = document.get("tool")
+    return _settings_from(tool.get("effspec") if isinstance(tool, dict) else None, path)
+
+
+@cache
+def project_settings(folder: str | None) -> Settings:
+    """The settings for specs in ``folder``: from the spec's folder up to the project root.
+
+    The first pyproject.toml with a [tool.effspec] table applies; a folder with
+    `.git` is the project root and ends the search (after its own
+    pyproject.toml), so configuration above the project never applies.  A
+    configuration file that cannot be read safely ends the search too, with
+    its problem (EFF030/EFF031) and no settings.
+    """
+    if folder is None:
+        return Settings()
     here = os.path.abspath(folder)
     while True:
-        candidate = os.path.join(here, "pyproject.toml")
-        if os.path.isfile(candidate):
-            try:
-                with open(candidate, "rb") as fh:
-                    tool = tomllib.load(fh).get("tool", {}).get("effspec")
-            except (OSError, tomllib.TOMLDecodeError):
-                tool = None
-            if isinstance(tool, dict):
-                ignore = tool.get("ignore", [])
-                severity = tool.get("severity", {})
-                ignore = frozenset(c for c in ignore if isinstance(c, str)) if isinstance(ignore, list) else frozenset()
-                pairs = (tuple(sorted((k, v) for k, v in severity.items() if isinstance(v, str) and v in SEVERITIES))
-                         if isinstance(severity, dict) else ())
-                return ignore, pairs
+        candidate = os.path.join(here, CONFIG_FILE)
+        if os.path.lexists(candidate):
+            settings, problem = read_config(candidate)
+            if problem is not None:
+                return Settings(path=None, problems=(problem,))
+            if settings is not None:
+                # Outputs name the file only when it changes something: an empty
+                # [tool.effspec] marks the project root and nothing else.
+                changes = settings.ignore or settings.severity or not settings.inline_config
+                return replace(settings, name=os.path.relpath(candidate, os.path.abspath(folder)) if changes else None)
+        if os.path.lexists(os.path.join(here, ".git")):
+            return Settings(root=here)
         parent = os.path.dirname(here)
         if parent == here:
-            return frozenset(), ()
+            return Settings()
         here = parent
 
 
-def configure(diags: list[Diagnostic], text: str, folder: str | None) -> list[Diagnostic]:
-    ignored, severities = project_settings(folder)
-    severity = dict(severities)
-    file_ignored: set[str] = set(ignored)
-    line_ignored: dict[int, set[str] | None] = {}
-    if "effspec:" in text:
-        for number, line in enumerate(text.split("\n"), start=1):
-            for kind, codes, value in _PRAGMA.findall(line):
-                code_list = {c.strip() for c in codes.split(",") if c.strip()} if codes else None
-                if kind == "ignore":
-                    line_ignored[number] = None if code_list is None else (line_ignored.get(number) or set()) | code_list
-                elif kind == "file-ignore" and code_list:
-                    file_ignored |= code_list
-                elif kind == "severity" and code_list and value in SEVERITIES:
-                    for c in code_list:
-                        severity[c] = value
-    out = []
+# ----------------------------------------------------------------------------
+# Applying them
+
+
+def _lower_note(severity: str, by: str, original: str) -> str:
+    return f"severity lowered from {original} to {severity} by {by}"
+
+
+_FileIgnores = dict[str, tuple[str, str, Pragma | None]]  # code: (by, kind, pragma)
+_Severities = dict[str, tuple[str, str, str, Pragma | None]]  # code: (severity, by, kind, pragma)
+
+
+def _overrides(settings: Settings, applied: list[Pragma]) -> tuple[_FileIgnores, _Severities, dict[int, list[Pragma]]]:
+    """Who ignores each code in the file, who sets its severity (the file's pragmas win
+    over the configuration), and the line pragmas by line."""
+    config_name = settings.name
+    file_ignored: _FileIgnores = {}
+    severity: _Severities = {}
+    for code in settings.ignore:
+        file_ignored[code] = (f"`ignore` in [tool.effspec] of {config_name}", "external", None)
+    for code, value in settings.severity:
+        severity[code] = (value, f"`severity` in [tool.effspec] of {config_name}", "external", None)
+    line_ignored: dict[int, list[Pragma]] = {}
+    for p in applied:
+        if p.kind == "ignore":
+            line_ignored.setdefault(p.line, []).append(p)
+        elif p.kind == "file-ignore":
+            for c in p.codes or ():
+                file_ignored[c] = (p.written(), "inSource", p)
+        else:
+            for c in p.codes or ():
+                severity[c] = (p.value, p.written(), "inSource", p)
+    return file_ignored, severity, line_ignored
+
+
+def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_config: bool | None = None,
+              isolated: bool = False) -> Configured:
+    """Apply the project settings and the spec's pragmas to ``diags``.
+
+    ``inline_config`` False ignores the pragmas (None: as the settings say);
+    ``isolated`` ignores the configuration files and the pragmas (`--isolated`).
+    Returns the diagnostics to show (the configuration's own problems
+    included) and a record of every finding that was dropped or lowered.
+    """
+    settings = Settings() if isolated else project_settings(folder)
+    if isolated:
+        inline_config = False
+    config_name = settings.name
+    inline = settings.inline_config if inline_config is None else inline_config
+    # Pragmas are looked for only in text that lexed (no EFF001/EFF030): there
+    # the comment scan is linear, and otherwise no rule finding exists to touch.
+    lexed = not any(d.code in ("EFF001", "EFF030") for d in diags)
+    found = pragmas(text) if lexed else []
+    file_ignored, severity, line_ignored = _overrides(settings, found if inline else [])
+
+    def record(d: Diagnostic, by: str, kind: str, effect: str, pragma: Pragma | None) -> Suppression:
+        return Suppression(d, by, kind, effect, pragma.line if pragma else None, pragma.column if pragma else None,
+                           config_name if kind == "external" else None)
+
+    out, suppressed = list(settings.problems), []
     for d in diags:
-        if not _protected(d.code):
-            if d.code in file_ignored:
-                continue
-            if d.span is not None and d.span.line in line_ignored:
-                codes = line_ignored[d.span.line]
-                if codes is None or d.code in codes:
-                    continue
-            if d.code in severity:
-                d = replace(d, severity=severity[d.code])
+        if _protected(d.code):
+            out.append(d)
+            continue
+        line_pragma = next((p for p in line_ignored.get(d.span.line if d.span else -1, ())
+                            if p.codes is None or d.code in p.codes), None)
+        if line_pragma is not None:
+            suppressed.append(record(d, line_pragma.written(), "inSource", "ignored", line_pragma))
+            continue
+        if d.code in file_ignored:
+            by, kind, pragma = file_ignored[d.code]
+            suppressed.append(record(d, by, kind, "ignored", pragma))
+            continue
+        if d.code in severity:
+            value, by, kind, pragma = severity[d.code]
+            if _RANK.get(value, 0) > _RANK.get(d.severity, 0):  # lowered: shown, with a note, and recorded
+                shown = replace(d, severity=value, notes=d.notes + (_lower_note(value, by, d.severity),))
+                suppressed.append(record(d, by, kind, f"lowered to {value}", pragma))
+                d = shown
+            else:
+                d = replace(d, severity=value)
         out.append(d)
-    return out
+    suppressed.sort(key=lambda s: (sort_key(s.diagnostic), s.by))
+    off_by = "" if inline else ("--isolated" if isolated else "--no-inline-config" if inline_config is False
+                                else f"`inline_config = false` in [tool.effspec] of {config_name}")
+    return Configured(out, suppressed, settings, () if inline else tuple(found), off_by)
+
+
+def cap_suppressed(suppressed: list[Suppression], limit: int = MAX_DIAGNOSTICS) -> tuple[list[Suppression], int]:
+    """At most ``limit`` suppression records of one file (the first, in finding order), each
+    finding's texts clipped as shown findings are; and how many more there were.
+
+    Outputs list every record they get, so this keeps them bounded as ``cap`` keeps the findings.
+    """
+    kept = [replace(s, diagnostic=_clipped(s.diagnostic)) for s in suppressed[:limit]]
+    return kept, max(0, len(suppressed) - limit)

@@ -6,7 +6,7 @@ import difflib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import Diagnostic, Span, source_lines
 
 
 def suggest(word: str, choices: Iterable[str]) -> str:
@@ -34,7 +34,7 @@ class BuildContext:
     def __post_init__(self) -> None:
         # Split once: `source` runs per entry and per list item, and splitting
         # the whole text each time made a 5 MiB spec quadratic (minutes).
-        self.lines = self.text.split("\n")
+        self.lines = source_lines(self.text)
 
     def source(self, span: Span) -> str:
         """The source text under a span (single or multi-line)."""

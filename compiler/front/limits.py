@@ -18,6 +18,8 @@ class Limits:
     max_claims: int = 1000                   # claims in one run
     max_unit_terms: int = 6                  # words in one unit, `FLOP/s/device` is 3
     max_unit_exponent: int = 4               # |exponent| written or resulting, per dimension
+    max_config_bytes: int = 256 * 1024       # one pyproject.toml, checked before it is read
+    max_config_depth: int = 32               # its nested brackets, and the parts of one dotted key
 
 
 LIMITS = Limits()

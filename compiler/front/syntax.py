@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import Diagnostic, Span, source_lines
 from effspec.front.limits import LIMITS
 
 if TYPE_CHECKING:  # lark is imported when a spec is parsed, not when this module is
@@ -313,7 +313,7 @@ def _message_for(exc: UnexpectedInput, text: str) -> tuple[str, str, Span]:
 def _blank_line(text: str, line: int) -> str:
     """Blank one line but keep its unbalanced braces, so the blocks around it
     still open and close (an opened block gets a placeholder name)."""
-    lines = text.split("\n")
+    lines = source_lines(text)
     if 1 <= line <= len(lines):
         body = lines[line - 1]
         net = body.count("{") - body.count("}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize
+from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.mapping import as_mapping
@@ -329,6 +329,20 @@ class FindingView:
 
 
 @dataclass(frozen=True)
+class SuppressedView:
+    """A finding a pragma or the configuration dropped or lowered, and what did it."""
+
+    code: str
+    severity: str  # as the rule reported it
+    title: str
+    line: int | None
+    column: int | None
+    message: str
+    effect: str  # "ignored", "lowered to warning"
+    by: str  # the pragma and its line, or the configuration key and file
+
+
+@dataclass(frozen=True)
 class SourceLine:
     number: int
     text: str
@@ -345,6 +359,11 @@ class Report:
     counts: tuple[tuple[str, int], ...]
     source: tuple[SourceLine, ...]
     evaluated: bool
+    suppressed: tuple[SuppressedView, ...] = ()
+    config: str = ""  # the configuration file that applied, relative to the spec; "" for none
+    not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
+    off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
+    suppressed_omitted: int = 0  # suppressed findings beyond the per-file cap, not in ``suppressed``
 
 
 # ----------------------------------------------------------------------------
@@ -769,6 +788,12 @@ def finding_view(d, lines: list[str]) -> FindingView:
                        RULE_URL.format(code=d.code) if d.code in code_table() else "")
 
 
+def suppressed_view(s) -> SuppressedView:
+    d = s.diagnostic
+    return SuppressedView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], d.span.line if d.span else None,
+                          d.span.column if d.span else None, _clean(d.message), _clean(s.effect), _clean(s.by))
+
+
 def report_title(result) -> str:
     """The spec's title: its run's title when it declares one run, else its file name."""
     spec = result.spec
@@ -782,7 +807,11 @@ def report_title(result) -> str:
 
 def build(result, charts: bool = False) -> Report:
     """The view-model of one checked spec (``charts`` adds the SVG figures)."""
-    lines = (result.source or "").splitlines()
+    # The parser's line model (split at "\n" only); a final newline ends the
+    # last line rather than opening an empty one in the listing.
+    lines = source_lines(result.source)
+    if lines and lines[-1] == "":
+        lines.pop()
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     corrections = peak_corrections(result)
@@ -792,5 +821,10 @@ def build(result, charts: bool = False) -> Report:
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
     source = tuple(SourceLine(n, source_text(t), n in flagged) for n, t in enumerate(lines, 1))
-    return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings, findings, counts,
-                  source, ev is not None)
+    suppressed = tuple(suppressed_view(s) for s in getattr(result, "suppressed", ()))
+    config = printable(getattr(getattr(result, "settings", None), "name", None) or "")
+    not_applied = tuple(_clean(p.written()) for p in getattr(result, "pragmas_not_applied", ()))
+    off_by = _clean(getattr(result, "pragmas_off_by", "") or "") if not_applied else ""
+    return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings,
+                  findings, counts, source, ev is not None, suppressed, config, not_applied, off_by,
+                  getattr(result, "suppressed_omitted", 0))

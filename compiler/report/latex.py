@@ -45,6 +45,29 @@ def tex_value(value: float, unit: str, name: str = "") -> str:
     return tex_escape(text).replace(" ", r"\,").replace("×", r"$\times$")
 
 
+def suppression_comments(result, most: int = 50) -> list[str]:
+    """LaTeX comment lines: the findings pragmas or the configuration dropped or lowered, by what,
+    and the pragmas not applied (with what turned inline configuration off)."""
+    out: list[str] = []
+    suppressed = getattr(result, "suppressed", ())
+    total = len(suppressed) + getattr(result, "suppressed_omitted", 0)
+    out.append(f"% Suppressed findings (dropped or lowered by pragmas or configuration): {total or 'none'}")
+    for s in suppressed[:most]:
+        d = s.diagnostic
+        where = f" at {d.span.line}:{d.span.column}" if d.span else ""
+        out.append(f"%   {d.code} {d.severity}{where}, {tex_escape(s.effect)} by {tex_escape(s.by[:200])}")
+    if total > most:
+        out.append(f"%   and {total - most} more (see the JSON report)")
+    unapplied = getattr(result, "pragmas_not_applied", ())
+    if unapplied:
+        off_by = tex_escape(getattr(result, "pragmas_off_by", "") or "configuration")
+        out.append(f"% Pragmas not applied (inline configuration is off: {off_by}): {len(unapplied)}")
+        out += [f"%   {tex_escape(p.written())}" for p in unapplied[:most]]
+        if len(unapplied) > most:
+            out.append(f"%   and {len(unapplied) - most} more (see the JSON report)")
+    return out
+
+
 def render_latex(result) -> str:
     ev = result.evaluation
     out = [
@@ -55,8 +78,9 @@ def render_latex(result) -> str:
         "% + metric. Colliding names are skipped with a comment. \\effClaimsTable<Run> is a",
         "% tabular of a run's (or a scaling's) claims; \\effClaimsTable holds them all.",
         "% Ratios are in percent (47.12\\%); other figures carry their unit.",
-        "",
     ]
+    out += suppression_comments(result)
+    out.append("")
     seen: set[str] = set()
 
     def define(name: str, body: str, what: str) -> None:

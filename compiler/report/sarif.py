@@ -100,6 +100,46 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
     return out
 
 
+def _suppressed_result(s, uri: str, index: dict[str, int]) -> dict:
+    """A finding a pragma or the configuration dropped: a result at its own level with a SARIF
+    ``suppressions`` entry (kind inSource for a pragma, located at it; external for the
+    configuration file), so consumers list it as suppressed rather than never seeing it."""
+    out = _result(s.diagnostic, uri, index)
+    suppression: dict = {"kind": s.kind, "status": "accepted", "justification": f"{s.effect} by {s.by}"}
+    if s.kind == "inSource" and s.line is not None:
+        suppression["location"] = {"physicalLocation": {"artifactLocation": {"uri": uri, "index": index["artifact"]},
+                                                        "region": {"startLine": s.line, "startColumn": s.column or 1}}}
+    out["suppressions"] = [suppression]
+    return out
+
+
+def _lowered(out: dict, s) -> dict:
+    """A finding whose severity a pragma or the configuration lowered stays a visible result at
+    its new level; its message and properties say from what level, and by what."""
+    if s is not None:
+        out["message"]["text"] += f" (severity lowered from {s.diagnostic.severity} by {s.by})"
+        out["properties"] = {"effspec/severityLowered": {"from": LEVELS.get(s.diagnostic.severity, "warning"),
+                                                          "to": out["level"], "by": s.by, "kind": s.kind}}
+    return out
+
+
+def _configuration_properties(result) -> dict:
+    """The artifact's configuration file, and the pragmas not applied (and what turned them off), if any."""
+    props: dict = {}
+    name = getattr(getattr(result, "settings", None), "name", None)
+    if name:
+        props["effspec/configuration"] = name
+    unapplied = getattr(result, "pragmas_not_applied", ())
+    if unapplied:
+        props["effspec/pragmasNotApplied"] = {"by": getattr(result, "pragmas_off_by", ""),
+                                              "pragmas": [{"line": p.line, "column": p.column, "pragma": p.written()}
+                                                          for p in unapplied]}
+    more = getattr(result, "suppressed_omitted", 0)
+    if more:
+        props["effspec/suppressedNotListed"] = more  # beyond the per-file cap: counted, not listed
+    return {"properties": props} if props else {}
+
+
 def sarif_log(results) -> dict:
     """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
     rules = rule_descriptors()
@@ -107,9 +147,13 @@ def sarif_log(results) -> dict:
     artifacts, sarif_results = [], []
     for result in results:
         uri = artifact_uri(result.file)
-        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff"})
+        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
+                          **_configuration_properties(result)})
         index = {**rule_index, "artifact": len(artifacts) - 1}
-        sarif_results += [_result(d, uri, index) for d in result.diagnostics]
+        suppressed = getattr(result, "suppressed", ())
+        lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
+        sarif_results += [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
+        sarif_results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

@@ -4,18 +4,54 @@ from __future__ import annotations
 
 import dataclasses
 
-from effspec.diagnostics import printable, render_text
+from effspec.diagnostics import printable, render_text, sanitize, source_lines
 
 
-def text(result) -> str:
-    """rustc-style diagnostics, then a one-line summary."""
-    lines = result.source.split("\n") if result.source is not None else []  # once, not per diagnostic
+def text(result, show_suppressed: bool = False) -> str:
+    """rustc-style diagnostics, then a one-line summary and what was suppressed, by what.
+
+    ``show_suppressed`` also prints each suppressed finding in full."""
+    lines = source_lines(result.source)  # once, not per diagnostic
     parts = [render_text(d, result.source, result.file, lines) for d in result.diagnostics]
+    suppressed = getattr(result, "suppressed", [])
+    if show_suppressed:
+        parts += [_suppressed_text(s, result, lines) for s in suppressed if not s.lowered]
     omitted = getattr(result, "omitted", {})
     counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
-    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n) or "no findings"
-    parts.append(f"{printable(result.file)}: {summary}")
+    summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+    summary = summary or ("no findings shown" if suppressed else "no findings")
+    parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
+
+
+def _suppressed_text(s, result, lines: list[str]) -> str:
+    d = s.diagnostic
+    return "suppressed " + render_text(dataclasses.replace(d, notes=d.notes + (f"{s.effect} by {s.by}",)), result.source,
+                                       result.file, lines)
+
+
+def _suppression_summary(result, suppressed, most: int = 8) -> str:
+    """'; 3 suppressed …' and one line per pragma or setting that suppressed findings, naming them."""
+    ignored = sum(not s.lowered for s in suppressed)
+    lowered = len(suppressed) - ignored
+    unapplied = len(getattr(result, "pragmas_not_applied", ()))
+    words = [f"{ignored} suppressed"] * bool(ignored) + [f"{lowered} with severity lowered"] * bool(lowered)
+    more = getattr(result, "suppressed_omitted", 0)
+    words += [f"{more:,} more suppressed or lowered, not listed"] * bool(more)
+    head = f"; {', '.join(words)} (`effspec check --show-suppressed` shows them)" if words else ""
+    if unapplied:
+        off_by = sanitize(getattr(result, "pragmas_off_by", "") or "configuration")
+        head += f"; {unapplied} pragma{'s' if unapplied != 1 else ''} not applied (inline configuration is off: {off_by})"
+    groups: dict[tuple[str, str], list[str]] = {}
+    for s in suppressed:
+        d = s.diagnostic
+        where = f" at {d.span.line}:{d.span.column}" if d.span else ""
+        groups.setdefault((s.effect, s.by), []).append(f"{d.code} ({d.severity}){where}" if s.lowered else f"{d.code}{where}")
+    lines = []
+    for (effect, by), items in groups.items():
+        more = f" and {len(items) - most} more" if len(items) > most else ""
+        lines.append(f"  {effect} by {sanitize(by)}: {', '.join(items[:most])}{more}")
+    return head + "".join("\n" + line for line in lines)
 
 
 def _stats_json(st, timing=None) -> dict | None:
@@ -154,6 +190,14 @@ def result_json(result) -> dict:
         **_omitted_json(result),
         "runs": {rid: run_json(rr) for rid, rr in ev.runs.items()} if ev else {},
         "scalings": {sid: scaling_json(sr) for sid, sr in ev.scalings.items()} if ev else {},
+        # What a pragma or the configuration dropped or lowered, and by what;
+        # the configuration file that applied, relative to the spec's folder.
+        "suppressed": [s.to_json() for s in getattr(result, "suppressed", [])],
+        **({"suppressed_omitted": n} if (n := getattr(result, "suppressed_omitted", 0)) else {}),
+        "config": getattr(getattr(result, "settings", None), "name", None),
+        "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
+                                for p in getattr(result, "pragmas_not_applied", ())],
+        "pragmas_off_by": getattr(result, "pragmas_off_by", "") or None,
     }
 
 

@@ -2,7 +2,7 @@
 
 A rule's page is its docstring (What it does / Why is this bad? / Example /
 Use instead) under a header line with the code, title and default severity.
-Front-end codes (EFF001-EFF030) have no rule class; their pages are written
+Front-end codes (EFF001-EFF099) have no rule class; their pages are written
 here, in the same four sections.  Rules are imported only when a rule page is
 asked for, so ``import effspec.rules.pages`` stays cheap.
 
@@ -129,9 +129,11 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "Reports input beyond a fixed limit: a spec over 10 MiB, more than "
         "5,000 runs and scalings in one file, more than 1,000 claims in a run, "
         "expressions nested more than 64 levels deep, inline lists over "
-        "100,000 items, or CSV files over 256 MiB, 5,000,000 rows or 64 columns. "
-        "As an info line, it also says how many findings were not shown: a file "
-        "shows at most 200 findings (errors first), and counts the rest.",
+        "100,000 items, CSV files over 256 MiB, 5,000,000 rows or 64 columns, "
+        "or a project pyproject.toml over 256 KiB or nested more than 32 levels "
+        "(checked before it is parsed). As an info line, it also says how many "
+        "findings were not shown: a file shows at most 200 findings (errors "
+        "first), and counts the rest.",
         "The limits keep the compiler's time and memory bounded on any input, "
         "including hostile ones, so that checking a spec can never hang or "
         "exhaust memory; real specs stay far below them.",
@@ -180,12 +182,60 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
 }
 
 
+# The project configuration's own problems: the example is a pyproject.toml
+# beside an ordinary spec (tests/test_rules.py writes both and checks them).
+_PYPROJECT_SPEC = _spec()
+
+
+def _toml(text: str) -> str:
+    return "```toml\n" + text.rstrip("\n") + "\n```"
+
+
+FRONT_END["EFF031"] = (
+    "Reports a project configuration that was found but not applied: the "
+    "pyproject.toml that holds the spec's `[tool.effspec]` table is not valid "
+    "TOML or UTF-8, names a key other than `ignore`, `severity` and "
+    "`inline_config`, gives one a value of the wrong kind, is not a regular "
+    "file, or cannot be trusted: every user may write it, or another user owns "
+    "it in a folder every user may write (such as /tmp). None of its settings "
+    "apply, and the spec is checked with the defaults.",
+    "The configuration decides which findings are dropped or re-graded. A "
+    "misspelt key (`inline-config`) would otherwise leave a vendor's pragmas "
+    "in force without a word, and a file planted in a shared folder above the "
+    "spec would silence the audit. `effspec check --show-settings FILE` prints "
+    "which file applies.",
+    "With this pyproject.toml beside the spec, the key is misspelt:",
+    _toml('[tool.effspec]\ninline-config = false') + "\n\n" + _eff(_PYPROJECT_SPEC),
+    "",
+    _toml('[tool.effspec]\ninline_config = false') + "\n\n" + _eff(_PYPROJECT_SPEC),
+)
+FRONT_END["EFF099"] = (
+    "Reports that effspec itself failed while checking the file: an exception "
+    "inside the tool, not a problem the spec states. The message names the "
+    "file and the exception. In a folder check the other files are checked and "
+    "reported as usual, and the command exits with status 2.",
+    "A crash on one file must not hide the findings of the others, and must "
+    "not read as a clean result. This diagnostic cannot be suppressed: the "
+    "file was not audited.",
+    "No spec should cause it; when one does, report it with the spec "
+    "(`--debug` shows the traceback). Any spec may be the one:",
+    _spec(),
+    "Nothing in the spec needs to change; once the bug is fixed the same spec "
+    "is checked normally:",
+    _spec(),
+)
+
+
+def _fenced(text: str) -> str:
+    return text if text.startswith("```") else _eff(text)
+
+
 def _text(text: str) -> str:
     return "```text\n" + text.rstrip("\n") + "\n```"
 
 
 def _front_end_page(code: str) -> str:
-    table, block = (IMPORTER, _text) if code in IMPORTER else (FRONT_END, _eff)
+    table, block = (IMPORTER, _text) if code in IMPORTER else (FRONT_END, _fenced)
     what, why, lead, example, use_lead, corrected = (
         textwrap.fill(part, 78) if i in (0, 1, 2, 4) and part else part for i, part in enumerate(table[code]))
     parts = ["## What it does", "", what, "", "## Why is this bad?", "", why, "", "## Example", ""]
