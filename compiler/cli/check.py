@@ -34,8 +34,11 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
 
 def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False):
-    """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
+               isolated: bool = False, selection=None, quiet: bool = False):
+    """(path, payload, summary, tool-error text or None, internal error or None), picklable.
+
+    The summary is the remaining findings' (code, severity) pairs, what
+    `--fail-on`, `--statistics` and the grand total need.
 
     The payload is the file's output already formatted (text, or the JSON
     document) so a worker process sends back a few kB, not the whole result;
@@ -52,22 +55,28 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
         if debug:
             raise
         result = internal_error_result(path, exc)
+    if selection is not None:
+        from effspec.cli.select import apply
+
+        apply(result, selection)
     try:
-        payload = _payload(result, fmt, show_suppressed)
+        payload = _payload(result, fmt, show_suppressed, quiet)
     except Exception as exc:  # a finding the output cannot hold is a bug too, and this file's alone
         if debug:
             raise
         result = internal_error_result(path, exc)
-        payload = _payload(result, fmt, show_suppressed)
+        payload = _payload(result, fmt, show_suppressed, quiet)
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
-    return path, payload, result.has_errors, None, internal
+    summary = [(d.code, d.severity) for d in result.diagnostics if d.code != "EFF030" or d.span is not None]
+    summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
+    return path, payload, summary, None, internal
 
 
-def _payload(result, fmt: str, show_suppressed: bool):
+def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
     from effspec.report.text import result_json, text
 
     if fmt == "text":
-        return text(result, show_suppressed=show_suppressed)
+        return text(result, show_suppressed=show_suppressed, quiet=quiet)
     if fmt == "json":
         payload = result_json(result)
         json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
@@ -101,10 +110,10 @@ def _warm_up() -> None:
 
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False) -> list[tuple]:
+               isolated: bool = False, selection=None, quiet: bool = False) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                  show_suppressed=show_suppressed, debug=debug, isolated=isolated)
+                  show_suppressed=show_suppressed, debug=debug, isolated=isolated, selection=selection, quiet=quiet)
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
@@ -116,6 +125,8 @@ def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allo
 
 
 def cmd_check(args) -> int:
+    from effspec.cli.select import Selection, fails
+
     paths = _expand(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
@@ -123,21 +134,24 @@ def cmd_check(args) -> int:
     if args.show_settings:
         return show_settings([p for p, _ in paths], args.format, inline_config, args.isolated)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
+    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
     status = 0
-    payloads = []
+    payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
-               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated}
-    for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
+               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
+               "selection": selection if selection.active else None, "quiet": args.quiet}
+    for path, payload, summary, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2
             continue
         payloads.append(payload)
+        summaries.append((path, summary))
         if internal is not None:
             print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. Please report it with the spec "
                   f"that triggers it: {BUG_URL}\n(run with --debug for the traceback)", file=sys.stderr)
             status = 2
-        elif has_errors and status == 0:
+        elif status == 0 and not args.exit_zero and fails({sev for _, sev in summary}, args.fail_on):
             status = 1
     if args.format == "json":
         one = len(args.files) == 1 and len(paths) == 1 and payloads
@@ -147,8 +161,35 @@ def cmd_check(args) -> int:
 
         sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
     else:
-        sys.stdout.write("\n\n".join(payloads) + "\n" if payloads else "")
+        parts = [p for p in payloads if p]
+        if len(summaries) > 1 and not args.quiet:
+            parts.append(grand_total(summaries))
+        if args.statistics:
+            parts.append(statistics(summaries))
+        sys.stdout.write("\n\n".join(parts) + "\n" if parts else "")
     return status
+
+
+def _counted(counts: dict[str, int]) -> str:
+    words = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    return ", ".join(words) or "no findings"
+
+
+def grand_total(summaries: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """'3 files: 4 errors, 2 warnings' over every file checked."""
+    counts = {s: sum(sev == s for _, summary in summaries for _, sev in summary) for s in ("error", "warning", "info")}
+    return f"{len(summaries)} file{'s' if len(summaries) != 1 else ''}: {_counted(counts)}"
+
+
+def statistics(summaries: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """`--statistics`: one line per code, most frequent first, then by code: count, code, severity."""
+    counts: dict[tuple[str, str], int] = {}
+    for _, summary in summaries:
+        for code, sev in summary:
+            if code:
+                counts[(code, sev)] = counts.get((code, sev), 0) + 1
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "\n".join(f"{n:>5}  {code}  {sev}" for (code, sev), n in rows) or "no findings"
 
 
 def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolated: bool = False) -> int:
