@@ -1,0 +1,145 @@
+"""`effspec check`'s linter flags (issue 15, "Linters' CLI conventions"), through the installed console script.
+
+Expected findings are read off the example specs by hand:
+
+- example C (examples/example_c_scaling.eff) has two runs, neither with a
+  timing `boundary` (2 x EFF504), with 5 and 6 step samples, under 10
+  (2 x EFF502), a 0.97 s step above 1.5 x the 0.605 s median of run
+  scaled_64 (1 x EFF503), and a 10 % bubble with no `parallelism.pp`
+  (1 x EFF405): six warnings, no error.
+- example A's two claims (mfu = 52 %, throughput = 2.0e6 token/s on lines
+  61 and 62) disagree with the reconstruction: two EFF601 errors.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+EFFSPEC = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "effspec"
+A = "examples/example_a_measured.eff"
+C = "examples/example_c_scaling.eff"
+UNCLOSED = "eff 1\nrun x {\n"  # a front-end error: EFF001, the file ends before the `}`
+
+
+def run(*args, cwd=ROOT, env=None):
+    if not EFFSPEC.exists():
+        pytest.skip("the console script is not installed (pip install -e .)")
+    return subprocess.run([str(EFFSPEC), *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, **(env or {})})
+
+
+def codes(out: str) -> list[str]:
+    return [line.split("[", 1)[1].split("]", 1)[0] for line in out.splitlines()
+            if line.startswith(("error[", "warning[", "info["))]
+
+
+# 1. --select / --ignore / --extend-select / --extend-ignore
+
+def test_ignore_prefix_drops_the_family_and_records_it_as_suppressed():
+    proc = run("check", C, "--ignore", "EFF50", "--format", "json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert [d["code"] for d in doc["diagnostics"]] == ["EFF405"]
+    assert sorted(s["code"] for s in doc["suppressed"]) == ["EFF502", "EFF502", "EFF503", "EFF504", "EFF504"]
+    assert {s["by"] for s in doc["suppressed"]} == {"--ignore EFF50"}
+    assert {s["effect"] for s in doc["suppressed"]} == {"ignored"}
+
+
+def test_select_keeps_only_the_prefix_and_exact_code():
+    assert sorted(codes(run("check", C, "--select", "EFF50").stdout)) == ["EFF502", "EFF502", "EFF503", "EFF504", "EFF504"]
+    assert codes(run("check", C, "--select", "EFF503").stdout) == ["EFF503"]
+    assert codes(run("check", C, "--select", "EFF2").stdout) == []
+
+
+def test_more_specific_prefix_wins_and_extend_flags_add():
+    # --select EFF5 keeps the five EFF50x; --ignore EFF504 is more specific, so the two EFF504 go.
+    assert sorted(codes(run("check", C, "--select", "EFF5", "--ignore", "EFF504").stdout)) == ["EFF502", "EFF502", "EFF503"]
+    # --extend-select adds EFF405 to the selection; --extend-ignore adds to --ignore.
+    out = run("check", C, "--select", "EFF503", "--extend-select", "EFF4").stdout
+    assert codes(out) == ["EFF503", "EFF405"]
+    out = run("check", C, "--ignore", "EFF502", "--extend-ignore", "EFF504,EFF503").stdout
+    assert codes(out) == ["EFF405"]
+    # equal specificity: --ignore wins
+    assert codes(run("check", C, "--select", "EFF405", "--ignore", "EFF405").stdout) == []
+
+
+def test_front_end_errors_are_never_dropped(tmp_path):
+    spec = tmp_path / "bad.eff"
+    spec.write_text(UNCLOSED)
+    proc = run("check", str(spec), "--select", "EFF6", "--ignore", "EFF0")
+    assert codes(proc.stdout) == ["EFF001"]
+    assert proc.returncode == 1
+
+
+def test_bad_code_is_an_argument_error_with_the_check_usage():
+    proc = run("check", C, "--select", "EFF9x")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: effspec check ")
+    assert "argument --select: expected a code or a code prefix such as EFF601 or EFF2, got 'EFF9X'" in proc.stderr
+
+
+def test_text_summary_names_the_flag():
+    out = run("check", C, "--ignore", "EFF405").stdout
+    assert out.splitlines()[-1] == "  ignored by --ignore EFF405: EFF405 at 26:22"
+
+
+# 2. --exit-zero and --fail-on
+
+def test_fail_on_thresholds():
+    assert run("check", C).returncode == 0  # warnings only, default --fail-on error
+    assert run("check", C, "--fail-on", "warning").returncode == 1
+    assert run("check", C, "--fail-on", "info").returncode == 1
+    assert run("check", C, "--fail-on", "warning", "--ignore", "EFF4,EFF5").returncode == 0
+    assert run("check", A).returncode == 1
+
+
+def test_exit_zero():
+    assert run("check", A, "--exit-zero").returncode == 0
+    assert run("check", "no-such.eff", "--exit-zero").returncode == 2  # could not run is still 2
+
+
+# 3. --quiet and --statistics
+
+def test_quiet_prints_only_findings():
+    out = run("check", C, "--quiet").stdout
+    assert "example_c_scaling.eff: 6 warnings" not in out
+    assert len(codes(out)) == 6
+    assert run("check", C, "--quiet", "--ignore", "EFF4,EFF5").stdout == ""
+    assert "6 warnings" in run("check", C).stdout.splitlines()[-1]
+
+
+def test_statistics_counts_per_code_sorted():
+    out = run("check", C, "--statistics", "--quiet").stdout
+    assert out.splitlines()[-4:] == ["    2  EFF502  warning", "    2  EFF504  warning",
+                                     "    1  EFF405  warning", "    1  EFF503  warning"]
+
+
+# 4. --output-format is --format
+
+def test_output_format_alias():
+    assert run("check", C, "--output-format", "json").stdout == run("check", C, "--format", "json").stdout
+
+
+# 5. grand total
+
+def test_grand_total_after_several_files():
+    out = run("check", A, C).stdout
+    assert out.splitlines()[-1] == "2 files: 2 errors, 6 warnings"
+    assert "files:" not in run("check", C).stdout
+    assert "files:" not in run("check", A, C, "--quiet").stdout
+
+
+# 8. exit codes in --help
+
+def test_exit_codes_in_help():
+    for args in (("--help",), ("check", "--help")):
+        out = run(*args).stdout
+        assert "exit status:" in out
+        assert "0  no finding at or above --fail-on" in out
+        assert "2  effspec could not run" in out
