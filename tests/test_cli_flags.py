@@ -143,3 +143,49 @@ def test_exit_codes_in_help():
         assert "exit status:" in out
         assert "0  no finding at or above --fail-on" in out
         assert "2  effspec could not run" in out
+
+
+# 4. --format github and --format junit
+
+def test_github_annotations_escaped(tmp_path):
+    spec = tmp_path / "we,ird:name.eff"
+    spec.write_text((ROOT / C).read_text())
+    proc = run("check", spec.name, "--format", "github", "--select", "EFF405", cwd=tmp_path)
+    assert proc.returncode == 0
+    line, = proc.stdout.splitlines()
+    head, message = line.split("::", 2)[1:]
+    # properties: `,` and `:` escaped; the bubble `10 %` at line 26, columns 22-26
+    assert head == "warning file=we%2Cird%3Aname.eff,line=26,col=22,endLine=26,endColumn=26,title=EFF405"
+    assert message.startswith("run `scaled_64` books 10 %25 of its step as pipeline bubble")
+    assert "%0Ahelp: " in message and "\n" not in message
+    out = run("check", A, "--format", "github").stdout.splitlines()
+    assert [x.split(" ", 1)[0] for x in out] == ["::error", "::error"]
+    assert out[0].startswith("::error file=examples/example_a_measured.eff,line=61,col=22,")
+
+
+def test_junit_is_valid_xml_one_suite_per_file():
+    import xml.etree.ElementTree as ET
+
+    proc = run("check", A, C, "--format", "junit", "--select", "EFF601,EFF405")
+    root = ET.fromstring(proc.stdout)
+    assert root.tag == "testsuites" and root.get("tests") == "3" and root.get("failures") == "3"
+    suites = root.findall("testsuite")
+    assert [s.get("name") for s in suites] == [A, C]
+    assert [c.get("name") for c in suites[0]] == ["EFF601 at 61:22", "EFF601 at 62:22"]
+    assert suites[0][0].find("failure").get("message").startswith("claim `mfu` = 52 % disagrees")
+    assert [c.get("name") for c in suites[1]] == ["EFF405 at 26:22"]
+    clean = ET.fromstring(run("check", C, "--format", "junit", "--select", "EFF9").stdout)
+    case, = clean.find("testsuite")
+    assert case.get("name") == "no findings" and case.find("failure") is None
+    assert clean.get("failures") == "0"
+
+
+def test_junit_escapes_markup_from_the_file_name(tmp_path):
+    import xml.etree.ElementTree as ET
+
+    spec = tmp_path / 'a<b>&"c.eff'
+    spec.write_text(UNCLOSED)
+    out = run("check", spec.name, "--format", "junit", cwd=tmp_path).stdout
+    suite = ET.fromstring(out).find("testsuite")
+    assert suite.get("name") == 'a<b>&"c.eff'
+    assert suite[0].find("failure").get("type") == "EFF001"

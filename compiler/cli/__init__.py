@@ -63,7 +63,8 @@ def parser() -> argparse.ArgumentParser:
     c = sub.add_parser("check", help="check specs and print diagnostics", epilog=EXIT_CODES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders")
-    c.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif"), default="text",
+    c.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif", "github", "junit"),
+                   default="text",
                    help="output format (--output-format is the same flag)")
     for flag, what in (("--select", "check only these codes or prefixes (EFF2, EFF601); the default is every code"),
                        ("--ignore", "drop these codes or prefixes (recorded as suppressed)"),

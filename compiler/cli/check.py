@@ -77,6 +77,10 @@ def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
 
     if fmt == "text":
         return text(result, show_suppressed=show_suppressed, quiet=quiet)
+    if fmt in ("github", "junit"):
+        from effspec.report.annotations import github, junit_suite
+
+        return github(result) if fmt == "github" else junit_suite(result)
     if fmt == "json":
         payload = result_json(result)
         json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
@@ -160,6 +164,12 @@ def cmd_check(args) -> int:
         from effspec.report.sarif import sarif_log
 
         sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
+    elif args.format == "github":
+        sys.stdout.write("".join(p + "\n" for p in payloads if p))
+    elif args.format == "junit":
+        from effspec.report.annotations import junit
+
+        sys.stdout.write(junit(payloads))
     else:
         parts = [p for p in payloads if p]
         if len(summaries) > 1 and not args.quiet:
