@@ -189,3 +189,27 @@ def test_junit_escapes_markup_from_the_file_name(tmp_path):
     suite = ET.fromstring(out).find("testsuite")
     assert suite.get("name") == 'a<b>&"c.eff'
     assert suite[0].find("failure").get("type") == "EFF001"
+
+
+# 7. `check -` and --stdin-filename
+
+def run_stdin(data: bytes, *args, cwd=ROOT):
+    if not EFFSPEC.exists():
+        pytest.skip("the console script is not installed (pip install -e .)")
+    return subprocess.run([str(EFFSPEC), *args], input=data, capture_output=True, cwd=cwd)
+
+
+def test_stdin_with_stdin_filename_is_the_file_checked_by_name():
+    # example A reads `file "llm3b_64_steps.csv"` beside it: found from --stdin-filename's folder
+    proc = run_stdin((ROOT / A).read_bytes(), "check", "-", "--stdin-filename", A, "--format", "json")
+    assert proc.returncode == 1, proc.stderr
+    assert proc.stdout.decode() == run("check", A, "--format", "json").stdout
+
+
+def test_stdin_without_a_name_and_bad_input():
+    proc = run_stdin((ROOT / C).read_bytes(), "check", "-")
+    assert proc.returncode == 0
+    assert proc.stdout.decode().splitlines()[-1] == "-: 6 warnings"
+    proc = run_stdin(b"\xff", "check", "-")
+    assert proc.returncode == 2
+    assert proc.stderr.decode() == "effspec: stdin: not UTF-8 text (byte 0)\n"

@@ -62,7 +62,9 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="check specs and print diagnostics", epilog=EXIT_CODES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders")
+    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders; `-` reads a spec from stdin")
+    c.add_argument("--stdin-filename", metavar="NAME",
+                   help="the name a spec read from stdin (`-`) is shown under; its folder finds the configuration")
     c.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif", "github", "junit"),
                    default="text",
                    help="output format (--output-format is the same flag)")

@@ -23,7 +23,9 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
     """
     out: list[tuple[str, str | None]] = []
     for p in paths:
-        if os.path.isdir(p):
+        if p == "-":
+            out.append((p, STDIN))
+        elif os.path.isdir(p):
             for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
                 dirs.sort()
                 out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
@@ -32,9 +34,27 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
     return out
 
 
+STDIN = "\0stdin"  # the root _expand gives `-`: no folder can be named so
+
+
+def read_stdin(name: str | None) -> tuple[str, str]:
+    """`check -`: the spec text from stdin, and the folder its configuration and `file` references are found from
+    (that of --stdin-filename, else the current folder)."""
+    from effspec.front.limits import LIMITS
+
+    raw = sys.stdin.buffer.read(LIMITS.max_spec_bytes + 1)
+    if len(raw) > LIMITS.max_spec_bytes:
+        raise ToolError(f"stdin: the spec is larger than {LIMITS.max_spec_bytes:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"stdin: not UTF-8 text (byte {exc.start})") from None
+    return text, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
+
+
 def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False, selection=None, quiet: bool = False):
+               isolated: bool = False, selection=None, quiet: bool = False, stdin: tuple[str, str] | None = None):
     """(path, payload, summary, tool-error text or None, internal error or None), picklable.
 
     The summary is the remaining findings' (code, severity) pairs, what
@@ -48,7 +68,13 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
+        if stdin is not None:  # `effspec check -`: (the text, the folder of --stdin-filename)
+            from effspec import check_text
+
+            result = check_text(stdin[0], path, stdin[1], allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                                isolated=isolated)
+        else:
+            result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
     except ToolError as exc:
         return path, None, False, str(exc), None
     except Exception as exc:
@@ -114,10 +140,13 @@ def _warm_up() -> None:
 
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False, selection=None, quiet: bool = False) -> list[tuple]:
+               isolated: bool = False, selection=None, quiet: bool = False,
+               stdin_text: tuple[str, str] | None = None) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
                   show_suppressed=show_suppressed, debug=debug, isolated=isolated, selection=selection, quiet=quiet)
+    if stdin_text is not None:  # `-` is read once, here, and checked in this process
+        return [one(p, r, stdin=stdin_text if r == STDIN else None) for p, r in items]
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
@@ -138,12 +167,16 @@ def cmd_check(args) -> int:
     if args.show_settings:
         return show_settings([p for p, _ in paths], args.format, inline_config, args.isolated)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
+    stdin_text = read_stdin(args.stdin_filename) if any(r == STDIN for _, r in paths) else None
+    if stdin_text is not None:
+        paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
     selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
     status = 0
     payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
                "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
-               "selection": selection if selection.active else None, "quiet": args.quiet}
+               "selection": selection if selection.active else None, "quiet": args.quiet,
+               "stdin_text": stdin_text}
     for path, payload, summary, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
