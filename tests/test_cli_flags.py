@@ -213,3 +213,77 @@ def test_stdin_without_a_name_and_bad_input():
     proc = run_stdin(b"\xff", "check", "-")
     assert proc.returncode == 2
     assert proc.stderr.decode() == "effspec: stdin: not UTF-8 text (byte 0)\n"
+
+
+# 6. --color
+
+RED_BOLD = "\x1b[1;31m"
+
+
+def test_color_always_never_and_the_palette():
+    out = run("check", A, "--color", "always").stdout
+    assert out.startswith(RED_BOLD + "error[EFF601]\x1b[0m: claim `mfu`")
+    assert "\x1b[32mhelp\x1b[0m:" in out and "\x1b[36mnote\x1b[0m:" in out
+    assert "\x1b[1;33mwarning[EFF405]\x1b[0m" in run("check", C, "--color", "always").stdout
+    assert "\x1b" not in run("check", A, "--color", "never", env={"FORCE_COLOR": "1"}).stdout
+
+
+def test_color_auto_follows_the_environment_and_never_colours_a_pipe():
+    assert "\x1b" not in run("check", A).stdout  # a pipe
+    assert run("check", A, env={"FORCE_COLOR": "1"}).stdout.startswith(RED_BOLD)
+    assert "\x1b" not in run("check", A, env={"FORCE_COLOR": "1", "NO_COLOR": "1"}).stdout
+    assert run("check", A, "--color", "always", env={"NO_COLOR": "1"}).stdout.startswith(RED_BOLD)
+
+
+def test_color_auto_on_a_terminal(tmp_path):
+    import pty
+
+    if not EFFSPEC.exists():
+        pytest.skip("the console script is not installed")
+    env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
+    env["TERM"] = "xterm"
+    main, secondary = pty.openpty()
+    proc = subprocess.run([str(EFFSPEC), "check", A], stdout=secondary, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+    os.close(secondary)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(main)
+    assert proc.returncode == 1
+    assert data.decode().startswith(RED_BOLD + "error[EFF601]")
+    env["NO_COLOR"] = "1"
+    main, secondary = pty.openpty()
+    subprocess.run([str(EFFSPEC), "check", A], stdout=secondary, stderr=subprocess.DEVNULL, cwd=ROOT, env=env)
+    os.close(secondary)
+    data = b""
+    while True:
+        try:
+            chunk = os.read(main, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        data += chunk
+    os.close(main)
+    assert b"\x1b" not in data and b"error[EFF601]" in data
+
+
+def test_no_escape_code_comes_from_the_spec(tmp_path):
+    import re
+
+    text = (ROOT / A).read_text().replace('from paper "Table 2"', 'from paper "Table 2\x1b[5m\x1b]0;x\x07"')
+    (tmp_path / "a.eff").write_text(text)
+    for name in ("llm3b_64_steps.csv",):
+        (tmp_path / name).write_bytes((ROOT / "examples" / name).read_bytes())
+    out = run("check", "a.eff", "--color", "always", cwd=tmp_path).stdout
+    assert "a.eff:62:" in out and "62 |" in out  # the line with the escape codes is shown (an EFF001 error)
+    ours = {"\x1b[0m", "\x1b[1;31m", "\x1b[1;33m", "\x1b[36m", "\x1b[32m", "\x1b[1;34m"}
+    assert set(re.findall("\x1b\\[[0-9;]*m", out)) <= ours
+    assert out.count("\x1b") == len(re.findall("\x1b\\[[0-9;]*m", out))
+    assert "\x07" not in out

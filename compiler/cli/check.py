@@ -209,7 +209,10 @@ def cmd_check(args) -> int:
             parts.append(grand_total(summaries))
         if args.statistics:
             parts.append(statistics(summaries))
-        sys.stdout.write("\n\n".join(parts) + "\n" if parts else "")
+        out = "\n\n".join(parts) + "\n" if parts else ""
+        from effspec.cli.colour import colourise, wanted
+
+        sys.stdout.write(colourise(out) if out and wanted(args.color, sys.stdout) else out)
     return status
 
 
