@@ -287,3 +287,16 @@ def test_no_escape_code_comes_from_the_spec(tmp_path):
     assert set(re.findall("\x1b\\[[0-9;]*m", out)) <= ours
     assert out.count("\x1b") == len(re.findall("\x1b\\[[0-9;]*m", out))
     assert "\x07" not in out
+
+
+# 8. subcommand usage on subcommand errors
+
+def test_subcommand_errors_show_the_subcommand_usage():
+    proc = run("check")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: effspec check ")
+    assert proc.stderr.rstrip().endswith("effspec check: error: the following arguments are required: FILE")
+    proc = run("report", "x.eff")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("usage: effspec report ")
+    assert "effspec report: error: the following arguments are required: -o/--output" in proc.stderr
