@@ -183,11 +183,13 @@ def test_junit_is_valid_xml_one_suite_per_file():
 def test_junit_escapes_markup_from_the_file_name(tmp_path):
     import xml.etree.ElementTree as ET
 
-    spec = tmp_path / 'a<b>&"c.eff'
+    spec = tmp_path / 'a<b>&" tests="9.eff'
     spec.write_text(UNCLOSED)
     out = run("check", spec.name, "--format", "junit", cwd=tmp_path).stdout
-    suite = ET.fromstring(out).find("testsuite")
-    assert suite.get("name") == 'a<b>&"c.eff'
+    root = ET.fromstring(out)
+    assert root.get("tests") == "1" and root.get("failures") == "1"
+    suite = root.find("testsuite")
+    assert suite.get("name") == 'a<b>&" tests="9.eff'
     assert suite[0].find("failure").get("type") == "EFF001"
 
 

@@ -17,8 +17,8 @@ from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.fmt import register as register_fmt
 from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
-from effspec.cli.select import code_list
 from effspec.cli.report import cmd_report
+from effspec.cli.select import code_list
 from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
 from effspec.version import __version__

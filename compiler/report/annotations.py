@@ -66,10 +66,16 @@ def junit_suite(result) -> str:
             + "\n".join(cases) + "\n  </testsuite>")
 
 
+def _count(attribute: str, suite: str) -> int:
+    """An attribute of the suite's own <testsuite> element (its first line; the last match: the name comes first)."""
+    found = re.findall(f' {attribute}="([0-9]+)"', suite.split("\n", 1)[0])
+    return int(found[-1]) if found else 0
+
+
 def junit(suites: list[str]) -> str:
     """The whole document, from each file's <testsuite>."""
-    tests = sum(int(re.search(r'tests="(\d+)"', s).group(1)) for s in suites)  # type: ignore[union-attr]
-    failures = sum(int(re.search(r'failures="(\d+)"', s).group(1)) for s in suites)  # type: ignore[union-attr]
+    tests = sum(_count("tests", s) for s in suites)
+    failures = sum(_count("failures", s) for s in suites)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n'
             f'<testsuites name="effspec" tests="{tests}" failures="{failures}">\n'
             + "".join(s + "\n" for s in suites) + "</testsuites>\n")
