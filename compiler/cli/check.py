@@ -93,7 +93,7 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
         result = internal_error_result(path, exc)
         payload = _payload(result, fmt, show_suppressed, quiet)
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
-    summary = [(d.code, d.severity) for d in result.diagnostics if d.code != "EFF030" or d.span is not None]
+    summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
     summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
     return path, payload, summary, None, internal
 
