@@ -302,3 +302,11 @@ def test_subcommand_errors_show_the_subcommand_usage():
     assert proc.returncode == 2
     assert proc.stderr.startswith("usage: effspec report ")
     assert "effspec report: error: the following arguments are required: -o/--output" in proc.stderr
+
+
+def test_ignored_findings_stay_in_sarif_as_suppressed():
+    doc = json.loads(run("check", A, "--ignore", "EFF6", "--format", "sarif").stdout)
+    results = doc["runs"][0]["results"]
+    assert [r["ruleId"] for r in results] == ["EFF601", "EFF601"]
+    assert [r["suppressions"] for r in results] == [[{"kind": "external", "status": "accepted",
+                                                     "justification": "ignored by --ignore EFF6"}]] * 2
