@@ -174,7 +174,7 @@ def test_junit_is_valid_xml_one_suite_per_file():
     assert [c.get("name") for c in suites[0]] == ["EFF601 at 61:22", "EFF601 at 62:22"]
     assert suites[0][0].find("failure").get("message").startswith("claim `mfu` = 52 % disagrees")
     assert [c.get("name") for c in suites[1]] == ["EFF405 at 26:22"]
-    clean = ET.fromstring(run("check", C, "--format", "junit", "--select", "EFF9").stdout)
+    clean = ET.fromstring(run("check", C, "--format", "junit", "--select", "EFF601").stdout)
     case, = clean.find("testsuite")
     assert case.get("name") == "no findings" and case.find("failure") is None
     assert clean.get("failures") == "0"
@@ -310,3 +310,9 @@ def test_ignored_findings_stay_in_sarif_as_suppressed():
     assert [r["ruleId"] for r in results] == ["EFF601", "EFF601"]
     assert [r["suppressions"] for r in results] == [[{"kind": "external", "status": "accepted",
                                                      "justification": "ignored by --ignore EFF6"}]] * 2
+
+
+def test_a_prefix_that_matches_no_code_is_an_error():
+    proc = run("check", C, "--select", "EFF5", "--extend-ignore", "EFF777")
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == "effspec: no code starts with EFF777 (`effspec explain --list` lists every code)\n"

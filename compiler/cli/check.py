@@ -171,6 +171,9 @@ def cmd_check(args) -> int:
     if stdin_text is not None:
         paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
     selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
+    unknown = selection.unknown() if selection.active else []
+    if unknown:
+        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
     status = 0
     payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,

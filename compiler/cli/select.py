@@ -38,6 +38,13 @@ class Selection:
         self.ignore = _flat(ignore) + _flat(extend_ignore)
         self.active = bool(select or ignore or extend_select or extend_ignore)
 
+    def unknown(self) -> list[str]:
+        """The prefixes that match no code (a typo selects or ignores nothing, silently, otherwise)."""
+        from effspec.rules import code_table
+
+        known = list(code_table())
+        return [p for p in dict.fromkeys(self.select + self.ignore) if not any(c.startswith(p) for c in known)]
+
     @staticmethod
     def _best(code: str, prefixes: list[str]) -> tuple[int, str]:
         return max(((len(p), p) for p in prefixes if code.startswith(p)), default=(-1, ""))
