@@ -80,7 +80,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--quiet", "-q", action="store_true", help="print the findings only: no per-file summary, no grand total")
     c.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
                    help="colour text output (auto: on a terminal only; NO_COLOR turns it off, FORCE_COLOR on)")
-    c.add_argument("--statistics", action="store_true", help="after the findings, count them per code, most frequent first")
+    c.add_argument("--statistics", action="store_true", help="after the findings, count them per code, most frequent first (text output)")
     c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for many files (default: CPUs)")
     c.add_argument("--no-inline-config", action="store_true",
                    help="ignore `# effspec:` pragmas in the specs (for specs written by someone else)")
