@@ -18,6 +18,7 @@ from effspec.cli.fmt import register as register_fmt
 from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
 from effspec.cli.report import cmd_report
+from effspec.cli.select import code_list
 from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
 from effspec.version import __version__
@@ -40,6 +41,12 @@ def seconds(text: str) -> float:
     return value
 
 
+EXIT_CODES = """exit status:
+  0  no finding at or above --fail-on (default: no errors), or --exit-zero
+  1  findings at or above --fail-on remain (for report: the report could not be made)
+  2  effspec could not run: bad arguments, an unreadable input, an internal error"""
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but its errors echo arguments (file names from a glob) escaped."""
 
@@ -48,13 +55,32 @@ class _Parser(argparse.ArgumentParser):
 
 
 def parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="effspec", description="Compile and audit .eff training-efficiency specs.")
+    p = _Parser(prog="effspec", description="Compile and audit .eff training-efficiency specs.", epilog=EXIT_CODES,
+                formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--version", action="version", version=f"effspec {__version__}")
     p.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     sub = p.add_subparsers(dest="command", required=True)
-    c = sub.add_parser("check", help="check specs and print diagnostics")
-    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders")
-    c.add_argument("--format", choices=("text", "json", "sarif"), default="text")
+    c = sub.add_parser("check", help="check specs and print diagnostics", epilog=EXIT_CODES,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders; `-` reads a spec from stdin")
+    c.add_argument("--stdin-filename", metavar="NAME",
+                   help="the name a spec read from stdin (`-`) is shown under; its folder finds the configuration")
+    c.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif", "github", "junit"),
+                   default="text",
+                   help="output format (--output-format is the same flag)")
+    for flag, what in (("--select", "check only these codes or prefixes (EFF2, EFF601); the default is every code"),
+                       ("--ignore", "drop these codes or prefixes (recorded as suppressed)"),
+                       ("--extend-select", "add codes or prefixes to --select"),
+                       ("--extend-ignore", "add codes or prefixes to --ignore")):
+        c.add_argument(flag, type=code_list, action="append", metavar="CODES",
+                       help=what + "; comma-separated; front-end errors EFF001-EFF099 are never dropped")
+    c.add_argument("--exit-zero", action="store_true", help="exit 0 even when findings remain (2 still means it could not run)")
+    c.add_argument("--fail-on", choices=("error", "warning", "info"), default="error",
+                   help="exit 1 when a finding at or above this severity remains (default: error)")
+    c.add_argument("--quiet", "-q", action="store_true", help="print the findings only: no per-file summary, no grand total")
+    c.add_argument("--color", "--colour", choices=("auto", "always", "never"), default="auto",
+                   help="colour text output (auto: on a terminal only; NO_COLOR turns it off, FORCE_COLOR on)")
+    c.add_argument("--statistics", action="store_true", help="after the findings, count them per code, most frequent first (text output)")
     c.add_argument("--jobs", "-j", type=int, default=None, help="worker processes for many files (default: CPUs)")
     c.add_argument("--no-inline-config", action="store_true",
                    help="ignore `# effspec:` pragmas in the specs (for specs written by someone else)")

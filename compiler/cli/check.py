@@ -23,7 +23,9 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
     """
     out: list[tuple[str, str | None]] = []
     for p in paths:
-        if os.path.isdir(p):
+        if p == "-":
+            out.append((p, STDIN))
+        elif os.path.isdir(p):
             for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
                 dirs.sort()
                 out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
@@ -32,10 +34,31 @@ def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
     return out
 
 
+STDIN = "\0stdin"  # the root _expand gives `-`: no folder can be named so
+
+
+def read_stdin(name: str | None) -> tuple[str, str]:
+    """`check -`: the spec text from stdin, and the folder its configuration and `file` references are found from
+    (that of --stdin-filename, else the current folder)."""
+    from effspec.front.limits import LIMITS
+
+    raw = sys.stdin.buffer.read(LIMITS.max_spec_bytes + 1)
+    if len(raw) > LIMITS.max_spec_bytes:
+        raise ToolError(f"stdin: the spec is larger than {LIMITS.max_spec_bytes:,} bytes")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ToolError(f"stdin: not UTF-8 text (byte {exc.start})") from None
+    return text, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
+
+
 def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False):
-    """(path, payload, has errors, tool-error text or None, internal error or None), picklable.
+               isolated: bool = False, selection=None, quiet: bool = False, stdin: tuple[str, str] | None = None):
+    """(path, payload, summary, tool-error text or None, internal error or None), picklable.
+
+    The summary is the remaining findings' (code, severity) pairs, what
+    `--fail-on`, `--statistics` and the grand total need.
 
     The payload is the file's output already formatted (text, or the JSON
     document) so a worker process sends back a few kB, not the whole result;
@@ -45,29 +68,45 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
+        if stdin is not None:  # `effspec check -`: (the text, the folder of --stdin-filename)
+            from effspec import check_text
+
+            result = check_text(stdin[0], path, stdin[1], allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                                isolated=isolated)
+        else:
+            result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
     except ToolError as exc:
         return path, None, False, str(exc), None
     except Exception as exc:
         if debug:
             raise
         result = internal_error_result(path, exc)
+    if selection is not None:
+        from effspec.cli.select import apply
+
+        apply(result, selection)
     try:
-        payload = _payload(result, fmt, show_suppressed)
+        payload = _payload(result, fmt, show_suppressed, quiet)
     except Exception as exc:  # a finding the output cannot hold is a bug too, and this file's alone
         if debug:
             raise
         result = internal_error_result(path, exc)
-        payload = _payload(result, fmt, show_suppressed)
+        payload = _payload(result, fmt, show_suppressed, quiet)
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
-    return path, payload, result.has_errors, None, internal
+    summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
+    summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
+    return path, payload, summary, None, internal
 
 
-def _payload(result, fmt: str, show_suppressed: bool):
+def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
     from effspec.report.text import result_json, text
 
     if fmt == "text":
-        return text(result, show_suppressed=show_suppressed)
+        return text(result, show_suppressed=show_suppressed, quiet=quiet)
+    if fmt in ("github", "junit"):
+        from effspec.report.annotations import github, junit_suite
+
+        return github(result) if fmt == "github" else junit_suite(result)
     if fmt == "json":
         payload = result_json(result)
         json.dumps(payload, allow_nan=False)  # fails here, for this file, rather than for the whole output
@@ -101,10 +140,13 @@ def _warm_up() -> None:
 
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False) -> list[tuple]:
+               isolated: bool = False, selection=None, quiet: bool = False,
+               stdin_text: tuple[str, str] | None = None) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                  show_suppressed=show_suppressed, debug=debug, isolated=isolated)
+                  show_suppressed=show_suppressed, debug=debug, isolated=isolated, selection=selection, quiet=quiet)
+    if stdin_text is not None:  # `-` is read once, here, and checked in this process
+        return [one(p, r, stdin=stdin_text if r == STDIN else None) for p, r in items]
     if jobs <= 1 or len(items) < 8:
         return [one(p, r) for p, r in items]
     from concurrent.futures import ProcessPoolExecutor
@@ -116,6 +158,8 @@ def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allo
 
 
 def cmd_check(args) -> int:
+    from effspec.cli.select import Selection, fails
+
     paths = _expand(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
@@ -123,21 +167,31 @@ def cmd_check(args) -> int:
     if args.show_settings:
         return show_settings([p for p, _ in paths], args.format, inline_config, args.isolated)
     jobs = args.jobs if args.jobs is not None else min(os.cpu_count() or 1, 8)
+    stdin_text = read_stdin(args.stdin_filename) if any(r == STDIN for _, r in paths) else None
+    if stdin_text is not None:
+        paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
+    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
+    unknown = selection.unknown() if selection.active else []
+    if unknown:
+        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
     status = 0
-    payloads = []
+    payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
-               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated}
-    for _path, payload, has_errors, error, internal in _check_all(paths, jobs, args.format, **options):
+               "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
+               "selection": selection if selection.active else None, "quiet": args.quiet,
+               "stdin_text": stdin_text}
+    for path, payload, summary, error, internal in _check_all(paths, jobs, args.format, **options):
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2
             continue
         payloads.append(payload)
+        summaries.append((path, summary))
         if internal is not None:
             print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. Please report it with the spec "
                   f"that triggers it: {BUG_URL}\n(run with --debug for the traceback)", file=sys.stderr)
             status = 2
-        elif has_errors and status == 0:
+        elif status == 0 and not args.exit_zero and fails({sev for _, sev in summary}, args.fail_on):
             status = 1
     if args.format == "json":
         one = len(args.files) == 1 and len(paths) == 1 and payloads
@@ -146,9 +200,45 @@ def cmd_check(args) -> int:
         from effspec.report.sarif import sarif_log
 
         sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
+    elif args.format == "github":
+        sys.stdout.write("".join(p + "\n" for p in payloads if p))
+    elif args.format == "junit":
+        from effspec.report.annotations import junit
+
+        sys.stdout.write(junit(payloads))
     else:
-        sys.stdout.write("\n\n".join(payloads) + "\n" if payloads else "")
+        parts = [p for p in payloads if p]
+        if len(summaries) > 1 and not args.quiet:
+            parts.append(grand_total(summaries))
+        if args.statistics:
+            parts.append(statistics(summaries))
+        out = "\n\n".join(parts) + "\n" if parts else ""
+        from effspec.cli.colour import colourise, wanted
+
+        sys.stdout.write(colourise(out) if out and wanted(args.color, sys.stdout) else out)
     return status
+
+
+def _counted(counts: dict[str, int]) -> str:
+    words = [f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n]
+    return ", ".join(words) or "no findings"
+
+
+def grand_total(summaries: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """'3 files: 4 errors, 2 warnings' over every file checked."""
+    counts = {s: sum(sev == s for _, summary in summaries for _, sev in summary) for s in ("error", "warning", "info")}
+    return f"{len(summaries)} file{'s' if len(summaries) != 1 else ''}: {_counted(counts)}"
+
+
+def statistics(summaries: list[tuple[str, list[tuple[str, str]]]]) -> str:
+    """`--statistics`: one line per code, most frequent first, then by code: count, code, severity."""
+    counts: dict[tuple[str, str], int] = {}
+    for _, summary in summaries:
+        for code, sev in summary:
+            if code:
+                counts[(code, sev)] = counts.get((code, sev), 0) + 1
+    rows = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return "\n".join(f"{n:>5}  {code}  {sev}" for (code, sev), n in rows) or "no findings"
 
 
 def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolated: bool = False) -> int:

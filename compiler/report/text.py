@@ -7,7 +7,7 @@ import dataclasses
 from effspec.diagnostics import printable, render_text, sanitize, source_lines
 
 
-def text(result, show_suppressed: bool = False) -> str:
+def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
     """rustc-style diagnostics, then a one-line summary and what was suppressed, by what.
 
     ``show_suppressed`` also prints each suppressed finding in full."""
@@ -16,6 +16,8 @@ def text(result, show_suppressed: bool = False) -> str:
     suppressed = getattr(result, "suppressed", [])
     if show_suppressed:
         parts += [_suppressed_text(s, result, lines) for s in suppressed if not s.lowered]
+    if quiet:  # `--quiet`: the findings only
+        return "\n\n".join(parts)
     omitted = getattr(result, "omitted", {})
     counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
