@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 BUG_URL = "https://github.com/effspec/effspec/issues"
 
 
@@ -9,12 +12,11 @@ class ToolError(Exception):
     """The tool could not run (exit status 2)."""
 
 
-def load_spec(path: str, **options):
-    """``effspec.load(path, **options)``; a file that cannot be read is a ToolError."""
-    from effspec import load
-
+@contextmanager
+def reading(path: str) -> Iterator[None]:
+    """Turn the ways reading ``path`` fails into one ToolError each, named by the path."""
     try:
-        return load(path, **options)
+        yield
     except FileNotFoundError:
         raise ToolError(f"{path}: no such file") from None
     except IsADirectoryError:
@@ -25,3 +27,11 @@ def load_spec(path: str, **options):
         raise ToolError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     except OSError as exc:
         raise ToolError(f"{path}: {exc.strerror or exc}") from None
+
+
+def load_spec(path: str, **options):
+    """``effspec.load(path, **options)``; a file that cannot be read is a ToolError."""
+    from effspec import load
+
+    with reading(path):
+        return load(path, **options)

@@ -48,19 +48,12 @@ def _expand(paths: list[str]) -> list[str]:
 
 
 def _read(path: str) -> str:
-    from effspec.cli.common import ToolError
+    from effspec.cli.common import reading
 
     if path == "-":
         return sys.stdin.read()
-    try:
-        with open(path, encoding="utf-8", newline="") as fh:
-            return fh.read()
-    except FileNotFoundError:
-        raise ToolError(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise ToolError(f"{path}: not UTF-8 text (byte {exc.start})") from None
-    except OSError as exc:
-        raise ToolError(f"{path}: {exc.strerror or exc}") from None
+    with reading(path), open(path, encoding="utf-8", newline="") as fh:
+        return fh.read()
 
 
 def _one(path: str, args) -> tuple[int, bool]:

@@ -115,6 +115,17 @@ def _open_folder(path: str) -> int:
     return fd
 
 
+def _checked(fd: int, allow_hardlinks: bool | None) -> int:
+    """``fd`` if it is a regular file (and not a hard link unless allowed); else it is closed
+    and the reason raised."""
+    try:
+        _check_opened(fd, allow_hardlinks)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
 def _check_opened(fd: int, allow_hardlinks: bool | None) -> None:
     st = os.fstat(fd)
     if stat.S_ISDIR(st.st_mode):
@@ -148,12 +159,7 @@ def open_beneath(root: str, rel: str, allow_hardlinks: bool | None = None) -> tu
         fd, path = walk.run(rel)
     finally:
         walk.close()
-    try:
-        _check_opened(fd, allow_hardlinks)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, path
+    return _checked(fd, allow_hardlinks), path
 
 
 class _Walk:
@@ -247,12 +253,7 @@ def _open_resolved(root: str, rel: str, allow_hardlinks: bool | None) -> tuple[i
     if in_pseudo_filesystem(path):
         raise Refused("pseudo", "lies in a system pseudo-filesystem")
     fd = os.open(path, _FILE_FLAGS)
-    try:
-        _check_opened(fd, allow_hardlinks)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, path
+    return _checked(fd, allow_hardlinks), path
 
 
 _REFUSED_HELP = {
@@ -331,12 +332,7 @@ def read_regular_file(path: str, limit: int, follow_symlinks: bool = False) -> b
         path = os.path.abspath(path)
         fd, _ = open_beneath(os.path.dirname(path), os.path.basename(path))
     else:
-        fd = os.open(path, _FILE_FLAGS & ~_NOFOLLOW)
-        try:
-            _check_opened(fd, True)
-        except BaseException:
-            os.close(fd)
-            raise
+        fd = _checked(os.open(path, _FILE_FLAGS & ~_NOFOLLOW), True)
     try:
         return _read_fd(fd, limit)
     finally:
