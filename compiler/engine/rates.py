@@ -77,18 +77,12 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
                                                    quantity(v, "FLOP/s"), f"{active:g}"),
             (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
             model.assumed or step.assumed, basis)
-    if model is not None and agg is not None:
-        v = model.value / (t * agg.value)
-        out["mfu"] = Metric(
-            "mfu", v, "", "model_flops_per_step / (step_time × aggregate_peak)",
-            _ratio(model.value, t, agg.value, v),
-            (model.as_input(), step.as_input(), agg.as_input()), model.assumed or step.assumed or agg.assumed, basis)
-    if executed is not None and agg is not None:
-        v = executed.value / (t * agg.value)
-        out["hfu"] = Metric(
-            "hfu", v, "", "executed_flops_per_step / (step_time × aggregate_peak)",
-            _ratio(executed.value, t, agg.value, v),
-            (executed.as_input(), step.as_input(), agg.as_input()), executed.assumed or step.assumed or agg.assumed, basis)
+    for name, flops in (("mfu", model), ("hfu", executed)):  # model FLOPs, then the FLOPs that ran
+        if flops is not None and agg is not None:
+            v = flops.value / (t * agg.value)
+            out[name] = Metric(
+                name, v, "", f"{flops.name} / (step_time × aggregate_peak)", _ratio(flops.value, t, agg.value, v),
+                (flops.as_input(), step.as_input(), agg.as_input()), flops.assumed or step.assumed or agg.assumed, basis)
     measured_pools = [p for p in result.pools if p.measured_peak is not None]
     if model is not None and result.pools and len(measured_pools) == len(result.pools):
         ref = sum(p.active * peak for p in result.pools if (peak := p.measured_peak) is not None)  # every pool has one
