@@ -282,3 +282,19 @@ def test_generated_number_cells_read_as_float_reads_them(cells):
         assert_same(fast, load(path, fast=False))
     if fast[0] is not None:
         assert fast[0].comm.tolist() == [float(c) for c in cells]
+
+
+@needs_pyarrow
+@pytest.mark.parametrize("segment", [1, 40, 97, 1 << 20])
+def test_segment_boundaries_do_not_change_the_table(tmp_path, monkeypatch, segment):
+    """pyarrow reads the body a segment at a time, cut after a line end: any cut gives the same table."""
+    rng = np.random.default_rng(segment)
+    rows = [f"{r},node{r % 3},{s},{rng.random() + 0.01!r},{rng.random():.4f},0" for s in range(7) for r in range(5)]
+    path = tmp_path / "r.csv"
+    for end in ("\n", ""):  # with and without a final line end
+        path.write_text("rank,node,step,compute,comm,stall\n" + "\n".join(rows) + end)
+        monkeypatch.setattr(fast_csv, "SEGMENT_BYTES", segment)
+        spy = Spy(monkeypatch)
+        fast = load(str(path), fast=True)
+        assert spy.tables == 1 and fast[0].rows == 35
+        assert_same(fast, load(str(path), fast=False))
