@@ -298,3 +298,33 @@ def test_segment_boundaries_do_not_change_the_table(tmp_path, monkeypatch, segme
         fast = load(str(path), fast=True)
         assert spy.tables == 1 and fast[0].rows == 35
         assert_same(fast, load(str(path), fast=False))
+
+
+@needs_pyarrow
+def test_the_fast_path_reads_the_loaders_bytes_and_opens_nothing(tmp_path, monkeypatch):
+    """pyarrow is handed a buffer of the bytes read beneath the folder (front/files.py), never a
+    path: it opens no file, so a symlink or a swap cannot redirect it."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    given_to_pyarrow = []
+    real = pacsv.read_csv
+
+    def read_csv(source, *args, **kwargs):
+        given_to_pyarrow.append(source)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(pacsv, "read_csv", read_csv)
+    opened = []
+    real_open = os.open
+    monkeypatch.setattr(os, "open", lambda path, *a, **k: opened.append(path) or real_open(path, *a, **k))
+    path = tmp_path / "r.csv"
+    path.write_text("rank,node,step,compute,comm,stall\n0,n0,0,1.0,0.1,0\n")
+    spy = Spy(monkeypatch)
+    table, diags = load(str(path), fast=True)
+    assert spy.tables == 1 and table.rows == 1 and diags == []
+    assert given_to_pyarrow and all(isinstance(s, pa.Buffer) for s in given_to_pyarrow)
+    fast_opens = list(opened)
+    opened.clear()
+    load(str(path), fast=False)
+    assert fast_opens and fast_opens == opened  # the same opens, component by component beneath the folder
