@@ -1,7 +1,8 @@
 """The per-rank CSV through pyarrow's reader: an optional fast path (the `fast` extra).
 
 It reads only the well-formed case, from the bytes the loader has already
-read beneath the spec's folder (front/files.py): it never opens a file.
+read beneath the spec's folder (front/files.py), copied a segment at a time
+into pyarrow's memory: it never opens a file.
 Anything it does not read exactly as the numpy loader would (quotes, CR,
 blank lines, a cell pyarrow cannot convert, a repeated column name, too many
 rows, an empty or over-long node name) makes it return None, and the numpy
@@ -114,8 +115,21 @@ def _batches(pa: Any, raw: bytes, start: int, header: list[str], numeric: tuple[
     while start < len(raw):
         end = raw.find(b"\n", start + SEGMENT_BYTES) if start + SEGMENT_BYTES < len(raw) else -1
         end = len(raw) if end < 0 else end + 1
-        yield from pa.csv.read_csv(pa.py_buffer(body[start:end]), **options).to_batches()
+        yield from pa.csv.read_csv(_owned(pa, body[start:end]), **options).to_batches()
         start = end
+
+
+def _owned(pa: Any, segment: memoryview) -> Any:
+    """A copy of ``segment`` in memory pyarrow owns.  Handed a Python buffer
+    (``py_buffer``), pyarrow's worker threads may drop the last reference to it
+    after the read returns, taking the GIL from a foreign thread: on CPython
+    3.11 that raced with ``tracemalloc.stop()`` and crashed the process
+    (tests/test_ranks_fast.py::test_loads_under_tracemalloc_do_not_crash).
+    The copy is one segment, not the file."""
+    owned = pa.allocate_buffer(len(segment), memory_pool=pa.system_memory_pool())
+    with memoryview(owned) as view:
+        view.cast("B")[:] = segment
+    return owned
 
 
 def _sorted_nodes(np: Any, node: Any, names: list[str]) -> tuple[str, ...] | None:
