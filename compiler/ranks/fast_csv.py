@@ -34,8 +34,7 @@ def _pyarrow() -> Any:
     """pyarrow and its CSV module, or None when the `fast` extra is not installed."""
     try:
         import pyarrow as pa
-        import pyarrow.compute  # noqa: F401  (registers pa.compute)
-        import pyarrow.csv  # noqa: F401
+        import pyarrow.csv  # noqa: F401  (makes pa.csv)
     except ImportError:
         return None
     return pa
