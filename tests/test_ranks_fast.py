@@ -352,3 +352,20 @@ print("ok")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600,
                          env=dict(os.environ, EFFSPEC_NO_FAST_CSV="0"))
     assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr[-2000:]
+
+
+@needs_pyarrow
+@pytest.mark.parametrize("traces", [["tests/fixtures/traces/cpu/straggler/traces"],
+                                    ["tests/fixtures/traces/hta", "--partial"]])  # 2 of 128 ranks
+def test_tables_written_by_effspec_traces_load_the_same_both_ways(traces, tmp_path, monkeypatch):
+    """`effspec traces` writes provenance comments and the optional columns (step_time, comm_exposed, idle, other)."""
+    out = tmp_path / "ranks.csv"
+    proc = subprocess.run([os.path.join(os.path.dirname(sys.executable), "effspec"), "traces", str(ROOT / traces[0]),
+                           *traces[1:], "-o", str(out)], capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    header = [ln for ln in out.read_text().splitlines() if not ln.startswith("#")][0].split(",")
+    assert {"step_time", "comm_exposed", "idle", "other"} <= set(header)
+    spy = Spy(monkeypatch)
+    fast = load(str(out), fast=True)
+    assert spy.tables == 1 and fast[0] is not None and fast[0].comm_exposed is not None and fast[0].provenance
+    assert_same(fast, load(str(out), fast=False))
