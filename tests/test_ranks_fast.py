@@ -330,6 +330,7 @@ def test_the_fast_path_reads_the_loaders_bytes_and_opens_nothing(tmp_path, monke
     assert fast_opens and fast_opens == opened  # the same opens, component by component beneath the folder
 
 
+@pytest.mark.slow  # 2,000 loads in a fresh process: ~15 s
 @needs_pyarrow
 def test_loads_under_tracemalloc_do_not_crash(tmp_path):
     """Handed a Python buffer, pyarrow's worker threads dropped it after the read, taking the GIL
@@ -354,6 +355,7 @@ print("ok")
     assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr[-2000:]
 
 
+@pytest.mark.slow  # `effspec traces` in a subprocess
 @needs_pyarrow
 @pytest.mark.parametrize("traces", [["tests/fixtures/traces/cpu/straggler/traces"],
                                     ["tests/fixtures/traces/hta", "--partial"]])  # 2 of 128 ranks
