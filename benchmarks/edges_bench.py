@@ -10,9 +10,15 @@
   process, against `effspec check` of a 4-run spec;
 * alternating installs: two unit-table cache entries served alternately
   (two pint installs simulated by two table keys, as in
-  tests/test_units_cache.py) against one.
+  tests/test_units_cache.py) against one;
+* the per-rank loader with and without the fast path: `load_rank_table` of
+  ranks_bench.py's 1.6 M-row CSV (16,384 ranks x 100 steps, 72 MB) through
+  pyarrow and with EFFSPEC_NO_FAST_CSV=1, each in fresh processes, interleaved,
+  3 each; the two tables must hash the same.  polars' `read_csv` of the same
+  bytes is shown for scale when polars is installed.
 
-    .venv/bin/python benchmarks/edges_bench.py
+    .venv/bin/python benchmarks/edges_bench.py          # all rows
+    .venv/bin/python benchmarks/edges_bench.py ranks    # only the named rows (recovery text oversize alternating ranks)
 
 CPU seconds (process_time) for in-process figures, best of 3; wall and peak
 RSS for whole processes.
@@ -110,18 +116,91 @@ print(serve([key_a, key_b] * 10) / 20, serve([key_a] * 20) / 20)
     return float(out[0]), float(out[1])
 
 
-def main() -> int:
-    clean, typos = recovery()
-    print(f"recovery, 400 runs: clean {clean * 1000:.0f} ms, 20 typos {typos * 1000:.0f} ms: {typos / clean:.2f}x (target <= 2x)")
-    t800, t3200 = text_output(800), text_output(3200)
-    print(f"text output per run: 800 runs {t800 * 1e6:.0f} us, 3,200 runs {t3200 * 1e6:.0f} us: {t3200 / t800:.2f}x (flat = linear)")
-    big_wall, big_rss, small_wall, small_rss = oversize()
-    print(f"8,000-run file rejected: {big_wall * 1000:.0f} ms, {big_rss:.0f} MiB; a 4-run check {small_wall * 1000:.0f} ms, "
-          f"{small_rss:.0f} MiB: {big_wall / small_wall:.2f}x")
-    alt, one = alternating()
-    print(f"unit table, two installs alternating: {alt * 1000:.2f} ms a check; one install {one * 1000:.2f} ms: {alt / one:.2f}x")
+# One load in a fresh process: wall and CPU seconds of the load alone, the
+# process's peak RSS (VmHWM) and its RSS before the load, and a hash of the table.
+_LOAD = r"""
+import hashlib, os, sys, time
+def status(key):
+    with open("/proc/self/status") as fh:
+        return int(next(line.split()[1] for line in fh if line.startswith(key))) / 1024
+path, how = sys.argv[1], sys.argv[2]
+import numpy as np
+if how == "polars":
+    import polars as pl
+    before = status("VmRSS:")
+    t, c = time.perf_counter(), time.process_time()
+    with open(path, "rb") as fh:
+        frame = pl.read_csv(fh.read(), schema_overrides={"node": pl.String}, quote_char=None)
+    digest = str(frame.height)
+else:
+    from effspec.ranks import fast_csv, loader
+    assert fast_csv.available() == (how == "fast"), "pyarrow is not installed" if how == "fast" else how
+    if how == "fast":
+        fast_csv._pyarrow()  # the import is start-up, not loading
+    before = status("VmRSS:")
+    t, c = time.perf_counter(), time.process_time()
+    table = loader.load_rank_table(path, "ranks.csv", None, [])
+    h = hashlib.sha256(repr(table.node_names).encode())
+    for name in ("rank", "node", "step", "compute", "comm", "stall"):
+        h.update(getattr(table, name).tobytes())
+    digest = h.hexdigest()
+print(time.perf_counter() - t, time.process_time() - c, before, status("VmHWM:"), digest)
+"""
+
+
+def rank_loader(repeat: int = 3) -> dict[str, tuple[float, float, float, float]]:
+    """(best wall, best CPU, least peak RSS, RSS before loading) per path, in MiB and seconds."""
+    from ranks_bench import generate
+
+    path = os.path.join(tempfile.gettempdir(), "effspec_ranks_16384x100.csv")  # ranks_bench.py's file
+    if not os.path.exists(path):
+        generate(path + ".tmp", 16384, 100)
+        os.replace(path + ".tmp", path)
+    hows = ["fast", "numpy"]
+    try:
+        import polars  # noqa: F401
+        hows.append("polars")
+    except ImportError:
+        pass
+    runs: dict[str, list[list[float]]] = {how: [] for how in hows}
+    digests = set()
+    for _ in range(repeat):
+        for how in hows:
+            env = dict(os.environ, EFFSPEC_NO_FAST_CSV="1" if how == "numpy" else "0")
+            out = subprocess.run([sys.executable, "-c", _LOAD, path, how], capture_output=True, text=True, env=env,
+                                 check=True).stdout.split()
+            runs[how].append([float(x) for x in out[:4]])
+            if how != "polars":
+                digests.add(out[4])
+    assert len(digests) == 1, "the fast path and the numpy loader read different tables"
+    return {how: (min(r[0] for r in rs), min(r[1] for r in rs), min(r[3] for r in rs), min(r[2] for r in rs))
+            for how, rs in runs.items()}
+
+
+def main(only: list[str]) -> int:
+    if not only or "recovery" in only:
+        clean, typos = recovery()
+        print(f"recovery, 400 runs: clean {clean * 1000:.0f} ms, 20 typos {typos * 1000:.0f} ms: {typos / clean:.2f}x (target <= 2x)")
+    if not only or "text" in only:
+        t800, t3200 = text_output(800), text_output(3200)
+        print(f"text output per run: 800 runs {t800 * 1e6:.0f} us, 3,200 runs {t3200 * 1e6:.0f} us: {t3200 / t800:.2f}x (flat = linear)")
+    if not only or "oversize" in only:
+        big_wall, big_rss, small_wall, small_rss = oversize()
+        print(f"8,000-run file rejected: {big_wall * 1000:.0f} ms, {big_rss:.0f} MiB; a 4-run check {small_wall * 1000:.0f} ms, "
+              f"{small_rss:.0f} MiB: {big_wall / small_wall:.2f}x")
+    if not only or "alternating" in only:
+        alt, one = alternating()
+        print(f"unit table, two installs alternating: {alt * 1000:.2f} ms a check; one install {one * 1000:.2f} ms: {alt / one:.2f}x")
+    if not only or "ranks" in only:
+        r = rank_loader()
+        for how, (wall, cpu, hwm, before) in r.items():
+            print(f"per-rank loader, 1.6 M rows, {how}: {wall:.2f} s wall, {cpu:.2f} s CPU, peak RSS {hwm:.0f} MiB "
+                  f"({hwm - before:.0f} MiB over the {before:.0f} MiB before loading)")
+        (fw, fc, fh, fb), (nw, nc, nh, nb) = r["fast"], r["numpy"]
+        print(f"per-rank loader, fast against numpy: wall {fw / nw:.2f}x, CPU {fc / nc:.2f}x, peak RSS {fh / nh:.2f}x "
+              f"(over the start {(fh - fb) / (nh - nb):.2f}x)")
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    raise SystemExit(main(sys.argv[1:]))

@@ -341,3 +341,60 @@ def test_import_does_not_need_jsonschema() -> None:
             top_level.add(node.module.split(".")[0])
     assert "jsonschema" not in top_level
     assert top_level <= {"__future__", "dataclasses", "functools", "importlib", "json", "math", "re", "typing"}
+
+
+# A name resolves, yet another part's id begins with it: the audit says so (EFF207).
+@pytest.mark.parametrize(("name", "chosen", "others"), [
+    ("A100", "A100-SXM4", ("A100-PCIe",)),
+    ("NVIDIA A100 80GB", "A100-SXM4", ("A100-PCIe",)),  # memory words dropped: the bare name again
+    ("Trainium", "Trainium1", ("Trainium2",)),
+    ("AWS Trainium", "Trainium1", ("Trainium2",)),
+    ("A100 PCIe", "A100-PCIe", ()),
+    ("A100-SXM4-80GB", "A100-SXM4", ()),
+    ("B200", "B200", ()),  # GB200's alias "B200 GB200" begins with it, but its id does not
+    ("Trainium2", "Trainium2", ()),
+])
+def test_also_named(name: str, chosen: str, others: tuple[str, ...]) -> None:
+    assert catalog.canonical_accelerator(name) == chosen
+    assert catalog.also_named(name) == others
+
+
+@pytest.mark.parametrize(("name", "parts"), [
+    ("H100", ("H100-SXM5", "H100-PCIe", "H100-NVL")),
+    ("NVIDIA H100 80GB", ("H100-SXM5", "H100-PCIe", "H100-NVL")),
+    ("TPU v5", ("TPU-v5e", "TPU-v5p")),
+    ("V100", ("V100-SXM2",)),
+    ("GPU", ()),
+    ("", ()),
+])
+def test_candidates_of_an_unresolved_name(name: str, parts: tuple[str, ...]) -> None:
+    assert catalog.canonical_accelerator(name) is None
+    assert catalog.candidates(name) == parts
+    assert catalog.also_named(name) == ()
+
+
+def test_peak_catalog_with_a_bare_h100_names_the_three_parts() -> None:
+    import effspec
+
+    text = 'eff 1\nrun r {\n  hardware { accelerator = "H100"  count = 8 device  dtype = bf16  peak = catalog }\n}\n'
+    found = [d for d in effspec.check_text(text, "h.eff").diagnostics if d.code == "EFF020"]
+    assert len(found) == 1 and (found[0].span.line, found[0].span.column) == (3, 75)
+    assert found[0].message == ("`H100` names no single part of the peak catalog (catalogued parts of that name: "
+                                "`H100-SXM5`, `H100-PCIe` and `H100-NVL`), and a peak is not guessed")
+    assert 'accelerator = "H100-SXM5"' in found[0].help
+
+
+def test_eff207_says_whether_the_choice_moves_the_peak() -> None:
+    import effspec
+
+    text = ('eff 1\nrun a {\n  hardware { accelerator = "A100"  count = 8 device  dtype = bf16  peak = catalog }\n}\n'
+            'run t {\n  hardware { accelerator = "Trainium"  count = 8 device  dtype = bf16  peak = catalog }\n}\n')
+    found = [d for d in effspec.check_text(text, "a.eff").diagnostics if d.code == "EFF207"]
+    assert [(d.severity, d.span.line, d.span.column) for d in found] == [("info", 3, 28), ("info", 6, 28)]
+    a100, trn = found
+    # A100 SXM4 and PCIe: dense BF16 312 TFLOP/s both (datasheet); Trainium1 190, Trainium2 667.
+    assert "the A100-SXM4 row was chosen, not A100-PCIe" in a100.message and "no figure depends" in a100.message
+    assert a100.notes == ("A100-SXM4: dense BF16 peak 312 TFLOP/s", "A100-PCIe: dense BF16 peak 312 TFLOP/s")
+    assert 'write `accelerator = "A100-PCIe"`' in a100.help
+    assert "the Trainium1 row was chosen, not Trainium2" in trn.message and "depend on the choice" in trn.message
+    assert trn.notes == ("Trainium1: dense BF16 peak 190 TFLOP/s", "Trainium2: dense BF16 peak 667 TFLOP/s")

@@ -68,8 +68,24 @@ def test_catalog_json():
     assert proc.returncode == 0
     doc = json.loads(proc.stdout)
     assert [a["id"] for a in doc["accelerators"]] == [a["id"] for a in _peaks()]
-    assert doc["resolved"] == {"name": "H100 PCIe", "accelerator": "H100-PCIe"}
+    assert doc["resolved"] == {"name": "H100 PCIe", "accelerator": "H100-PCIe", "also": []}
     assert len(doc["matching"]) >= 5
+
+
+def test_catalog_names_the_other_parts_of_an_ambiguous_name():
+    # "A100" resolves to the SXM4 row; the PCIe part is also an A100 (EFF207 in a check).
+    proc = effspec("catalog", "A100")
+    assert proc.returncode == 0
+    assert proc.stdout.splitlines()[2] == ('  also fits A100-PCIe (EFF207, info): name the form factor to choose, '
+                                           'e.g. "A100-SXM4", "A100-PCIe"')
+    doc = json.loads(effspec("catalog", "--format", "json", "A100").stdout)
+    assert doc["resolved"] == {"name": "A100", "accelerator": "A100-SXM4", "also": ["A100-PCIe"]}
+    # "H100" resolves to nothing, and is told the three catalogued H100 parts.
+    proc = effspec("catalog", "H100")
+    assert proc.returncode == 1
+    assert proc.stdout.strip().endswith("catalogued parts of that name: H100-SXM5, H100-PCIe, H100-NVL")
+    doc = json.loads(effspec("catalog", "--format", "json", "H100").stdout)
+    assert doc["resolved"] == {"name": "H100", "accelerator": None, "also": ["H100-SXM5", "H100-PCIe", "H100-NVL"]}
 
 
 # -- the catalog section of spec/language.md -----------------------------------

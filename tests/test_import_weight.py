@@ -99,3 +99,13 @@ def test_text_check_with_a_warm_unit_cache_imports_neither_numpy_nor_pint(typica
         proc = subprocess.run([sys.executable, "-c", probe, *args], capture_output=True, text=True, env=env, cwd=ROOT, timeout=300)
         line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
     assert json.loads(line[len("HEAVY="):]) == []
+
+
+def test_check_without_ranks_imports_no_csv_fast_path(typical_spec, tmp_path):
+    """pyarrow (the `fast` extra) is imported only when a per-rank table is loaded."""
+    probe = PROBE.replace(json.dumps(HEAVY), json.dumps(["pyarrow", "polars"]))
+    proc = subprocess.run([sys.executable, "-c", probe, "check", str(typical_spec), "--format", "json"],
+                          capture_output=True, text=True, env=dict(os.environ, XDG_CACHE_HOME=str(tmp_path)), cwd=ROOT,
+                          timeout=300)
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("HEAVY=")][-1]
+    assert json.loads(line[len("HEAVY="):]) == []

@@ -24,8 +24,12 @@ MATCHING_RULES = (
     "A bare name resolves only when every part it could denote has the same peaks: \"A100\" is the A100 SXM4 "
     "(its SXM4 and PCIe datasheet Tensor Core figures are identical); \"H100\", \"H200\", \"H800\" and \"V100\" "
     "alone resolve to nothing, since their variants differ: name the form factor.",
-    "A name that resolves to nothing is EFF020 with `peak = catalog`; a peak written as a figure is then used "
-    "as written and reported as unchecked (EFF206).",
+    "A name that resolves although another part's id begins with it (\"A100\": A100-SXM4, and A100-PCIe; "
+    "\"Trainium\": Trainium1, and Trainium2) is reported as information (EFF207), naming the row chosen, "
+    "the other parts' peaks, and how to write each.",
+    "A name that resolves to nothing is EFF020 with `peak = catalog` (a bare family name such as \"H100\" is told "
+    "the catalogued parts of that name); a peak written as a figure is then used as written and reported as "
+    "unchecked (EFF206).",
 )
 
 _PEAK_UNIT = "TFLOP/s (int8: TOPS)"
@@ -79,15 +83,21 @@ def markdown_table() -> str:
 
 def _resolve(name: str) -> int:
     from effspec.diagnostics import printable
-    from effspec.engine.catalog import canonical_accelerator
+    from effspec.engine.catalog import also_named, candidates, canonical_accelerator
 
     found = canonical_accelerator(name)
     if found is None:
-        print(f"{printable(name)}: no catalog accelerator (see `effspec catalog` for the names and the rules)")
+        parts = candidates(name)
+        print(f"{printable(name)}: no catalog accelerator (see `effspec catalog` for the names and the rules)"
+              + (f"; catalogued parts of that name: {', '.join(parts)}" if parts else ""))
         return 1
     acc = next(a for a in accelerators() if a["id"] == found)
     print(f"{printable(name)} -> {found}")
     print(f"  peaks, {_PEAK_UNIT}: {peaks_text(acc)}")
+    others = also_named(name)
+    if others:
+        print(f"  also fits {', '.join(others)} (EFF207, info): name the form factor to choose, e.g. "
+              + ", ".join(f'"{o}"' for o in (found, *others)))
     return 0
 
 
@@ -95,9 +105,11 @@ def cmd_catalog(args) -> int:
     if args.format == "json":
         doc: dict[str, Any] = {"accelerators": accelerators(), "matching": list(MATCHING_RULES)}
         if args.name is not None:
-            from effspec.engine.catalog import canonical_accelerator
+            from effspec.engine.catalog import also_named, candidates, canonical_accelerator
 
-            doc["resolved"] = {"name": args.name, "accelerator": canonical_accelerator(args.name)}
+            found = canonical_accelerator(args.name)
+            doc["resolved"] = {"name": args.name, "accelerator": found,
+                               "also": list(also_named(args.name) if found else candidates(args.name))}
         sys.stdout.write(json.dumps(doc, indent=2) + "\n")
         return 1 if args.name is not None and doc["resolved"]["accelerator"] is None else 0
     if args.name is not None:

@@ -27,7 +27,12 @@ the SXM5, PCIe and NVL parts differ (989.4 vs 756 vs 835.5 dense BF16
 TFLOP/s), and guessing would silently move an MFU by up to 30 %. The same
 applies to bare ``"H200"`` and ``"H800"`` (NVL / PCIe variants exist) and to
 bare ``"V100"`` (the PCIe part is 112 TFLOP/s FP16, the SXM2 part 125); the
-caller must name the form factor.
+caller must name the form factor (:func:`candidates` lists the catalogued ones).
+
+A name that resolves although another catalogued part's id begins with it
+(``"A100"``: A100-SXM4, and A100-PCIe; ``"Trainium"``: Trainium1, and
+Trainium2) is reported by the audit as information (EFF207), naming the row
+chosen and how to write the other; :func:`also_named` gives those parts.
 
 Only the standard library is imported at module load; ``jsonschema`` is
 imported lazily inside :func:`validate_catalog`.
@@ -45,7 +50,9 @@ from typing import Any
 
 __all__ = [
     "PeakRow",
+    "also_named",
     "canonical_accelerator",
+    "candidates",
     "identify",
     "known_accelerators",
     "lookup",
@@ -212,13 +219,38 @@ def canonical_accelerator(name: str) -> str | None:
     that could denote variants with different peaks (e.g. bare "H100") are
     not resolved; see the module docstring.
     """
+    found = _match(name)
+    return found[1] if found is not None else None
+
+
+def _match(name: str) -> tuple[str, str] | None:
+    """(the key that matched, the canonical id) for ``name``, or None."""
     if not isinstance(name, str):
         return None
     names = _catalog().names
     for key in _name_keys(name):
         if key and key in names:
-            return names[key]
+            return key, names[key]
     return None
+
+
+def also_named(name: str) -> tuple[str, ...]:
+    """Other catalog parts that ``name`` could denote, when it resolves: those whose
+    id begins with the name as it matched (``"A100"`` resolves to A100-SXM4 and
+    could be A100-PCIe; ``"Trainium"`` is Trainium1 and could be Trainium2).
+    In catalog order; () for an unambiguous or unknown name."""
+    found = _match(name)
+    if found is None:
+        return ()
+    key, acc_id = found
+    return tuple(i for i in _catalog().ids if i != acc_id and _key(_words(i)).startswith(key))
+
+
+def candidates(name: str) -> tuple[str, ...]:
+    """Catalog parts whose id begins with ``name`` as written (``"H100"``: H100-SXM5,
+    H100-PCIe, H100-NVL), for a name that resolves to none of them; in catalog order."""
+    keys = [k for k in _name_keys(name) if k] if isinstance(name, str) else []
+    return tuple(i for i in _catalog().ids if any(_key(_words(i)).startswith(k) for k in keys))
 
 
 def _norm_dtype(dtype: str) -> str:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from effspec.diagnostics import Diagnostic
+from effspec.diagnostics import Diagnostic, Span
 from effspec.display import exact_digits, exact_operands, metric_value, quantity
 from effspec.engine import catalog, flops, gap
 from effspec.engine.claims import check_claims
@@ -46,11 +46,7 @@ def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
         peak_input: Input[float] | None = None
         if peak_entry is not None and peak_entry.value == "catalog":
             if accel and catalog.canonical_accelerator(accel) is None:
-                diags.append(Diagnostic(
-                    "EFF020", "error", peak_entry.value_span, f"`{accel}` is not in the peak catalog",
-                    "write the peak as a quantity with its source, e.g. `peak = 989.4 TFLOP/s from datasheet \"…\"`; "
-                    "catalog names: " + ", ".join(catalog.known_accelerators()),
-                ))
+                diags.append(_not_in_catalog(accel, peak_entry.value_span))
             elif row is None:
                 diags.append(Diagnostic(
                     "EFF020", "error", peak_entry.value_span,
@@ -74,6 +70,27 @@ def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
         pools.append(Pool(hw, accel, count, unavailable, dtype or "bf16", dtype is None, sparsity, peak, peak_input,
                           row, float(measured) if measured is not None else None))
     return pools
+
+
+def _not_in_catalog(accel: str, span: Span | None) -> Diagnostic:
+    """EFF020 for `peak = catalog` with a name the catalog does not resolve; a bare
+    family name (`"H100"`) is told the parts it could be, and how to name one."""
+    parts = catalog.candidates(accel)
+    if not parts:
+        return Diagnostic("EFF020", "error", span, f"`{accel}` is not in the peak catalog",
+                          "write the peak as a quantity with its source, e.g. `peak = 989.4 TFLOP/s from datasheet \"…\"`; "
+                          "catalog names: " + ", ".join(catalog.known_accelerators()))
+    return Diagnostic("EFF020", "error", span,
+                      f"`{accel}` names no single part of the peak catalog (catalogued parts of that name: "
+                      f"{_either(parts, 'and')}), and a peak is not guessed",
+                      f"write the part, e.g. `accelerator = \"{parts[0]}\"` (`effspec catalog` lists the names), "
+                      "or the peak as a quantity with its source")
+
+
+def _either(parts: tuple[str, ...], conjunction: str) -> str:
+    """`A`, `B` and `C`."""
+    named = [f"`{p}`" for p in parts]
+    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" {conjunction} " + named[-1]
 
 
 def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, ...]]:

@@ -306,9 +306,14 @@ def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
 
 
 def _read_fd(fd: int, limit: int) -> bytes:
-    chunks, remaining = [], limit + 1
+    """At most ``limit + 1`` bytes from ``fd``.  The first read asks for the size
+    fstat gives (within the limit), so a file read whole is one bytes object, not
+    chunks joined into a copy (a 72 MB per-rank CSV peaked at twice its size)."""
+    chunks: list[bytes] = []
+    remaining = limit + 1
+    first = min(remaining, max(os.fstat(fd).st_size + 1, 1 << 20))
     while remaining > 0:
-        chunk = os.read(fd, min(remaining, 1 << 20))
+        chunk = os.read(fd, first if not chunks else min(remaining, 1 << 20))
         if not chunk:
             break
         chunks.append(chunk)

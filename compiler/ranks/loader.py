@@ -4,6 +4,10 @@ Plain CSV (no quotes) takes the fast path; anything else (quoted cells, stray
 whitespace, exponents) is still read exactly, cell by cell.  A bad cell is
 EFF003 (EFF011 for a negative or non-finite time) naming the file row and
 column.  numpy is imported lazily, so a spec without `ranks` never imports it.
+When pyarrow is installed (the `fast` extra), a well-formed file is read by
+its CSV reader instead (ranks/fast_csv.py), from the same bytes, unless
+``EFFSPEC_NO_FAST_CSV=1``; anything else comes here, and so do all the
+diagnostics.
 """
 
 from __future__ import annotations
@@ -81,6 +85,15 @@ def _comments(raw: bytes, rel: str) -> tuple[tuple[str, ...], bytes]:
 
 def _header(raw: bytes, rel: str, first: int = 2) -> tuple[list[str], bytes]:
     """The header's names, checked for the required columns, and the body after it."""
+    header, end = _header_names(raw, rel, first)
+    body = b"" if end < 0 else raw[end + 1:]
+    if body and not body.endswith(b"\n"):
+        body += b"\n"
+    return header, body
+
+
+def _header_names(raw: bytes, rel: str, first: int = 2) -> tuple[list[str], int]:
+    """The header's names, checked for the required columns, and where the header line ends (-1: no LF)."""
     from effspec.front.files import MAX_CSV_LINE_CHARS
 
     end = raw.find(b"\n")
@@ -99,10 +112,7 @@ def _header(raw: bytes, rel: str, first: int = 2) -> tuple[list[str], bytes]:
                    + (name_list(header) or "an empty first row"))
     if len(header) > LIMITS.max_csv_columns:
         raise _Bad("EFF030", f"`{rel}` has {len(header)} columns; the limit is {LIMITS.max_csv_columns}")
-    body = b"" if end < 0 else raw[end + 1:]
-    if body and not body.endswith(b"\n"):
-        body += b"\n"
-    return header, body
+    return header, end
 
 
 def _check_ranges(np, values: dict, cell_text, rel: str, first: int = 2, times: tuple[str, ...] = TIME_COLUMNS) -> None:
@@ -134,7 +144,11 @@ def _load(path: str, rel: str) -> RankTable:
 
     comments, raw = _comments(_read(path, rel), rel)
     first = len(comments) + 2  # the file line of the first data row
+    fast = _load_fast(np, raw, rel, comments)
+    if fast is not None:
+        return fast
     header, body = _header(raw, rel, first)
+    del raw
     index = {c: header.index(c) for c in COLUMNS}
     optional = [c for c in OPTIONAL_COLUMNS if c in header]
     index.update({c: header.index(c) for c in optional})
@@ -155,20 +169,55 @@ def _load(path: str, rel: str) -> RankTable:
         values[name] = _parse_numbers(np, buf, starts[:, j], ends[:, j], rel, name, first)
     _check_ranges(np, values, lambda r, name: _cell(buf, starts[r, index[name]], ends[r, index[name]]), rel, first,
                   (*TIME_COLUMNS, *optional))
-    if "comm_exposed" in values:
-        over = np.flatnonzero(values["comm_exposed"] > values["comm"] * (1 + 1e-9) + 1e-12)
-        if over.size:
-            r = int(over[0])
-            raise _Bad("EFF003", f"`{rel}` row {r + first}: `comm_exposed` "
-                       f"({_cell(buf, starts[r, index['comm_exposed']], ends[r, index['comm_exposed']])} s) exceeds `comm` "
-                       f"({_cell(buf, starts[r, index['comm']], ends[r, index['comm']])} s)",
-                       "comm_exposed is the part of comm that no compute overlaps")
+    _check_exposed(np, values, lambda r, name: _cell(buf, starts[r, index[name]], ends[r, index[name]]), rel, first)
     rank = values["rank"].astype(np.int64)
     step = values["step"].astype(np.int64)
     node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel, first)
     return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"],
                      step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"), idle=values.get("idle"),
                      other=values.get("other"), provenance=comments, first_row=first)
+
+
+def _check_exposed(np, values: dict, cell_text, rel: str, first: int = 2) -> None:
+    """comm_exposed, when given, is at most comm."""
+    if "comm_exposed" in values:
+        over = np.flatnonzero(values["comm_exposed"] > values["comm"] * (1 + 1e-9) + 1e-12)
+        if over.size:
+            r = int(over[0])
+            raise _Bad("EFF003", f"`{rel}` row {r + first}: `comm_exposed` ({cell_text(r, 'comm_exposed')} s) "
+                       f"exceeds `comm` ({cell_text(r, 'comm')} s)",
+                       "comm_exposed is the part of comm that no compute overlaps")
+
+
+def _load_fast(np, raw: bytes, rel: str, comments: tuple[str, ...]) -> RankTable | None:
+    """The table through pyarrow (ranks/fast_csv.py) when it is installed and the file is
+    well-formed; None sends the same bytes down the numpy path, which reports any problem."""
+    from effspec.ranks import fast_csv
+
+    if not fast_csv.enabled():
+        return None
+    first = len(comments) + 2
+    header, end = _header_names(raw, rel, first)  # its problems are raised the same way on either path
+    optional = tuple(c for c in OPTIONAL_COLUMNS if c in header)
+    if end < 0:
+        return None
+    read = fast_csv.read_columns(np, raw, end + 1, header, ("rank", "step", *TIME_COLUMNS, *optional),
+                                 LIMITS.max_csv_rows)
+    if read is None:
+        return None
+    values, node, node_names = read
+    try:
+        _check_ranges(np, values, lambda r, name: "", rel, first, (*TIME_COLUMNS, *optional))
+        _check_exposed(np, values, lambda r, name: "", rel, first)
+    except _Bad:
+        return None
+    rank = values["rank"].astype(np.int64)
+    _ranks, first_of, rank_index = np.unique(rank, return_index=True, return_inverse=True)
+    if (node != node[first_of[rank_index]]).any():  # a rank on two nodes
+        return None
+    return RankTable(rank, node, node_names, values["step"].astype(np.int64), values["compute"], values["comm"],
+                     values["stall"], step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"),
+                     idle=values.get("idle"), other=values.get("other"), provenance=comments, first_row=first)
 
 
 def _cell(buf, start, end) -> str:
