@@ -13,6 +13,7 @@ text it writes into SVG, so the result is safe to inline as markup.
 from __future__ import annotations
 
 import io
+import re
 from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
@@ -107,6 +108,33 @@ def _markup(svg: str):
     from markupsafe import Markup
 
     return Markup(svg)  # produced by matplotlib from our own labels, escaped by it
+
+
+_ID = re.compile(r'(\sid=")([^"]+)"')
+_REF = re.compile(r'(url\(#|(?:xlink:)?href="#)([^)"]+)')
+
+
+def scope_ids(svg: str, prefix: str):
+    """``svg`` with every id it defines prefixed ``prefix-``, and every reference to one of them
+    (``url(#…)``, ``xlink:href="#…"``) rewritten to match.  matplotlib numbers its groups
+    (``figure_1``, ``patch_3``) and names its glyphs (``DejaVuSans-31``) the same in every
+    chart, so two charts in one page would repeat ids; a chart's index in its document,
+    as the prefix, makes them unique and keeps the page deterministic.  ``prefix`` is ours
+    (``c1``, ``c2``…), never spec text."""
+    defined = {m.group(2) for m in _ID.finditer(svg)}
+    text = _ID.sub(lambda m: f'{m.group(1)}{prefix}-{m.group(2)}"', str(svg))
+    text = _REF.sub(lambda m: m.group(1) + (f"{prefix}-{m.group(2)}" if m.group(2) in defined else m.group(2)), text)
+    return _markup(text)
+
+
+def number_charts(views) -> None:
+    """Give the charts of ``views`` (in document order) unique ids: chart n's ids start ``cn-``."""
+    n = 0
+    for view in views:
+        for key, value in view.charts.items():
+            if isinstance(value, str) and value.startswith("<svg"):
+                n += 1
+                view.charts[key] = scope_ids(value, f"c{n}")
 
 
 def breakdown_chart(rec, salt: str) -> str | None:

@@ -817,6 +817,10 @@ def build(result, charts: bool = False) -> Report:
     corrections = peak_corrections(result)
     runs = tuple(run_view(rr, charts, corrections.get(rid)) for rid, rr in ev.runs.items()) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
+    if charts:
+        from effspec.report.charts import number_charts
+
+        number_charts((*runs, *scalings))
     findings = tuple(finding_view(d, lines) for d in result.diagnostics)
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
