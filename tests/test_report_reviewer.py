@@ -72,3 +72,52 @@ def test_two_charts_of_one_page_share_no_id_and_stay_deterministic():
     svg = '<svg><defs><path id="g1"/></defs><use xlink:href="#g1"/><rect clip-path="url(#g1)"/><a href="#L3"/></svg>'
     assert charts.scope_ids(svg, "c7") == ('<svg><defs><path id="c7-g1"/></defs><use xlink:href="#c7-g1"/>'
                                            '<rect clip-path="url(#c7-g1)"/><a href="#L3"/></svg>')
+
+
+# ---------------------------------------------------------------------------
+# 5. Backticks in finding messages are code spans, never literal, and never markup from the spec
+
+HOSTILE_ACCELERATOR = '''eff 1
+run hostile {
+  model { kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000 }
+  convention { preset = palm }
+  work { seq_len = 128 token/sequence  global_batch = 8 sequence }
+  hardware { accelerator = "<script>alert(1)</script> <b>"  count = 1 device  dtype = bf16  peak = 989.4 TFLOP/s from datasheet "d" }
+  timing { step_time = [0.01, 0.01, 0.011, 0.01, 0.012] s  warmup = 0 step  boundary = "x" }
+}
+'''
+
+
+def _findings_section(html: str) -> str:
+    start = html.index('<section id="findings">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_finding_backticks_are_code_spans_and_hostile_text_stays_text():
+    from effspec.report.html import code_spans
+
+    assert str(code_spans("run `a` has `<b>` & an unpaired ` tick")) == (
+        "run <code>a</code> has <code>&lt;b&gt;</code> &amp; an unpaired ` tick")
+    result = effspec.check_text(HOSTILE_ACCELERATOR, "hostile.eff")
+    html = render(result, "html").decode("utf-8")
+    findings = _findings_section(html)
+    # EFF206 quotes the accelerator in backticks: a code span whose text is the escaped name
+    assert "<code>&lt;script&gt;alert(1)&lt;/script&gt; &lt;b&gt;</code> is not in the peak catalog" in findings
+    # EFF502's message and help: `hostile`, `step_time` as spans, no backtick left in the findings' text
+    assert "run <code>hostile</code> has only 5 <code>step_time</code> samples" in findings
+    assert "`" not in re.sub(r"<[^>]+>", "", findings)
+    assert "<script" not in html and "<b>" not in html
+
+
+@pytest.mark.slow
+def test_finding_backticks_print_as_code_not_literally_in_the_pdf():
+    import io
+
+    from pypdf import PdfReader
+
+    data = render(effspec.check_text(HOSTILE_ACCELERATOR, "hostile.eff"), "pdf")
+    text = "\n".join(page.extract_text() or "" for page in PdfReader(io.BytesIO(data)).pages)
+    findings = text[text.index("6 Findings"):text.index("Suppressed findings")]
+    assert "has only 5 step_time samples" in " ".join(findings.split())
+    assert "<script>alert(1)</script> <b> is not in the peak catalog" in " ".join(findings.split())
+    assert "`" not in findings
