@@ -121,3 +121,29 @@ def test_finding_backticks_print_as_code_not_literally_in_the_pdf():
     assert "has only 5 step_time samples" in " ".join(findings.split())
     assert "<script>alert(1)</script> <b> is not in the peak catalog" in " ".join(findings.split())
     assert "`" not in findings
+
+
+# ---------------------------------------------------------------------------
+# 3. EFF203 on page 1: the figure divided by a peak off the catalog row, and the corrected one
+
+
+def test_eff203_marks_mfu_on_page_1_with_the_catalog_figure_beside_it():
+    from test_report_audit import _headline_columns
+
+    # By hand (palm, full attention; L=24 d=2048 f=8192 V=50257 s=2048):
+    #   per layer qkv 6·d² + out 2·d² + ffn 4·d·f + scores 4·s·d = 117,440,512; logits 2·d·V = 205,852,672
+    #   training FLOP/token = 3 × (24 × 117,440,512 + 205,852,672) = 9,073,274,880
+    d, f, V, s = 2048, 8192, 50257, 2048
+    fpt = 3 * (24 * (6 * d * d + 2 * d * d + 4 * d * f + 4 * s * d) + 2 * d * V)
+    assert fpt == 9_073_274_880
+    per_device = fpt * (256 * 2048 / 1.6) / 8
+    declared, catalog = per_device / 756e12, per_device / 989.4e12  # the PCIe figure written; the SXM row
+    assert (f"{declared * 100:.4g}", f"{catalog * 100:.4g}") == ("49.16", "37.56")
+    result = effspec.load(ROOT / "tests" / "fixtures" / "rules" / "EFF203" / "fail_pcie_figure_on_sxm.eff")
+    assert [d.code for d in result.diagnostics if d.code.startswith("EFF2")] == ["EFF203"]
+    (cols,) = _headline_columns(render(result, "html").decode("utf-8"))
+    for name in ("MFU", "HFU"):
+        assert cols[name]["status"] == "wrong input EFF203 at 13"
+        assert cols[name]["versus"] == "37.56 % against the catalog's dense BF16 peak"
+        assert "divides by the peak EFF203 calls wrong" in cols[name]["notes"]
+    assert cols["Model FLOP/s per device"]["status"] == "from inputs"  # does not divide by the peak
