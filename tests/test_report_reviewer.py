@@ -147,3 +147,33 @@ def test_eff203_marks_mfu_on_page_1_with_the_catalog_figure_beside_it():
         assert cols[name]["versus"] == "37.56 % against the catalog's dense BF16 peak"
         assert "divides by the peak EFF203 calls wrong" in cols[name]["notes"]
     assert cols["Model FLOP/s per device"]["status"] == "from inputs"  # does not divide by the peak
+
+
+# ---------------------------------------------------------------------------
+# 2. GEMM tables with the run they belong to
+
+
+def _section(html: str, name: str) -> str:
+    start = html.index(f'<section id="{name}">')
+    return html[start:html.index("</section>", start)]
+
+
+def test_example_c_gemm_tables_sit_with_their_runs_not_in_the_scaling_section():
+    html = render(effspec.load(ROOT / "examples" / "example_c_scaling.eff"), "html").decode("utf-8")
+    scaling, derivations = _section(html, "scaling"), _section(html, "derivations")
+    assert "local GEMM shapes" not in scaling and "<caption>" not in scaling
+    # the scaling links to each run's table instead
+    assert '<a href="#gemms-1">base_8</a>, <a href="#gemms-2">scaled_64</a>' in scaling
+    # each run's table is inside that run's part of the derivations (between its heading and the next run's)
+    base, scaled = derivations.index("<h3>base_8</h3>"), derivations.index("<h3>scaled_64</h3>")
+    base_table = derivations.index("<caption>base_8: local GEMM shapes per rank")
+    scaled_table = derivations.index("<caption>scaled_64: local GEMM shapes per rank")
+    assert base < derivations.index('<h4 id="gemms-1">') < base_table < scaled < derivations.index('<h4 id="gemms-2">') < scaled_table
+    # by hand: dp = 8 and dp = 64 both run micro-batches of 4 × 2048 = 8192 tokens on a whole replica
+    # (tp = 1): qkv is 8192 × (3 × 2048) × 2048, ffn_up 8192 × 8192 × 2048, logits 8192 × 50257 × 2048
+    for start, stop in ((base_table, scaled), (scaled_table, len(derivations))):
+        table = derivations[start:derivations.index("</table>", start)]
+        assert "dp = 8," in table if start == base_table else "dp = 64," in table
+        cells = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", table))
+        for row in ("qkv 8192 6144 2048", "ffn_up 8192 8192 2048", "logits 8192 50257 2048"):
+            assert f" {row} " in cells, row

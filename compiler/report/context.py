@@ -13,7 +13,7 @@ degrade to "not available" rather than failing the render.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
@@ -280,6 +280,9 @@ class RunView:
     diagnosis: tuple[Row, ...]
     diagnosis_tables: tuple[Table, ...]
     charts: dict = field(default_factory=dict, hash=False, compare=False)
+    # The run's local GEMM shapes (from the scalings it is in), shown with the run, not with the scaling.
+    gemms: tuple[Table, ...] = ()
+    gemm_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -304,6 +307,7 @@ class ScalingView:
     shapes_note: str
     charts: dict = field(default_factory=dict, hash=False, compare=False)
     claims: tuple[ClaimView, ...] = ()
+    gemm_runs: tuple[tuple[str, int], ...] = ()  # (run id, its index in the report): where its GEMM table is
 
 
 @dataclass(frozen=True)
@@ -706,22 +710,28 @@ def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
         return None, notes
 
 
-def _shapes(sr) -> tuple[tuple[Table, ...], str]:
-    tables: list[Table] = []
-    notes: list[str] = []
+def run_shapes(sr) -> dict[str, tuple[Table | None, tuple[str, ...]]]:
+    """{run id: (its local GEMM shapes table, notes)} for the baseline and each run of a scaling."""
+    out: dict[str, tuple[Table | None, tuple[str, ...]]] = {}
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
+        table, notes = None, ()
         for attr in _SHAPE_ATTRS:
             items = getattr(run, attr, None)
             if items:
-                table, extra = _shape_table(run.run_id, items)
-                notes += extra
-                if table:
-                    tables.append(table)
+                table, notes = _shape_table(run.run_id, items)
                 break
         missing = getattr(run, "gemms_missing", ())
         if missing:
-            notes.append(f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing))
+            notes += (f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing),)
+        out.setdefault(run.run_id, (table, notes))
+    return out
+
+
+def _shapes(sr) -> tuple[tuple[Table, ...], str]:
+    per_run = run_shapes(sr).values()
+    tables = [t for t, _ in per_run if t]
+    notes = [n for _, ns in per_run for n in ns]
     if not tables:
         notes.insert(0, "Local GEMM shapes are not available for this comparison.")
     return tuple(tables), "; ".join(notes)
@@ -805,6 +815,23 @@ def report_title(result) -> str:
     return elide(printable(name), MAX_TITLE_CHARS)
 
 
+def _gemms_with_their_runs(ev, runs: tuple[RunView, ...], scalings: tuple[ScalingView, ...]):
+    """Each run's GEMM shapes move to the run (its derivations); the scaling links to them."""
+    if ev is None:
+        return runs, scalings
+    per_run: dict[str, tuple[Table | None, tuple[str, ...]]] = {}
+    for sr in ev.scalings.values():
+        for run_id, found in run_shapes(sr).items():
+            per_run.setdefault(run_id, found)
+    ids = list(ev.runs)
+    runs = tuple(replace(v, gemms=(per_run[rid][0],) if per_run.get(rid, (None,))[0] else (),
+                         gemm_notes=per_run.get(rid, (None, ()))[1]) for rid, v in zip(ids, runs, strict=True))
+    scalings = tuple(replace(v, gemm_runs=tuple((_title(rid), ids.index(rid) + 1) for rid in run_shapes(sr)
+                                                if rid in ids and per_run[rid][0]))
+                     for sr, v in zip(ev.scalings.values(), scalings, strict=True))
+    return runs, scalings
+
+
 def build(result, charts: bool = False) -> Report:
     """The view-model of one checked spec (``charts`` adds the SVG figures)."""
     # The parser's line model (split at "\n" only); a final newline ends the
@@ -817,6 +844,7 @@ def build(result, charts: bool = False) -> Report:
     corrections = peak_corrections(result)
     runs = tuple(run_view(rr, charts, corrections.get(rid)) for rid, rr in ev.runs.items()) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
+    runs, scalings = _gemms_with_their_runs(ev, runs, scalings)
     if charts:
         from effspec.report.charts import number_charts
 
