@@ -177,3 +177,54 @@ def test_example_c_gemm_tables_sit_with_their_runs_not_in_the_scaling_section():
         cells = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", table))
         for row in ("qkv 8192 6144 2048", "ffn_up 8192 8192 2048", "logits 8192 50257 2048"):
             assert f" {row} " in cells, row
+
+
+# ---------------------------------------------------------------------------
+# 4. "Assumed" badges link to the finding or the input that causes them
+
+
+def test_assumed_badges_link_to_the_finding_or_the_input_row_that_causes_them():
+    result = effspec.load(ROOT / "examples" / "example_c_scaling.eff")
+    html = render(result, "html").decode("utf-8")
+    # base_8's HFU divides executed FLOPs, which rest on two defaults the spec does not write:
+    # `parallelism.recompute` (none) and `work.padded_tokens` (0); its badge links to the first
+    summary = _section(html, "summary")
+    assert summary.count('<a class="badge badge-assumed" href="#input-1-') == 1  # base_8's HFU
+    assert ('rests on assumed inputs: <a href="#input-1-20">parallelism.recompute</a>, '
+            '<a href="#input-1-21">work.padded_tokens</a>') in summary
+    inputs = _section(html, "inputs")
+    # ... and those rows exist in base_8's inputs table, marked assumed (its 19 written inputs come first)
+    written = len([e for b in result.spec.runs[0].blocks for e in b.entries])
+    assert written == 19
+    row = re.search(r'<tr id="input-1-20" class="assumed">(.*?)</tr>', inputs).group(1)
+    assert re.findall(r"<td[^>]*>(.*?)</td>", row)[:3] == ["<code>parallelism.recompute</code>", "none", "default (assumed)"]
+    row = re.search(r'<tr id="input-1-21" class="assumed">(.*?)</tr>', inputs).group(1)
+    assert "<code>work.padded_tokens</code>" in row and "0 token" in row
+
+
+def test_an_assumption_a_finding_explains_links_to_that_finding():
+    result = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")
+    assert result.diagnostics[0].code == "EFF101"  # no convention declared: palm assumed
+    html = render(result, "html").decode("utf-8")
+    assert '<div class="finding sev-warning" id="finding-1">' in html
+    link = '<a href="#finding-1">convention.preset, convention.attention and 3 more (EFF101)</a>'
+    assert link in _section(html, "summary")  # MFU and the FLOP/s per device rest on the assumed convention
+    derivations = _section(html, "derivations")
+    mfu = derivations[derivations.index('<span class="d-name">MFU</span>'):]
+    assert mfu[:mfu.index("</p>")].endswith(f'<span class="tag">rests on assumed inputs</span> <span class="causes">{link}</span>')
+
+
+@pytest.mark.slow
+def test_assumed_links_are_live_in_the_pdf():
+    import io
+
+    from pypdf import PdfReader
+
+    reader = PdfReader(io.BytesIO(render(effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff"), "pdf")))
+    page1 = {str(a.get_object().get("/Dest")) for a in reader.pages[0].get("/Annots") or []}
+    assert {"finding-1", "input-1-14", "input-1-15"} <= page1
+    dests = reader.named_destinations
+    finding = reader.pages[reader.get_destination_page_number(dests["finding-1"])].extract_text()
+    assert "EFF101" in finding
+    row = reader.pages[reader.get_destination_page_number(dests["input-1-14"])].extract_text()
+    assert "parallelism.recompute" in row and "default (assumed)" in row

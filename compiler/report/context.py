@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
+from effspec.report.assumptions import Cause, RunCauses, assumed_inputs, named
 from effspec.report.mapping import as_mapping
 from effspec.report.verdict import PEAK_FIGURES, peak_corrections
 from effspec.rules import code_table
@@ -164,6 +165,7 @@ class MetricView:
     assumed: bool
     basis: str  # "inputs", or the claim an implied figure rests on
     implied: bool
+    causes: tuple[Cause, ...] = ()  # what makes it assumed: links to a finding or an input row
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,7 @@ class HeadlineView:
     claimed: str = ""  # "61 % claimed: mismatch"
     finding: str = ""  # the code of the finding that calls the input wrong
     finding_line: int | None = None
+    causes: tuple[Cause, ...] = ()  # what an "assumed" figure rests on: links to a finding or an input row
 
     @property
     def number(self) -> str:
@@ -379,24 +382,13 @@ def input_view(inp) -> InputView:
                      inp.span.line if inp.span else None, bool(inp.assumed))
 
 
-def metric_view(metric, implied: bool = False, name: str | None = None, title: str | None = None) -> MetricView:
+def metric_view(metric, implied: bool = False, name: str | None = None, title: str | None = None,
+                causes: RunCauses | None = None) -> MetricView:
     key = name or metric.name
     return MetricView(key, title or label(key), value_text(metric.value, metric.unit, metric.name), _clean(metric.formula),
                       _clean(metric.substituted), tuple(input_view(i) for i in metric.inputs if i is not None),
-                      bool(metric.assumed), _clean(metric.basis), implied)
-
-
-def _assumed_roots(rr, metric, seen: frozenset[str] = frozenset()) -> list[str]:
-    """The written or defaulted inputs, under the derived ones, that make ``metric`` assumed."""
-    out: list[str] = []
-    for inp in metric.inputs:
-        if inp is None or not inp.assumed:
-            continue
-        below = rr.figure(inp.name) if inp.provenance == "derived" and inp.name not in seen else None
-        for name in (_assumed_roots(rr, below, seen | {inp.name}) if below is not None else [inp.name]):
-            if name not in out:
-                out.append(name)
-    return out
+                      bool(metric.assumed), _clean(metric.basis), implied,
+                      causes.of(metric) if causes is not None and metric.assumed else ())
 
 
 def _claimed(rr, name: str) -> str:
@@ -406,7 +398,7 @@ def _claimed(rr, name: str) -> str:
     return f"{value_text(cr.claimed, cr.unit, name)} claimed: {cr.status}"
 
 
-def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
+def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[HeadlineView, ...]:
     rows = []
     for name in HEADLINE:
         metric = rr.figure(name)
@@ -421,10 +413,12 @@ def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
         implied = name not in rr.metrics
         note = "implied by " + _clean(metric.basis) if implied else ""
         status = "implied" if implied else "from inputs"
+        why: tuple[Cause, ...] = ()
         if metric.assumed:
-            roots = _assumed_roots(rr, metric)
-            named = ", ".join(_clean(n) for n in roots[:2]) + (f" and {len(roots) - 2} more" if len(roots) > 2 else "")
-            note = (note + "; " if note else "") + "rests on assumed inputs" + (": " + named if roots else "")
+            why = causes.of(metric) if causes is not None else ()
+            roots = list(assumed_inputs(rr, metric))
+            if not why:  # the causes, when linked, are shown as links beside the note
+                note = (note + "; " if note else "") + "rests on assumed inputs" + (": " + named([_clean(n) for n in roots]) if roots else "")
             status = "assumed"
         corrected, code, at = "", "", None
         if correction is not None and name in PEAK_FIGURES:
@@ -435,7 +429,7 @@ def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
         exact = name == "step_time" and rr.step_stats is not None and name in rr.metrics
         shown = quantity(metric.value, "s", exact_digits(metric.value)) if exact else value_text(metric.value, metric.unit, name)
         rows.append(HeadlineView(head, shown, note, status, corrected,
-                                 _claimed(rr, name), code, at))
+                                 _claimed(rr, name), code, at, why))
     return tuple(rows)
 
 
@@ -484,13 +478,13 @@ def _conventions(rr) -> tuple[ConventionRow, ...]:
     return tuple(out)
 
 
-def _metrics(rr) -> tuple[MetricView, ...]:
+def _metrics(rr, causes: RunCauses | None = None) -> tuple[MetricView, ...]:
     names = [n for n in METRIC_ORDER if n in rr.metrics] + sorted(n for n in rr.metrics if n not in METRIC_ORDER)
-    out = [metric_view(rr.metrics[n]) for n in names]
+    out = [metric_view(rr.metrics[n], causes=causes) for n in names]
     for name in sorted(rr.implied, key=lambda n: (METRIC_ORDER.index(n) if n in METRIC_ORDER else 99, n)):
         if name in rr.metrics:
             continue
-        out.append(metric_view(rr.implied[name], implied=True, name=name))
+        out.append(metric_view(rr.implied[name], implied=True, name=name, causes=causes))
     return tuple(out)
 
 
@@ -669,12 +663,22 @@ def _provenance_table(lines: list, shown: int = 20) -> Table | None:
     return Table("Provenance", ("file", "bytes", "sha256", "rank", "node"), tuple(rows)) if rows else None
 
 
-def run_view(rr, charts: bool = False, correction=None) -> RunView:
+def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:
+    """The defaults a figure rests on that the spec does not write: rows of the inputs table, marked assumed."""
+    return tuple(InputView(_clean(name), _shown(inp.value, inp.unit), _clean(inp.provenance) + " (assumed)",
+                           _clean(inp.citation) or "not written in the spec: effspec's default", None, True)
+                 for name, inp in causes.added.items())
+
+
+def run_view(rr, charts: bool = False, correction=None, index: int = 1, diagnostics=()) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
+    inputs = _inputs(rr.run)
+    causes = RunCauses(rr, index, diagnostics, [i.name for i in inputs])
+    headline, metrics = _headline(rr, correction, causes), _metrics(rr, causes)
     view = RunView(
-        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr, correction), _inputs(rr.run), _knobs(rr),
+        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), headline, inputs + _assumed_rows(causes), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
-        _conventions(rr), _metrics(rr),
+        _conventions(rr), metrics,
         tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
         _claims(rr), _breakdown(rr), _calendar(rr), _step_stats(rr), diag_rows, diag_tables,
     )
@@ -842,7 +846,8 @@ def build(result, charts: bool = False) -> Report:
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     corrections = peak_corrections(result)
-    runs = tuple(run_view(rr, charts, corrections.get(rid)) for rid, rr in ev.runs.items()) if ev else ()
+    runs = tuple(run_view(rr, charts, corrections.get(rid), n, result.diagnostics)
+                 for n, (rid, rr) in enumerate(ev.runs.items(), 1)) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
     runs, scalings = _gemms_with_their_runs(ev, runs, scalings)
     if charts:
