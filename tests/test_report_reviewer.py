@@ -228,3 +228,98 @@ def test_assumed_links_are_live_in_the_pdf():
     assert "EFF101" in finding
     row = reader.pages[reader.get_destination_page_number(dests["input-1-14"])].extract_text()
     assert "parallelism.recompute" in row and "default (assumed)" in row
+
+
+# ---------------------------------------------------------------------------
+# 6. Rule links: a configurable documentation base, else the shipped page and `effspec explain`
+
+DOCS = "https://docs.example.org/effspec/rules"
+
+
+def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html():
+    from importlib import resources
+
+    html = render(effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff"), "html").decode("utf-8")
+    findings = _findings_section(html)
+    assert ('<p class="small rule-link">Rule page: <code>effspec/spec/rules/EFF202.md</code>, shipped with effspec; '
+            'run <code>effspec explain EFF202</code> to print it.</p>') in findings
+    assert "http" not in findings  # no guessed URL
+    # the page named is really shipped: the package's data holds it
+    assert resources.files("effspec.spec").joinpath("rules", "EFF202.md").read_text(encoding="utf-8").startswith("# EFF202")
+
+
+def test_rule_links_follow_the_doc_base_in_html_pdf_and_sarif(tmp_path):
+    import io
+    import json
+
+    from pypdf import PdfReader
+
+    result = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")
+    html = render(result, "html", doc_base=DOCS).decode("utf-8")
+    assert f'Rule page: <a href="{DOCS}/EFF202.md">{DOCS}/EFF202.md</a>, or run <code>effspec explain EFF202</code>.' in html
+    placeholder = render(result, "html", doc_base="https://docs.example.org/rules.html#{code}").decode("utf-8")
+    assert '<a href="https://docs.example.org/rules.html#EFF202">' in placeholder
+    sarif = json.loads(render(result, "sarif", doc_base=DOCS))
+    rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["EFF202"]["helpUri"] == f"{DOCS}/EFF202.md"
+    assert rules["EFF202"]["help"]["text"] == (f"The rule's page: {DOCS}/EFF202.md; run `effspec explain EFF202` to print it "
+                                               "(shipped with effspec as effspec/spec/rules/EFF202.md).")
+    plain = json.loads(render(result, "sarif"))
+    rules = {r["id"]: r for r in plain["runs"][0]["tool"]["driver"]["rules"]}
+    assert all("helpUri" not in r for r in rules.values())
+    assert rules["EFF202"]["help"]["text"] == ("Run `effspec explain EFF202` to print it (shipped with effspec as "
+                                               "effspec/spec/rules/EFF202.md).")
+
+
+
+
+@pytest.mark.slow
+def test_rule_links_are_live_uris_in_the_pdf():
+    import io
+
+    from pypdf import PdfReader
+
+    result = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")
+    reader = PdfReader(io.BytesIO(render(result, "pdf", doc_base=DOCS)))
+    uris = {str(a.get_object()["/A"]["/URI"]) for p in reader.pages for a in p.get("/Annots") or []
+            if "/A" in a.get_object() and "/URI" in a.get_object()["/A"]}
+    assert uris == {f"{DOCS}/{d.code}.md" for d in result.diagnostics}
+    plain = PdfReader(io.BytesIO(render(result, "pdf")))
+    assert not [a for p in plain.pages for a in p.get("/Annots") or [] if "/A" in a.get_object()]  # no external link
+    text = " ".join(" ".join(p.extract_text() or "" for p in plain.pages).split())
+    assert "Rule page: effspec/spec/rules/EFF202.md, shipped with effspec; run effspec explain EFF202 to print it." in text
+
+
+def test_doc_base_comes_from_the_flag_or_the_configuration_and_must_be_an_http_url(tmp_path, capsys):
+    import json
+
+    from effspec.cli import main
+
+    spec = tmp_path / "b.eff"
+    spec.write_text((ROOT / "examples" / "example_b_vendor_claim.eff").read_text(encoding="utf-8"), encoding="utf-8")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / "pyproject.toml").write_text('[tool.effspec]\ndoc_base = "https://config.example/r/"\n', encoding="utf-8")
+    out = tmp_path / "b.sarif"
+    assert main(["report", str(spec), "-o", str(out)]) == 1  # Example B has errors
+    rules = {r["id"]: r for r in json.loads(out.read_text())["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["EFF202"]["helpUri"] == "https://config.example/r/EFF202.md"
+    assert main(["report", str(spec), "-o", str(out), "--doc-base", DOCS]) == 1  # the flag wins
+    rules = {r["id"]: r for r in json.loads(out.read_text())["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["EFF202"]["helpUri"] == f"{DOCS}/EFF202.md"
+    capsys.readouterr()
+    assert main(["check", "--format", "sarif", str(spec), "--doc-base", DOCS]) == 1
+    rules = {r["id"]: r for r in json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]}
+    assert rules["EFF101"]["helpUri"] == f"{DOCS}/EFF101.md"
+    html = tmp_path / "b.html"
+    main(["report", str(spec), "-o", str(html)])
+    assert '<a href="https://config.example/r/EFF202.md">' in html.read_text(encoding="utf-8")
+    for bad in ("javascript:alert(1)", "file:///etc/passwd", "docs/rules", 'https://x.example/"onmouseover=1'):
+        assert main(["report", str(spec), "-o", str(html), "--doc-base", bad]) == 2
+        assert "argument --doc-base" in capsys.readouterr().err
+    bad = tmp_path / "bad"  # (settings are cached per folder: another project)
+    (bad / ".git").mkdir(parents=True)
+    (bad / "pyproject.toml").write_text('[tool.effspec]\ndoc_base = "javascript:alert(1)"\n', encoding="utf-8")
+    (bad / "b.eff").write_text(spec.read_text(encoding="utf-8"), encoding="utf-8")
+    result = effspec.load(bad / "b.eff")
+    problem = [d for d in result.diagnostics if d.code == "EFF031"]
+    assert problem and "`doc_base` is not an http or https URL with a host" in problem[0].message

@@ -199,7 +199,7 @@ def cmd_check(args) -> int:
     elif args.format == "sarif":
         from effspec.report.sarif import sarif_log
 
-        sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
+        sys.stdout.write(json.dumps(sarif_log(payloads, getattr(args, "doc_base", None)), indent=2) + "\n")
     elif args.format == "github":
         sys.stdout.write("".join(p + "\n" for p in payloads if p))
     elif args.format == "junit":

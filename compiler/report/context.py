@@ -20,11 +20,11 @@ from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.assumptions import Cause, RunCauses, assumed_inputs, named
 from effspec.report.mapping import as_mapping
+from effspec.report.rulepages import effective_base, rule_page
 from effspec.report.verdict import PEAK_FIGURES, peak_corrections
 from effspec.rules import code_table
 from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
-RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
 
 METRIC_LABELS = {
@@ -332,7 +332,9 @@ class FindingView:
     label: str
     notes: tuple[str, ...]
     excerpt: tuple[ExcerptLine, ...]
-    rule_url: str
+    rule_url: str  # the rule's page under the configured documentation base; "" without one
+    rule_page: str = ""  # the page shipped with the package (effspec/spec/rules/EFFnnn.md)
+    explain: str = ""  # `effspec explain EFFnnn`, which prints it
 
 
 @dataclass(frozen=True)
@@ -793,13 +795,14 @@ def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
                  for n in range(first, min(len(lines), last + 1) + 1) if n <= len(lines))
 
 
-def finding_view(d, lines: list[str]) -> FindingView:
+def finding_view(d, lines: list[str], doc_base: str | None = None) -> FindingView:
     s = d.span
+    # Only codes from our own table get a page: never a link built from other text.
+    page = rule_page(d.code, doc_base)
     return FindingView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], s.line if s else None,
                        s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
                        tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
-                       # Only codes from our own table get a link: never a URL built from other text.
-                       RULE_URL.format(code=d.code) if d.code in code_table() else "")
+                       page.url if page else "", page.shipped if page else "", page.explain if page else "")
 
 
 def suppressed_view(s) -> SuppressedView:
@@ -836,8 +839,9 @@ def _gemms_with_their_runs(ev, runs: tuple[RunView, ...], scalings: tuple[Scalin
     return runs, scalings
 
 
-def build(result, charts: bool = False) -> Report:
-    """The view-model of one checked spec (``charts`` adds the SVG figures)."""
+def build(result, charts: bool = False, doc_base: str | None = None) -> Report:
+    """The view-model of one checked spec (``charts`` adds the SVG figures; ``doc_base``, the
+    documentation base rule pages link to, else the configuration's, else none)."""
     # The parser's line model (split at "\n" only); a final newline ends the
     # last line rather than opening an empty one in the listing.
     lines = source_lines(result.source)
@@ -854,7 +858,8 @@ def build(result, charts: bool = False) -> Report:
         from effspec.report.charts import number_charts
 
         number_charts((*runs, *scalings))
-    findings = tuple(finding_view(d, lines) for d in result.diagnostics)
+    base = effective_base(doc_base, (result,))
+    findings = tuple(finding_view(d, lines, base) for d in result.diagnostics)
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
     source = tuple(SourceLine(n, source_text(t), n in flagged) for n, t in enumerate(lines, 1))
