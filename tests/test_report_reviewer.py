@@ -171,9 +171,9 @@ def test_example_c_gemm_tables_sit_with_their_runs_not_in_the_scaling_section():
     assert base < derivations.index('<h4 id="gemms-1">') < base_table < scaled < derivations.index('<h4 id="gemms-2">') < scaled_table
     # by hand: dp = 8 and dp = 64 both run micro-batches of 4 × 2048 = 8192 tokens on a whole replica
     # (tp = 1): qkv is 8192 × (3 × 2048) × 2048, ffn_up 8192 × 8192 × 2048, logits 8192 × 50257 × 2048
-    for start, stop in ((base_table, scaled), (scaled_table, len(derivations))):
+    for start, dp in ((base_table, 8), (scaled_table, 64)):
         table = derivations[start:derivations.index("</table>", start)]
-        assert "dp = 8," in table if start == base_table else "dp = 64," in table
+        assert f"dp = {dp}," in table
         cells = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", table))
         for row in ("qkv 8192 6144 2048", "ffn_up 8192 8192 2048", "logits 8192 50257 2048"):
             assert f" {row} " in cells, row
@@ -249,10 +249,8 @@ def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html():
 
 
 def test_rule_links_follow_the_doc_base_in_html_pdf_and_sarif(tmp_path):
-    import io
     import json
 
-    from pypdf import PdfReader
 
     result = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")
     html = render(result, "html", doc_base=DOCS).decode("utf-8")
@@ -323,3 +321,160 @@ def test_doc_base_comes_from_the_flag_or_the_configuration_and_must_be_an_http_u
     result = effspec.load(bad / "b.eff")
     problem = [d for d in result.diagnostics if d.code == "EFF031"]
     assert problem and "`doc_base` is not an http or https URL with a host" in problem[0].message
+
+
+# ---------------------------------------------------------------------------
+# 1. Per-rank charts: the split of every rank, sorted, and the straggler's timeline
+
+_BAR = re.compile(r'<g id="c\d+-((?:rank|bin)-\d+)-(compute|comm|stall)">\s*<path d="([^"]+)"')
+_LINE = re.compile(r'<g id="c\d+-(straggler|others-median)">\s*<path d="([^"]+)"')
+
+
+def _points(d: str) -> list[tuple[float, float]]:
+    nums = [float(x) for x in re.findall(r"-?\d+(?:\.\d+)?", d)]
+    return list(zip(nums[0::2], nums[1::2], strict=True))
+
+
+def _bars(svg: str) -> dict[str, dict[str, tuple[float, float]]]:
+    """{bar id: {segment: (left x, height)}} of the drawn rectangles, in the SVG's own coordinates."""
+    out: dict[str, dict[str, tuple[float, float]]] = {}
+    for bar, part, d in _BAR.findall(svg):
+        pts = _points(d)
+        out.setdefault(bar, {})[part] = (min(x for x, _ in pts), max(y for _, y in pts) - min(y for _, y in pts))
+    return out
+
+
+def _rank_charts(result) -> dict:
+    from effspec.report.context import build
+
+    (run,) = build(result, charts=True).runs
+    return run.charts
+
+
+def test_straggler_example_rank_split_is_every_rank_sorted_slowest_first():
+    import csv
+    import statistics
+
+    path = ROOT / "examples" / "straggler_ranks.csv"
+    rows = list(csv.DictReader(path.open(encoding="utf-8")))
+    means = {}
+    for r in sorted({int(row["rank"]) for row in rows}):
+        mine = [row for row in rows if int(row["rank"]) == r]
+        means[r] = {p: statistics.fmean(float(row[p]) for row in mine) for p in ("compute", "comm", "stall")}
+    assert len(means) == 64 and len(rows) == 64 * 60
+    slowest = max(means, key=lambda r: means[r]["compute"])
+    assert slowest == 37 and {row["node"] for row in rows if row["rank"] == "37"} == {"node04"}
+    charts = _rank_charts(effspec.load(ROOT / "examples" / "straggler_ranks.eff"))
+    bars = _bars(charts["ranks"])
+    assert len(bars) == 64 and all(set(b) == {"compute", "comm", "stall"} for b in bars.values())
+    # left to right: by mean compute, slowest first (ties by rank id), rank 37 leftmost
+    order = sorted(bars, key=lambda b: bars[b]["compute"][0])
+    assert order == [f"rank-{r}" for r in sorted(means, key=lambda r: (-means[r]["compute"], r))]
+    # each segment is its share of the rank's mean step, as the CSV says
+    for bar, seg in bars.items():
+        m = means[int(bar.split("-")[1])]
+        total_px, total = sum(h for _, h in seg.values()), sum(m.values())
+        for part in ("compute", "comm", "stall"):
+            assert seg[part][1] / total_px == pytest.approx(m[part] / total, abs=2e-4), (bar, part)
+    # heights share one scale: rank 37's compute bar over the last rank's is the ratio of their means
+    last = int(order[-1].split("-")[1])
+    assert bars["rank-37"]["compute"][1] / bars[order[-1]]["compute"][1] == pytest.approx(
+        means[37]["compute"] / means[last]["compute"], rel=1e-4)
+    assert "<pattern" in charts["ranks"]  # communication hatched: readable in grayscale
+    assert charts["ranks_caption"] == (
+        "Each rank's mean seconds per step, split into compute (dark), communication (hatched) and stall (light); "
+        "the 64 ranks sorted by mean compute time, slowest first; the straggler, rank 37 (node04), marked.")
+
+
+def test_straggler_example_timeline_is_rank_37_against_the_other_63():
+    import csv
+    import statistics
+
+    rows = list(csv.DictReader((ROOT / "examples" / "straggler_ranks.csv").open(encoding="utf-8")))
+    steps = sorted({int(row["step"]) for row in rows})
+    mine = {int(row["step"]): float(row["compute"]) for row in rows if row["rank"] == "37"}
+    others = {s: statistics.median(float(row["compute"]) for row in rows if int(row["step"]) == s and row["rank"] != "37")
+              for s in steps}
+    charts = _rank_charts(effspec.load(ROOT / "examples" / "straggler_ranks.eff"))
+    svg = charts["rank_timeline"]
+    lines = {name: _points(d) for name, d in _LINE.findall(svg)}
+    assert len(lines["straggler"]) == len(lines["others-median"]) == len(steps) == 60
+    assert "others-band" in svg and "stroke-dasharray" in svg[svg.index("-straggler"):]  # the straggler dashed
+    # one linear scale maps seconds to the SVG's y for both lines (y grows downwards): fit it on two points
+    values = [mine[s] for s in steps] + [others[s] for s in steps]
+    ys = [y for _, y in lines["straggler"]] + [y for _, y in lines["others-median"]]
+    slope = (ys[0] - ys[60]) / (values[0] - values[60])
+    assert slope < 0
+    for v, y in zip(values, ys, strict=True):
+        assert y == pytest.approx(ys[0] + slope * (v - values[0]), abs=0.01)
+    # x is the step index: equal spacing, left to right
+    xs = [x for x, _ in lines["straggler"]]
+    assert all(b - a == pytest.approx(xs[1] - xs[0], abs=1e-3) for a, b in zip(xs, xs[1:], strict=False))
+    assert charts["rank_timeline_caption"] == (
+        "Compute seconds at each step of rank 37 (node04), the straggler (dashed), against the median of the other "
+        "63 ranks (solid) and their 10th to 90th percentile band (shaded).")
+
+
+RANKS_SPEC = '''eff 1
+run r {
+  model { kind = custom  flops_per_token = 1e9 FLOP/token }
+  convention { preset = palm }
+  work { valid_tokens = 1000000 token }
+  parallelism { dp = 1024  tp = 1  pp = 1  micro_batch = 1 sequence }
+  hardware { accelerator = "TestGPU"  count = 1024 device  dtype = bf16  peak = 100 TFLOP/s }
+  timing { step_time = [1.2, 1.2, 1.2, 1.2, 1.2] s  warmup = 0 step }
+  ranks { samples = file "ranks.csv" }
+}
+'''
+
+
+def test_1024_ranks_are_binned_with_the_straggler_kept_on_its_own_bar(tmp_path):
+    import numpy as np
+
+    R, S = 1024, 6
+    rng = np.random.default_rng(14)
+    compute = 1.0 + 0.05 * rng.random((R, S))
+    compute[700] *= 1.3  # rank 700 (node087) is the straggler
+    comm = 0.1 + (compute.max(axis=0) - compute)
+    lines = ["rank,node,step,compute,comm,stall"]
+    lines += [f"{r},node{r // 8:03d},{s},{compute[r, s]:.6f},{comm[r, s]:.6f},0.002" for r in range(R) for s in range(S)]
+    (tmp_path / "ranks.csv").write_text("\n".join(lines) + "\n")
+    result = effspec.check_text(RANKS_SPEC, "r.eff", str(tmp_path))
+    assert result.evaluation.runs["r"].diagnosis.ranks == (700,)
+    charts = _rank_charts(result)
+    bars = _bars(charts["ranks"])
+    # by hand: 1,023 other ranks in 64 − 1 = 63 bars at most: bins of ceil(1023 / 63) = 17, so ceil(1023 / 17) = 61 bins
+    assert sorted(bars) == sorted(["rank-700"] + [f"bin-{k}" for k in range(1, 62)])
+    order = sorted(bars, key=lambda b: bars[b]["compute"][0])
+    assert order[0] == "rank-700" and order[1:] == [f"bin-{k}" for k in range(1, 62)]
+    means = np.round(compute, 6).mean(axis=1)
+    rest = sorted((r for r in range(R) if r != 700), key=lambda r: (-means[r], r))
+    expected = [means[700]] + [float(np.mean(means[rest[k:k + 17]])) for k in range(0, 1023, 17)]
+    heights = [bars[b]["compute"][1] for b in order]
+    for h, v in zip(heights, expected, strict=True):
+        assert h / heights[0] == pytest.approx(v / expected[0], rel=2e-4)
+    assert heights[1:] == sorted(heights[1:], reverse=True)  # bins, slowest first
+    assert charts["ranks_caption"].endswith(
+        "the 1,024 ranks sorted by mean compute time, slowest first; the straggler, rank 700 (node087), marked; "
+        "after the first 1, ranks averaged in bins of up to 17 consecutive ranks in that order (labelled by their "
+        "positions in it).")
+    assert "the other 1,023 ranks" in charts["rank_timeline_caption"]
+
+
+def test_no_timeline_without_a_straggler_and_the_split_still_drawn(tmp_path):
+    import numpy as np
+
+    rng = np.random.default_rng(3)
+    compute = np.repeat([0.7, 1.0, 0.8, 0.9], 2)[:, None] * (1 + 0.01 * rng.random((8, 5)))  # imbalance, 8 ranks
+    comm = 0.05 + (compute.max(axis=0) - compute)
+    lines = ["rank,node,step,compute,comm,stall"]
+    lines += [f"{r},node0,{s},{compute[r, s]:.6f},{comm[r, s]:.6f},0.001" for r in range(8) for s in range(5)]
+    (tmp_path / "ranks.csv").write_text("\n".join(lines) + "\n")
+    text = RANKS_SPEC.replace("dp = 1024  tp = 1  pp = 1", "dp = 2  tp = 1  pp = 4").replace("1024 device", "8 device")
+    result = effspec.check_text(text, "r.eff", str(tmp_path))
+    assert result.evaluation.runs["r"].diagnosis.family == "imbalance"
+    charts = _rank_charts(result)
+    assert "rank_timeline" not in charts
+    order = sorted(_bars(charts["ranks"]), key=lambda b: _bars(charts["ranks"])[b]["compute"][0])
+    assert sorted(b.split("-")[1] for b in order[:2]) == ["2", "3"]  # stage 1 (ranks 2 and 3, 1.0 s) computes longest
+    assert "straggler" not in charts["ranks_caption"]

@@ -20,7 +20,7 @@ from effspec.diagnostics import Diagnostic, Span
 from effspec.display import metric_value, quantity
 from effspec.front import keys as K
 from effspec.lsp import scan
-from effspec.lsp.analysis import INTERNAL_CODE, Analysis
+from effspec.lsp.analysis import Analysis
 from effspec.lsp.fixes import fixes_for
 from effspec.report.rulepages import effective_base, rule_page  # the rule pages the reports link to
 

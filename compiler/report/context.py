@@ -420,7 +420,8 @@ def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[Hea
             why = causes.of(metric) if causes is not None else ()
             roots = list(assumed_inputs(rr, metric))
             if not why:  # the causes, when linked, are shown as links beside the note
-                note = (note + "; " if note else "") + "rests on assumed inputs" + (": " + named([_clean(n) for n in roots]) if roots else "")
+                named_roots = ": " + named([_clean(n) for n in roots]) if roots else ""
+                note = (note + "; " if note else "") + "rests on assumed inputs" + named_roots
             status = "assumed"
         corrected, code, at = "", "", None
         if correction is not None and name in PEAK_FIGURES:
@@ -667,9 +668,12 @@ def _provenance_table(lines: list, shown: int = 20) -> Table | None:
 
 def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:
     """The defaults a figure rests on that the spec does not write: rows of the inputs table, marked assumed."""
-    return tuple(InputView(_clean(name), _shown(inp.value, inp.unit), _clean(inp.provenance) + " (assumed)",
-                           _clean(inp.citation) or "not written in the spec: effspec's default", None, True)
-                 for name, inp in causes.added.items())
+    rows = []
+    for name, inp in causes.added.items():
+        value, unit, provenance, citation = (getattr(inp, k, None) for k in ("value", "unit", "provenance", "citation"))
+        rows.append(InputView(_clean(name), _shown(value, str(unit or "")), _clean(provenance) + " (assumed)",
+                              _clean(citation) or "not written in the spec: effspec's default", None, True))
+    return tuple(rows)
 
 
 def run_view(rr, charts: bool = False, correction=None, index: int = 1, diagnostics=()) -> RunView:
@@ -721,7 +725,8 @@ def run_shapes(sr) -> dict[str, tuple[Table | None, tuple[str, ...]]]:
     out: dict[str, tuple[Table | None, tuple[str, ...]]] = {}
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
-        table, notes = None, ()
+        table: Table | None = None
+        notes: tuple[str, ...] = ()
         for attr in _SHAPE_ATTRS:
             items = getattr(run, attr, None)
             if items:
@@ -831,8 +836,12 @@ def _gemms_with_their_runs(ev, runs: tuple[RunView, ...], scalings: tuple[Scalin
         for run_id, found in run_shapes(sr).items():
             per_run.setdefault(run_id, found)
     ids = list(ev.runs)
-    runs = tuple(replace(v, gemms=(per_run[rid][0],) if per_run.get(rid, (None,))[0] else (),
-                         gemm_notes=per_run.get(rid, (None, ()))[1]) for rid, v in zip(ids, runs, strict=True))
+
+    def with_gemms(rid: str, view: RunView) -> RunView:
+        table, notes = per_run.get(rid, (None, ()))
+        return replace(view, gemms=(table,) if table is not None else (), gemm_notes=notes)
+
+    runs = tuple(with_gemms(rid, v) for rid, v in zip(ids, runs, strict=True))
     scalings = tuple(replace(v, gemm_runs=tuple((_title(rid), ids.index(rid) + 1) for rid in run_shapes(sr)
                                                 if rid in ids and per_run[rid][0]))
                      for sr, v in zip(ev.scalings.values(), scalings, strict=True))
