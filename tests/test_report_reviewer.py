@@ -381,9 +381,13 @@ def test_straggler_example_rank_split_is_every_rank_sorted_slowest_first():
     assert bars["rank-37"]["compute"][1] / bars[order[-1]]["compute"][1] == pytest.approx(
         means[37]["compute"] / means[last]["compute"], rel=1e-4)
     assert "<pattern" in charts["ranks"]  # communication hatched: readable in grayscale
+    # the triangle the caption promises: one marker over rank 37's bar, centred on it
+    (marker,) = re.findall(r'<g id="c\d+-flagged">.*?<use xlink:href="#[^"]+" x="([0-9.]+)"', charts["ranks"], re.S)
+    left, width = bars["rank-37"]["compute"][0], bars[order[1]]["compute"][0] - bars["rank-37"]["compute"][0]
+    assert float(marker) == pytest.approx(left + 0.4 * width, abs=0.01)  # bars are 0.8 wide on a pitch of 1
     assert charts["ranks_caption"] == (
         "Each rank's mean seconds per step, split into compute (dark), communication (hatched) and stall (light); "
-        "the 64 ranks sorted by mean compute time, slowest first; the straggler, rank 37 (node04), marked.")
+        "the 64 ranks sorted by mean compute time, slowest first; the straggler, rank 37 (node04), marked with a triangle.")
 
 
 def test_straggler_example_timeline_is_rank_37_against_the_other_63():
@@ -455,8 +459,8 @@ def test_1024_ranks_are_binned_with_the_straggler_kept_on_its_own_bar(tmp_path):
         assert h / heights[0] == pytest.approx(v / expected[0], rel=2e-4)
     assert heights[1:] == sorted(heights[1:], reverse=True)  # bins, slowest first
     assert charts["ranks_caption"].endswith(
-        "the 1,024 ranks sorted by mean compute time, slowest first; the straggler, rank 700 (node087), marked; "
-        "after the first 1, ranks averaged in bins of up to 17 consecutive ranks in that order (labelled by their "
+        "the 1,024 ranks sorted by mean compute time, slowest first; the straggler, rank 700 (node087), marked with a "
+        "triangle; the other ranks averaged in bins of up to 17 consecutive ranks in that order (labelled by their "
         "positions in it).")
     assert "the other 1,023 ranks" in charts["rank_timeline_caption"]
 

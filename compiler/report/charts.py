@@ -313,7 +313,7 @@ def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) 
 
 MAX_RANK_BARS = 64  # bars in the per-rank chart: past it, ranks are averaged in bins (a straggler keeps its own bar)
 MAX_RANK_TICKS = 64  # a rank id under every bar up to this many bars
-MAX_MARKED = 3  # flagged bars named "straggler" above them (the caption names the rest)
+MAX_MARKED = 3  # flagged ranks the caption names (the chart marks every one)
 RANK_PARTS = ("compute", "comm", "stall")
 
 
@@ -381,10 +381,10 @@ def rank_split_caption(profile, bars: RankBars) -> str:
         named = ", ".join(f"rank {bars.labels[n]} ({_short(profile.nodes[_rank_index(profile, bars.labels[n])])})"
                           for n in bars.flagged[:MAX_MARKED])
         more = f" and {len(bars.flagged) - MAX_MARKED} more" if len(bars.flagged) > MAX_MARKED else ""
-        parts.append(f"the straggler{'s' if len(bars.flagged) > 1 else ''}, {named}{more}, marked")
+        parts.append(f"the straggler{'s' if len(bars.flagged) > 1 else ''}, {named}{more}, marked with a triangle")
     if bars.bin_size:
-        kept = f"after the first {bars.singles}, " if bars.singles else ""
-        parts.append(f"{kept}ranks averaged in bins of up to {bars.bin_size} consecutive ranks in that order "
+        kept = "the other" if bars.singles else "the"
+        parts.append(f"{kept} ranks averaged in bins of up to {bars.bin_size} consecutive ranks in that order "
                      "(labelled by their positions in it)")
     return "; ".join(parts) + "."
 
@@ -413,9 +413,13 @@ def rank_split_chart(profile, salt: str):
                 rect.set_gid(f"{bar_id}-{part}")
             bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
         top = max(bottom) or 1.0
-        for k in bars.flagged[:MAX_MARKED]:
-            ax.annotate("straggler", (k, bottom[k]), xytext=(0, 2), textcoords="offset points", ha="center", va="bottom",
-                        fontsize=6, rotation=90 if n > 16 else 0)
+        if bars.flagged:  # a triangle over each flagged bar, and one word beside the last
+            marks = list(bars.flagged)
+            (drawn_marks,) = ax.plot(marks, [bottom[k] + top * 0.07 for k in marks], ls="none", marker="v", color=INK,
+                                     markersize=4)
+            drawn_marks.set_gid("flagged")
+            ax.annotate("straggler" + ("s" if len(marks) > 1 else ""), (marks[-1], bottom[marks[-1]] + top * 0.07),
+                        xytext=(5, 0), textcoords="offset points", ha="left", va="center", fontsize=6.5)
         # Direct labels at the right edge, beside the last bar's segments, kept apart.
         mids, level = [], 0.0
         for part in RANK_PARTS:
@@ -426,12 +430,12 @@ def rank_split_chart(profile, salt: str):
                         textcoords="offset points", ha="left", va="center", fontsize=6.5)
         ticks = range(n) if n <= MAX_RANK_TICKS else range(0, n, -(-n // 8))
         ax.set_xticks(list(ticks))
-        ax.set_xticklabels([bars.labels[k] for k in ticks], rotation=90, fontsize=5 if n > 24 else 6.5)
+        ax.set_xticklabels([bars.labels[k] for k in ticks], rotation=90 if n > 16 or bars.bin_size else 0,
+                           fontsize=5 if n > 24 else 6.5)
         ax.set_xlim(-0.6, n - 0.4)
-        ax.set_ylim(0, top * (1.25 if bars.flagged else 1.05))
-        binned = f"; past the first {bars.singles}, bins of {bars.bin_size} by position" if bars.bin_size else ""
-        ax.set_xlabel(("rank" if not bars.bin_size else "rank, or positions in the order")
-                      + f", slowest mean {_quantity(profile, bars.sort_by)} first" + binned)
+        ax.set_ylim(0, top * (1.15 if bars.flagged else 1.05))
+        binned = f" (bins of up to {bars.bin_size}: positions in that order)" if bars.bin_size else ""
+        ax.set_xlabel(f"rank, slowest mean {_quantity(profile, bars.sort_by)} first" + binned)
         ax.set_ylabel("seconds per step (mean)")
         fig.subplots_adjust(left=0.08, right=0.84, bottom=0.27, top=0.96)
         return _markup(_svg(fig, salt)), rank_split_caption(profile, bars)
