@@ -38,7 +38,8 @@ def cmd_report(args) -> int:
     from effspec.report import render
 
     try:
-        data = _render_bounded(partial(render, doc_base=getattr(args, "doc_base", None)), result, fmt, args.paper,
+        doc_base = getattr(args, "doc_base", None)  # without the flag, render reads the configuration's
+        data = _render_bounded(partial(render, doc_base=doc_base) if doc_base else render, result, fmt, args.paper,
                                args.timeout)  # every format: HTML grew 0.5 s a run
     except TimeoutError:
         raise ToolError(f"{args.output}: {FORMAT_NAMES[fmt]} rendering took longer than {args.timeout:g} s and was abandoned; "
