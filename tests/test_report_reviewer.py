@@ -308,6 +308,8 @@ def test_doc_base_comes_from_the_flag_or_the_configuration_and_must_be_an_http_u
     assert main(["check", "--format", "sarif", str(spec), "--doc-base", DOCS]) == 1
     rules = {r["id"]: r for r in json.loads(capsys.readouterr().out)["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["EFF101"]["helpUri"] == f"{DOCS}/EFF101.md"
+    assert main(["check", "--show-settings", str(spec)]) == 0
+    assert capsys.readouterr().out.endswith('inline_config = true\ndoc_base = "https://config.example/r/"\n')
     html = tmp_path / "b.html"
     main(["report", str(spec), "-o", str(html)])
     assert '<a href="https://config.example/r/EFF202.md">' in html.read_text(encoding="utf-8")

@@ -266,6 +266,7 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolat
                  f"ignore = {json.dumps(doc['ignore'])}",
                  f"severity = {json.dumps(doc['severity'], sort_keys=True)}",
                  f"inline_config = {'true' if inline else 'false'}" + flag]
+        lines += [f"doc_base = {json.dumps(settings.doc_base)}"] if settings.doc_base else []
         lines += [render_text(d, None, path) for d in settings.problems]
         blocks.append("\n".join(lines))
     if fmt == "text":
