@@ -248,7 +248,7 @@ def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html():
     assert resources.files("effspec.spec").joinpath("rules", "EFF202.md").read_text(encoding="utf-8").startswith("# EFF202")
 
 
-def test_rule_links_follow_the_doc_base_in_html_pdf_and_sarif(tmp_path):
+def test_rule_links_follow_the_doc_base_in_html_and_sarif(tmp_path):
     import json
 
 
