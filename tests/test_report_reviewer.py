@@ -251,7 +251,6 @@ def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html():
 def test_rule_links_follow_the_doc_base_in_html_and_sarif(tmp_path):
     import json
 
-
     result = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")
     html = render(result, "html", doc_base=DOCS).decode("utf-8")
     assert f'Rule page: <a href="{DOCS}/EFF202.md">{DOCS}/EFF202.md</a>, or run <code>effspec explain EFF202</code>.' in html
