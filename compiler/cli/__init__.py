@@ -41,6 +41,16 @@ def seconds(text: str) -> float:
     return value
 
 
+def doc_base(text: str) -> str:
+    """``--doc-base``: an http or https URL with a host (``front.config.doc_base_error``)."""
+    from effspec.front.config import doc_base_error
+
+    why = doc_base_error(text)
+    if why is not None:
+        raise argparse.ArgumentTypeError(f"{text[:60]!r} {why}")
+    return text
+
+
 EXIT_CODES = """exit status:
   0  no finding at or above --fail-on (default: no errors), or --exit-zero
   1  findings at or above --fail-on remain (for report: the report could not be made)
@@ -102,6 +112,10 @@ def parser() -> argparse.ArgumentParser:
                    help="wall-clock bound on rendering, every format (default 120; 0 for none)")
     r.set_defaults(func=cmd_report)
     for command in (c, r):
+        command.add_argument("--doc-base", type=doc_base, default=None, metavar="URL",
+                             help="link rule pages under this http(s) URL (`{code}` in it is replaced, else /EFFnnn.md "
+                                  "is appended), in HTML, PDF and SARIF; default: `doc_base` in [tool.effspec], else "
+                                  "the page shipped with effspec and `effspec explain CODE`")
         command.add_argument("--allow-hardlinks", action="store_true",
                              help="read `file` references (and specs found in a folder) that are hard links; "
                                   "only for folders you trust, as a hard link can name any file on the disk")

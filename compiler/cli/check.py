@@ -199,7 +199,7 @@ def cmd_check(args) -> int:
     elif args.format == "sarif":
         from effspec.report.sarif import sarif_log
 
-        sys.stdout.write(json.dumps(sarif_log(payloads), indent=2) + "\n")
+        sys.stdout.write(json.dumps(sarif_log(payloads, getattr(args, "doc_base", None)), indent=2) + "\n")
     elif args.format == "github":
         sys.stdout.write("".join(p + "\n" for p in payloads if p))
     elif args.format == "junit":
@@ -266,6 +266,7 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolat
                  f"ignore = {json.dumps(doc['ignore'])}",
                  f"severity = {json.dumps(doc['severity'], sort_keys=True)}",
                  f"inline_config = {'true' if inline else 'false'}" + flag]
+        lines += [f"doc_base = {json.dumps(settings.doc_base)}"] if settings.doc_base else []
         lines += [render_text(d, None, path) for d in settings.problems]
         blocks.append("\n".join(lines))
     if fmt == "text":

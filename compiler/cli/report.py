@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from functools import partial
 
 from effspec.cli.common import ToolError, load_spec
 from effspec.diagnostics import printable
@@ -37,7 +38,9 @@ def cmd_report(args) -> int:
     from effspec.report import render
 
     try:
-        data = _render_bounded(render, result, fmt, args.paper, args.timeout)  # every format: HTML grew 0.5 s a run
+        doc_base = getattr(args, "doc_base", None)  # without the flag, render reads the configuration's
+        data = _render_bounded(partial(render, doc_base=doc_base) if doc_base else render, result, fmt, args.paper,
+                               args.timeout)  # every format: HTML grew 0.5 s a run
     except TimeoutError:
         raise ToolError(f"{args.output}: {FORMAT_NAMES[fmt]} rendering took longer than {args.timeout:g} s and was abandoned; "
                         f"the old output, if any, is unchanged (raise the bound with --timeout)") from None

@@ -42,7 +42,7 @@ from effspec.front.limits import LIMITS
 
 _PRAGMA = re.compile(r"#\s*effspec:\s*(ignore|file-ignore|severity)(?:\[([A-Z0-9, ]+)\](?:\s*=\s*(\w+))?)?")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}  # error 0, warning 1, info 2: a larger rank is lower
-_KEYS = ("ignore", "severity", "inline_config")
+_KEYS = ("ignore", "severity", "inline_config", "doc_base")
 CONFIG_FILE = "pyproject.toml"
 
 
@@ -64,11 +64,14 @@ class Settings:
     severity: tuple[tuple[str, str], ...] = ()
     inline_config: bool = True
     root: str | None = None  # the folder whose `.git` ended the search, when one did
+    # Where reports link rule pages: an http(s) URL (`{code}` in it is replaced, else `/EFFnnn.md` is
+    # appended); None: the page shipped with the package and `effspec explain CODE`.
+    doc_base: str | None = None
     problems: tuple[Diagnostic, ...] = ()  # EFF030/EFF031: the configuration file was not applied
 
     def to_json(self) -> dict[str, object]:
         return {"config": self.path, "config_relative": self.name, "ignore": list(self.ignore), "severity": dict(self.severity),
-                "inline_config": self.inline_config, "project_root": self.root,
+                "inline_config": self.inline_config, "project_root": self.root, "doc_base": self.doc_base,
                 "problems": [d.to_json() for d in self.problems]}
 
 
@@ -299,8 +302,31 @@ def _settings_from(tool: object, path: str) -> tuple[Settings | None, Diagnostic
     inline = tool.get("inline_config", True)
     if not isinstance(inline, bool):
         return None, _problem("EFF031", path, "`inline_config` is not true or false", "write `inline_config = false`")
+    doc_base = tool.get("doc_base")
+    why = doc_base_error(doc_base) if doc_base is not None else None
+    if why is not None:
+        return None, _problem("EFF031", path, f"`doc_base` {why}", 'write `doc_base = "https://docs.example.org/rules/"`')
     return Settings(path=path, ignore=tuple(sorted(set(ignore))), severity=tuple(sorted(severity.items())),
-                    inline_config=inline), None
+                    inline_config=inline, doc_base=doc_base), None
+
+
+MAX_DOC_BASE = 500
+
+
+def doc_base_error(value: object) -> str | None:
+    """Why ``value`` cannot be the documentation base reports link rule pages to (None: it can).
+    Only an http or https URL with a host, printable and without quotes, spaces or angle
+    brackets: a report's link must never run script (`javascript:`) or read a local file."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str):
+        return "is not a string"
+    if len(value) > MAX_DOC_BASE or not value.isprintable() or any(c in value for c in " \"'<>`\\"):
+        return f"is not a URL (at most {MAX_DOC_BASE} printable characters, no spaces, quotes or angle brackets)"
+    parts = urlsplit(value)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return "is not an http or https URL with a host"
+    return None
 
 
 def read_config(path: str) -> tuple[Settings | None, Diagnostic | None]:
@@ -349,7 +375,7 @@ def project_settings(folder: str | None) -> Settings:
             if settings is not None:
                 # Outputs name the file only when it changes something: an empty
                 # [tool.effspec] marks the project root and nothing else.
-                changes = settings.ignore or settings.severity or not settings.inline_config
+                changes = settings.ignore or settings.severity or not settings.inline_config or settings.doc_base
                 return replace(settings, name=os.path.relpath(candidate, os.path.abspath(folder)) if changes else None)
         if os.path.lexists(os.path.join(here, ".git")):
             return Settings(root=here)

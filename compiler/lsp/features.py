@@ -20,9 +20,9 @@ from effspec.diagnostics import Diagnostic, Span
 from effspec.display import metric_value, quantity
 from effspec.front import keys as K
 from effspec.lsp import scan
-from effspec.lsp.analysis import INTERNAL_CODE, Analysis
+from effspec.lsp.analysis import Analysis
 from effspec.lsp.fixes import fixes_for
-from effspec.report.sarif import RULE_URL  # the rule pages SARIF links to
+from effspec.report.rulepages import effective_base, rule_page  # the rule pages the reports link to
 
 if TYPE_CHECKING:
     from effspec.engine.results import ClaimResult, Metric
@@ -91,9 +91,11 @@ def lsp_diagnostic(a: Analysis, d: Diagnostic) -> T.Diagnostic:
     rng = span_range(a, d.span)
     related = [T.DiagnosticRelatedInformation(location=T.Location(uri=a.uri, range=rng), message=note) for note in d.notes]
     message = d.message + (f"\nhelp: {d.help}" if d.help else "")
+    # A link only under a configured documentation base (`doc_base` in [tool.effspec]): never a guessed URL.
+    page = rule_page(d.code, effective_base(None, [a.result] if a.result is not None else []))
     return T.Diagnostic(
         range=rng, message=message, severity=_SEVERITY.get(d.severity, T.DiagnosticSeverity.Error), code=d.code,
-        code_description=None if d.code == INTERNAL_CODE else T.CodeDescription(href=RULE_URL.format(code=d.code)),
+        code_description=T.CodeDescription(href=page.url) if page is not None and page.url else None,
         source="effspec", related_information=related or None,
         data=d.to_json(),  # the diagnostic exactly as `effspec check --format json` prints it
     )

@@ -9,7 +9,7 @@ refused before a matrix is allocated: its memory would be ranks × steps.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, SupportsIndex
 
 from effspec.ranks.table import RankTable
@@ -58,6 +58,35 @@ class GroupStat:
 
 
 @dataclass(frozen=True)
+class RankProfile:
+    """What the report's per-rank charts draw; not part of the JSON (the table is the record).
+
+    Per rank (in rank-id order): its node and its mean compute, communication and
+    stall seconds per step.  For a straggler diagnosis, the timeline of the flagged
+    rank that stands out most, in the quantity it stands out in (compute, comm or
+    stall), against the other ranks (every rank not flagged) at each step: their
+    median and their 10th and 90th percentiles.
+    """
+
+    ranks: Any  # rank ids, sorted (numpy int array)
+    nodes: tuple[str, ...]  # the node of each rank
+    compute: Any  # mean seconds per step, per rank (numpy float arrays)
+    comm: Any
+    stall: Any
+    flagged: tuple[int, ...] = ()  # the diagnosis' ranks (ids), for a straggler
+    comm_label: str = "communication"  # "exposed communication" when the table has `comm_exposed`
+    steps: Any = None  # step ids of the timeline; None: no timeline
+    timeline_rank: int | None = None
+    timeline_node: str = ""
+    timeline_quantity: str = ""  # compute | comm | stall
+    timeline: Any = None  # that rank's seconds at each step (nan where it has no row)
+    others: int = 0  # how many ranks the band is made of
+    others_p10: Any = None
+    others_median: Any = None
+    others_p90: Any = None
+
+
+@dataclass(frozen=True)
 class Diagnosis:
     """The cause family of a run's per-rank timing, with the evidence behind it."""
 
@@ -69,6 +98,7 @@ class Diagnosis:
     slowest_ranks: tuple[GroupStat, ...] = ()
     slowest_nodes: tuple[GroupStat, ...] = ()
     stages: tuple[GroupStat, ...] = ()
+    profile: RankProfile | None = field(default=None, compare=False, repr=False)
 
     def to_json(self) -> dict:
         """The contract's `diagnosis` object: family, ranks, nodes, then the evidence."""
@@ -113,6 +143,7 @@ class RankStats:
     slowest_nodes: tuple[GroupStat, ...] = ()
     stages: tuple[GroupStat, ...] = ()
     rank_stall_excess: Any = None  # mean stall above the step's median rank, as a share of the median step
+    matrices: Any = None  # (C, M, T, step ids): rank × step seconds, for the profile's timeline
 
     @property
     def rank_count(self) -> int:
@@ -128,7 +159,30 @@ class RankStats:
     def diagnosis(self, family: str, rank_ids: Any, node_ids: Any, reason: str, **extra: Any) -> Diagnosis:
         return Diagnosis(family, tuple(int(self.ranks[i]) for i in rank_ids),
                          tuple(self.table.node_names[k] for k in node_ids),
-                         reason, {**self.evidence, **extra}, self.slowest_ranks, self.slowest_nodes, self.stages)
+                         reason, {**self.evidence, **extra}, self.slowest_ranks, self.slowest_nodes, self.stages,
+                         self.profile(rank_ids if family == "straggler" else ()))
+
+    def profile(self, flagged: Any = ()) -> RankProfile:
+        """The per-rank means, and for ``flagged`` ranks (indexes) the timeline of the one that stands out most."""
+        import numpy as np
+
+        base = RankProfile(self.ranks, tuple(self.node_name(i) for i in range(self.rank_count)), self.rank_compute,
+                           self.rank_comm, self.rank_stall, tuple(int(self.ranks[i]) for i in flagged),
+                           "exposed communication" if self.table.comm_exposed is not None else "communication")
+        others = np.setdiff1d(np.arange(self.rank_count), np.asarray(flagged, dtype=np.int64))
+        if not len(flagged) or not len(others) or self.matrices is None:
+            return base
+        excess = np.stack([self.rank_excess, self.rank_comm_excess, self.rank_stall_excess])[:, flagged]
+        if np.all(np.isnan(excess)):
+            return base
+        which, k = np.unravel_index(int(np.nanargmax(excess)), excess.shape)
+        i = int(flagged[k])
+        matrix = self.matrices[which]
+        with np.errstate(all="ignore"):
+            p10, median, p90 = np.nanquantile(matrix[others], [0.1, 0.5, 0.9], axis=0)
+        return replace(base, steps=self.matrices[3], timeline_rank=int(self.ranks[i]), timeline_node=self.node_name(i),
+                       timeline_quantity=("compute", "comm", "stall")[which], timeline=matrix[i], others=int(len(others)),
+                       others_p10=p10, others_median=median, others_p90=p90)
 
     def group(self, name: str, members: Any) -> GroupStat:
         import numpy as np
@@ -195,7 +249,7 @@ class RankStats:
             compute_share=float(compute_total / all_total) if all_total > 0 else 0.0,
             spread=float((rank_compute.max() - rank_compute.min()) / rank_compute.max()) if rank_compute.max() > 0 else 0.0,
             wait_share=float(np.nanmean(wait)), imbalance_wait_share=float(np.nanmean(imbalance_wait)),
-            evidence={}, rank_stall_excess=mean(Z, axis=1))
+            evidence={}, rank_stall_excess=mean(Z, axis=1), matrices=(C, M, T, steps))
         stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
         if exposed:
             stats.evidence["comm_column"] = "comm_exposed"

@@ -12,10 +12,12 @@ import json
 FORMATS = ("html", "pdf", "json", "sarif", "md", "tex")
 
 
-def render(result, fmt: str, paper: str = "a4") -> bytes:
+def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
     """The report of ``result`` (an :class:`effspec.Result`) in ``fmt``, as bytes.
 
-    ``paper`` (``a4`` or ``letter``) sets the PDF page size.
+    ``paper`` (``a4`` or ``letter``) sets the PDF page size; ``doc_base`` (an http(s) URL)
+    is where rule links point (HTML, PDF, SARIF), else the configuration's ``doc_base``,
+    else the page shipped with the package and ``effspec explain CODE``.
     """
     if fmt == "json":
         from effspec.report.text import result_json
@@ -24,7 +26,7 @@ def render(result, fmt: str, paper: str = "a4") -> bytes:
     if fmt == "sarif":
         from effspec.report.sarif import sarif_log
 
-        return (json.dumps(sarif_log([result]), indent=2) + "\n").encode("utf-8")
+        return (json.dumps(sarif_log([result], doc_base), indent=2) + "\n").encode("utf-8")
     if fmt == "md":
         from effspec.report.markdown import render_markdown
 
@@ -36,7 +38,7 @@ def render(result, fmt: str, paper: str = "a4") -> bytes:
     if fmt in ("html", "pdf"):
         from effspec.report.context import build
 
-        report = build(result, charts=True)
+        report = build(result, charts=True, doc_base=doc_base)
         if fmt == "html":
             from effspec.report.html import render_html
 

@@ -13,12 +13,13 @@ text it writes into SVG, so the result is safe to inline as markup.
 from __future__ import annotations
 
 import io
+import re
 from contextlib import contextmanager
+from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from effspec.display import percent, quantity, sig
-from effspec.report.mapping import as_mapping
 from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
@@ -107,6 +108,33 @@ def _markup(svg: str):
     from markupsafe import Markup
 
     return Markup(svg)  # produced by matplotlib from our own labels, escaped by it
+
+
+_ID = re.compile(r'(\sid=")([^"]+)"')
+_REF = re.compile(r'(url\(#|(?:xlink:)?href="#)([^)"]+)')
+
+
+def scope_ids(svg: str, prefix: str):
+    """``svg`` with every id it defines prefixed ``prefix-``, and every reference to one of them
+    (``url(#…)``, ``xlink:href="#…"``) rewritten to match.  matplotlib numbers its groups
+    (``figure_1``, ``patch_3``) and names its glyphs (``DejaVuSans-31``) the same in every
+    chart, so two charts in one page would repeat ids; a chart's index in its document,
+    as the prefix, makes them unique and keeps the page deterministic.  ``prefix`` is ours
+    (``c1``, ``c2``…), never spec text."""
+    defined = {m.group(2) for m in _ID.finditer(svg)}
+    text = _ID.sub(lambda m: f'{m.group(1)}{prefix}-{m.group(2)}"', str(svg))
+    text = _REF.sub(lambda m: m.group(1) + (f"{prefix}-{m.group(2)}" if m.group(2) in defined else m.group(2)), text)
+    return _markup(text)
+
+
+def number_charts(views) -> None:
+    """Give the charts of ``views`` (in document order) unique ids: chart n's ids start ``cn-``."""
+    n = 0
+    for view in views:
+        for key, value in view.charts.items():
+            if isinstance(value, str) and value.startswith("<svg"):
+                n += 1
+                view.charts[key] = scope_ids(value, f"c{n}")
 
 
 def breakdown_chart(rec, salt: str) -> str | None:
@@ -283,61 +311,178 @@ def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) 
         return _markup(_svg(fig, salt))
 
 
-def rank_chart(rows: list[tuple[str, float, float, float]], salt: str) -> str | None:
-    """Compute, communication and stall seconds of the named ranks (worst, median), stacked."""
-    if not rows:
+MAX_RANK_BARS = 64  # bars in the per-rank chart: past it, ranks are averaged in bins (a straggler keeps its own bar)
+MAX_RANK_TICKS = 64  # a rank id under every bar up to this many bars
+MAX_MARKED = 3  # flagged ranks the caption names (the chart marks every one)
+RANK_PARTS = ("compute", "comm", "stall")
+
+
+@dataclass(frozen=True)
+class RankBars:
+    """The bars of the per-rank chart, left to right: one per rank, or a bin of consecutive ranks in the order."""
+
+    ids: tuple[str, ...]  # "rank-37" or "bin-3": each bar's segments are drawn with the gid ID-compute, ID-comm, ID-stall
+    labels: tuple[str, ...]  # under the bar: the rank id, or the bin's positions in the order ("17–32")
+    values: dict[str, list[float]]  # compute, comm, stall seconds of each bar
+    flagged: tuple[int, ...]  # bar indexes of flagged ranks
+    sort_by: str
+    singles: int  # bars of one rank before the bins (all of them when nothing is binned)
+    bin_size: int  # 0: no bins
+
+
+def rank_bars(profile, sort_by: str) -> RankBars:
+    """Ranks sorted by their mean ``sort_by`` seconds, slowest first (ties by rank id); past
+    ``MAX_RANK_BARS`` ranks the flagged ones keep a bar each and the rest are averaged in bins."""
+    import numpy as np
+
+    means = {"compute": np.asarray(profile.compute), "comm": np.asarray(profile.comm), "stall": np.asarray(profile.stall)}
+    ranks = np.asarray(profile.ranks)
+    order = [int(i) for i in np.lexsort((ranks, -means[sort_by]))]
+    flagged_ids = set(profile.flagged)
+    if len(order) <= MAX_RANK_BARS:
+        groups = [[i] for i in order]
+        singles, size = len(order), 0
+    else:
+        first = [i for i in order if int(ranks[i]) in flagged_ids][:MAX_RANK_BARS // 8]
+        rest = [i for i in order if i not in first]
+        size = -(-len(rest) // (MAX_RANK_BARS - len(first)))
+        groups = [[i] for i in first] + [rest[k:k + size] for k in range(0, len(rest), size)]
+        singles = len(first)
+    ids, labels = [], []
+    for n, members in enumerate(groups):
+        if n < singles:
+            ids.append(f"rank-{int(ranks[members[0]])}")
+            labels.append(str(int(ranks[members[0]])))
+        else:
+            start = singles + (n - singles) * size + 1
+            ids.append(f"bin-{n - singles + 1}")
+            labels.append(f"{start}\u2013{start + len(members) - 1}")
+    values = {p: [float(np.mean(means[p][m])) for m in groups] for p in RANK_PARTS}
+    flagged = tuple(n for n in range(singles) if int(ranks[groups[n][0]]) in flagged_ids)
+    return RankBars(tuple(ids), tuple(labels), values, flagged, sort_by, singles, size)
+
+
+def _quantity(profile, name: str) -> str:
+    return profile.comm_label if name == "comm" else name
+
+
+def _spread_labels(ys: list[float], gap: float) -> list[float]:
+    """Label heights at least ``gap`` apart, in the order given (bottom to top), as near their points as that allows."""
+    out: list[float] = []
+    for y in ys:
+        out.append(max(y, out[-1] + gap) if out else y)
+    return out
+
+
+def rank_split_caption(profile, bars: RankBars) -> str:
+    parts = [f"Each rank's mean seconds per step, split into compute (dark), {profile.comm_label} (hatched) and stall "
+             f"(light); the {len(profile.ranks):,} ranks sorted by mean {_quantity(profile, bars.sort_by)} time, slowest first"]
+    if bars.flagged:
+        named = ", ".join(f"rank {bars.labels[n]} ({_short(profile.nodes[_rank_index(profile, bars.labels[n])])})"
+                          for n in bars.flagged[:MAX_MARKED])
+        more = f" and {len(bars.flagged) - MAX_MARKED} more" if len(bars.flagged) > MAX_MARKED else ""
+        parts.append(f"the straggler{'s' if len(bars.flagged) > 1 else ''}, {named}{more}, marked with a triangle")
+    if bars.bin_size:
+        kept = "the other" if bars.singles else "the"
+        parts.append(f"{kept} ranks averaged in bins of up to {bars.bin_size} consecutive ranks in that order "
+                     "(labelled by their positions in it)")
+    return "; ".join(parts) + "."
+
+
+def _rank_index(profile, label: str) -> int:
+    import numpy as np
+
+    return int(np.flatnonzero(np.asarray(profile.ranks) == int(label))[0])
+
+
+def rank_split_chart(profile, salt: str):
+    """The per-rank split (compute, communication, stall) of every rank, sorted slowest first; (svg, caption),
+    or None below two ranks."""
+    if profile is None or len(profile.ranks) < 2:
         return None
+    bars = rank_bars(profile, profile.timeline_quantity or "compute")
+    n = len(bars.ids)
     with _styled(salt):
-        fig, ax = _figure(6.4, 0.6 + 0.45 * len(rows))
-        names = ("compute", "communication", "stall")
-        for i, (_name, *values) in enumerate(rows):
-            left = 0.0
-            for j, v in enumerate(values):
-                color, hatch = STYLES[j]
-                ax.barh(i, v, left=left, height=0.55, color=color, hatch=hatch, edgecolor=INK, linewidth=0.5)
-                # Label a segment only where the label fits (a share of the
-                # longest bar); the legend-free chart relies on direct labels.
-                if v > 0.18 * max(sum(r[1:]) for r in rows):
-                    ax.text(left + v / 2, i, f"{names[j]} {quantity(v, 's', 3)}", ha="center", va="center",
-                            fontsize=6, color="white" if j == 0 else INK,
-                            bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none"} if j else None)
-                left += v
-        ax.set_yticks(range(len(rows)))
-        ax.set_yticklabels([r[0] for r in rows])
-        ax.invert_yaxis()
-        ax.set_xlabel("seconds per step (compute solid, communication hatched, stall light)")
-        fig.subplots_adjust(left=0.2, right=0.98, bottom=0.3 if len(rows) < 3 else 0.2, top=0.95)
-        return _markup(_svg(fig, salt))
+        fig, ax = _figure(6.4, 2.5)
+        bottom = [0.0] * n
+        for j, part in enumerate(RANK_PARTS):
+            color, hatch = STYLES[j]
+            heights = bars.values[part]
+            drawn = ax.bar(range(n), heights, bottom=bottom, width=0.8, color=color, hatch=hatch, edgecolor=INK, linewidth=0.3)
+            for rect, bar_id in zip(drawn, bars.ids, strict=True):
+                rect.set_gid(f"{bar_id}-{part}")
+            bottom = [b + h for b, h in zip(bottom, heights, strict=True)]
+        top = max(bottom) or 1.0
+        if bars.flagged:  # a triangle over each flagged bar, and one word beside the last
+            marks = list(bars.flagged)
+            (drawn_marks,) = ax.plot(marks, [bottom[k] + top * 0.07 for k in marks], ls="none", marker="v", color=INK,
+                                     markersize=4)
+            drawn_marks.set_gid("flagged")
+            ax.annotate("straggler" + ("s" if len(marks) > 1 else ""), (marks[-1], bottom[marks[-1]] + top * 0.07),
+                        xytext=(5, 0), textcoords="offset points", ha="left", va="center", fontsize=6.5)
+        # Direct labels at the right edge, beside the last bar's segments, kept apart.
+        mids, level = [], 0.0
+        for part in RANK_PARTS:
+            mids.append(level + bars.values[part][-1] / 2)
+            level += bars.values[part][-1]
+        for part, y in zip(RANK_PARTS, _spread_labels(mids, top * 0.09), strict=True):
+            ax.annotate(_quantity(profile, part), (1.0, y), xycoords=("axes fraction", "data"), xytext=(4, 0),
+                        textcoords="offset points", ha="left", va="center", fontsize=6.5)
+        ticks = range(n) if n <= MAX_RANK_TICKS else range(0, n, -(-n // 8))
+        ax.set_xticks(list(ticks))
+        ax.set_xticklabels([bars.labels[k] for k in ticks], rotation=90 if n > 16 or bars.bin_size else 0,
+                           fontsize=5 if n > 24 else 6.5)
+        ax.set_xlim(-0.6, n - 0.4)
+        ax.set_ylim(0, top * (1.15 if bars.flagged else 1.05))
+        binned = f" (bins of up to {bars.bin_size}: positions in that order)" if bars.bin_size else ""
+        ax.set_xlabel(f"rank, slowest mean {_quantity(profile, bars.sort_by)} first" + binned)
+        ax.set_ylabel("seconds per step (mean)")
+        fig.subplots_adjust(left=0.08, right=0.84, bottom=0.27, top=0.96)
+        return _markup(_svg(fig, salt)), rank_split_caption(profile, bars)
 
 
-def rank_rows(diagnosis) -> list[tuple[str, float, float, float]]:
-    """(label, compute, comm, stall) for the worst and median ranks, where the diagnosis evidence gives them.
+def straggler_timeline_caption(profile) -> str:
+    qty = _quantity(profile, profile.timeline_quantity)
+    return (f"{qty[:1].upper() + qty[1:]} seconds at each step of rank {profile.timeline_rank} "
+            f"({_short(profile.timeline_node)}), the straggler (dashed), against the median of the other "
+            f"{profile.others:,} rank{'s' if profile.others != 1 else ''} (solid) and their 10th to 90th percentile "
+            "band (shaded).")
 
-    The diagnosis structure belongs to another module; look for mappings with
-    compute/comm/stall under keys or labels naming `worst` and `median`.
-    """
-    data = as_mapping(diagnosis) or {}
-    found: list[tuple[str, float, float, float]] = []
 
-    def visit(key: str, value) -> None:
-        m = as_mapping(value)
-        if m is not None and all(isinstance(m.get(k), (int, float)) for k in ("compute", "comm", "stall")):
-            tag = str(m.get("label") or m.get("role") or key)
-            if "worst" in tag or "median" in tag:
-                rank = m.get("rank")
-                name = f"{tag.replace('_', ' ')}" + (f" (rank {rank})" if rank is not None else "")
-                found.append((name, float(m["compute"]), float(m["comm"]), float(m["stall"])))
-            return
-        if m is not None:
-            for k, v in m.items():
-                visit(str(k), v)
-        elif isinstance(value, (list, tuple)):
-            for v in value:
-                visit(key, v)
+def straggler_timeline_chart(profile, salt: str):
+    """The straggler's seconds per step against the other ranks' median and p10–p90 band; (svg, caption),
+    or None without a straggler or below two steps."""
+    if profile is None or profile.timeline is None or len(profile.steps) < 2:
+        return None
+    import numpy as np
 
-    visit("", data)
-    # Worst first, then median: a stable, meaningful order.
-    return sorted(found, key=lambda r: (0 if "worst" in r[0] else 1, r[0]))[:4]
+    steps = [int(x) for x in profile.steps]
+    series = {"rank": np.asarray(profile.timeline, float), "median": np.asarray(profile.others_median, float),
+              "p10": np.asarray(profile.others_p10, float), "p90": np.asarray(profile.others_p90, float)}
+    with _styled(salt):
+        fig, ax = _figure(6.4, 2.2)
+        band = ax.fill_between(steps, series["p10"], series["p90"], facecolor="#d9d9d9", edgecolor="#9a9a9a", lw=0.3)
+        band.set_gid("others-band")
+        (median,) = ax.plot(steps, series["median"], color="#6a6a6a", lw=1.0)
+        median.set_gid("others-median")
+        (line,) = ax.plot(steps, series["rank"], color=INK, lw=1.0, ls="--")
+        line.set_gid("straggler")
+        lo = float(np.nanmin([np.nanmin(v) for v in series.values()]))
+        hi = float(np.nanmax([np.nanmax(v) for v in series.values()]))
+        pad = (hi - lo) * 0.12 or abs(hi) * 0.01 or 1e-6
+        ax.set_ylim(lo - pad, hi + pad)
+        last = {k: float(v[~np.isnan(v)][-1]) if np.any(~np.isnan(v)) else lo for k, v in series.items()}
+        names = {"p10": "10th percentile", "median": f"median of {profile.others:,} others",
+                 "p90": "90th percentile", "rank": f"rank {profile.timeline_rank}"}
+        keys = sorted(names, key=lambda k: last[k])
+        for key, y in zip(keys, _spread_labels([last[k] for k in keys], (hi - lo + 2 * pad) * 0.09), strict=True):
+            ax.annotate(names[key], (1.0, y), xycoords=("axes fraction", "data"), xytext=(4, 0),
+                        textcoords="offset points", ha="left", va="center", fontsize=6.5)
+        ax.set_xlim(steps[0] - 0.5, steps[-1] + 0.5)
+        ax.set_xlabel("step")
+        ax.set_ylabel(f"{_quantity(profile, profile.timeline_quantity)} seconds")
+        fig.subplots_adjust(left=0.08, right=0.82, bottom=0.2, top=0.95)
+        return _markup(_svg(fig, salt)), straggler_timeline_caption(profile)
 
 
 def run_charts(rr) -> dict:
@@ -360,9 +505,11 @@ def run_charts(rr) -> dict:
         if svg:
             out["step_time"] = svg
             out["step_time_caption"] = step_time_caption(kept, rr.step_stats)
-    rows = rank_rows(rr.diagnosis) if rr.diagnosis is not None else []
-    if rows:
-        out["ranks"] = rank_chart(rows, f"{rr.run.id}-ranks")
+    profile = getattr(rr.diagnosis, "profile", None) if rr.diagnosis is not None else None
+    for key, draw in (("ranks", rank_split_chart), ("rank_timeline", straggler_timeline_chart)):
+        drawn = draw(profile, f"{rr.run.id}-{key}")
+        if drawn:
+            out[key], out[key + "_caption"] = drawn
     return out
 
 

@@ -13,17 +13,18 @@ degrade to "not available" rather than failing the render.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
+from effspec.report.assumptions import Cause, RunCauses, assumed_inputs, named
 from effspec.report.mapping import as_mapping
+from effspec.report.rulepages import effective_base, rule_page
 from effspec.report.verdict import PEAK_FIGURES, peak_corrections
 from effspec.rules import code_table
 from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
-RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 SEVERITIES = ("error", "warning", "info")
 
 METRIC_LABELS = {
@@ -164,6 +165,7 @@ class MetricView:
     assumed: bool
     basis: str  # "inputs", or the claim an implied figure rests on
     implied: bool
+    causes: tuple[Cause, ...] = ()  # what makes it assumed: links to a finding or an input row
 
 
 @dataclass(frozen=True)
@@ -177,6 +179,7 @@ class HeadlineView:
     claimed: str = ""  # "61 % claimed: mismatch"
     finding: str = ""  # the code of the finding that calls the input wrong
     finding_line: int | None = None
+    causes: tuple[Cause, ...] = ()  # what an "assumed" figure rests on: links to a finding or an input row
 
     @property
     def number(self) -> str:
@@ -280,6 +283,9 @@ class RunView:
     diagnosis: tuple[Row, ...]
     diagnosis_tables: tuple[Table, ...]
     charts: dict = field(default_factory=dict, hash=False, compare=False)
+    # The run's local GEMM shapes (from the scalings it is in), shown with the run, not with the scaling.
+    gemms: tuple[Table, ...] = ()
+    gemm_notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -304,6 +310,7 @@ class ScalingView:
     shapes_note: str
     charts: dict = field(default_factory=dict, hash=False, compare=False)
     claims: tuple[ClaimView, ...] = ()
+    gemm_runs: tuple[tuple[str, int], ...] = ()  # (run id, its index in the report): where its GEMM table is
 
 
 @dataclass(frozen=True)
@@ -325,7 +332,9 @@ class FindingView:
     label: str
     notes: tuple[str, ...]
     excerpt: tuple[ExcerptLine, ...]
-    rule_url: str
+    rule_url: str  # the rule's page under the configured documentation base; "" without one
+    rule_page: str = ""  # the page shipped with the package (effspec/spec/rules/EFFnnn.md)
+    explain: str = ""  # `effspec explain EFFnnn`, which prints it
 
 
 @dataclass(frozen=True)
@@ -375,24 +384,13 @@ def input_view(inp) -> InputView:
                      inp.span.line if inp.span else None, bool(inp.assumed))
 
 
-def metric_view(metric, implied: bool = False, name: str | None = None, title: str | None = None) -> MetricView:
+def metric_view(metric, implied: bool = False, name: str | None = None, title: str | None = None,
+                causes: RunCauses | None = None) -> MetricView:
     key = name or metric.name
     return MetricView(key, title or label(key), value_text(metric.value, metric.unit, metric.name), _clean(metric.formula),
                       _clean(metric.substituted), tuple(input_view(i) for i in metric.inputs if i is not None),
-                      bool(metric.assumed), _clean(metric.basis), implied)
-
-
-def _assumed_roots(rr, metric, seen: frozenset[str] = frozenset()) -> list[str]:
-    """The written or defaulted inputs, under the derived ones, that make ``metric`` assumed."""
-    out: list[str] = []
-    for inp in metric.inputs:
-        if inp is None or not inp.assumed:
-            continue
-        below = rr.figure(inp.name) if inp.provenance == "derived" and inp.name not in seen else None
-        for name in (_assumed_roots(rr, below, seen | {inp.name}) if below is not None else [inp.name]):
-            if name not in out:
-                out.append(name)
-    return out
+                      bool(metric.assumed), _clean(metric.basis), implied,
+                      causes.of(metric) if causes is not None and metric.assumed else ())
 
 
 def _claimed(rr, name: str) -> str:
@@ -402,7 +400,7 @@ def _claimed(rr, name: str) -> str:
     return f"{value_text(cr.claimed, cr.unit, name)} claimed: {cr.status}"
 
 
-def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
+def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[HeadlineView, ...]:
     rows = []
     for name in HEADLINE:
         metric = rr.figure(name)
@@ -417,10 +415,13 @@ def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
         implied = name not in rr.metrics
         note = "implied by " + _clean(metric.basis) if implied else ""
         status = "implied" if implied else "from inputs"
+        why: tuple[Cause, ...] = ()
         if metric.assumed:
-            roots = _assumed_roots(rr, metric)
-            named = ", ".join(_clean(n) for n in roots[:2]) + (f" and {len(roots) - 2} more" if len(roots) > 2 else "")
-            note = (note + "; " if note else "") + "rests on assumed inputs" + (": " + named if roots else "")
+            why = causes.of(metric) if causes is not None else ()
+            roots = list(assumed_inputs(rr, metric))
+            if not why:  # the causes, when linked, are shown as links beside the note
+                named_roots = ": " + named([_clean(n) for n in roots]) if roots else ""
+                note = (note + "; " if note else "") + "rests on assumed inputs" + named_roots
             status = "assumed"
         corrected, code, at = "", "", None
         if correction is not None and name in PEAK_FIGURES:
@@ -431,7 +432,7 @@ def _headline(rr, correction=None) -> tuple[HeadlineView, ...]:
         exact = name == "step_time" and rr.step_stats is not None and name in rr.metrics
         shown = quantity(metric.value, "s", exact_digits(metric.value)) if exact else value_text(metric.value, metric.unit, name)
         rows.append(HeadlineView(head, shown, note, status, corrected,
-                                 _claimed(rr, name), code, at))
+                                 _claimed(rr, name), code, at, why))
     return tuple(rows)
 
 
@@ -480,13 +481,13 @@ def _conventions(rr) -> tuple[ConventionRow, ...]:
     return tuple(out)
 
 
-def _metrics(rr) -> tuple[MetricView, ...]:
+def _metrics(rr, causes: RunCauses | None = None) -> tuple[MetricView, ...]:
     names = [n for n in METRIC_ORDER if n in rr.metrics] + sorted(n for n in rr.metrics if n not in METRIC_ORDER)
-    out = [metric_view(rr.metrics[n]) for n in names]
+    out = [metric_view(rr.metrics[n], causes=causes) for n in names]
     for name in sorted(rr.implied, key=lambda n: (METRIC_ORDER.index(n) if n in METRIC_ORDER else 99, n)):
         if name in rr.metrics:
             continue
-        out.append(metric_view(rr.implied[name], implied=True, name=name))
+        out.append(metric_view(rr.implied[name], implied=True, name=name, causes=causes))
     return tuple(out)
 
 
@@ -665,12 +666,25 @@ def _provenance_table(lines: list, shown: int = 20) -> Table | None:
     return Table("Provenance", ("file", "bytes", "sha256", "rank", "node"), tuple(rows)) if rows else None
 
 
-def run_view(rr, charts: bool = False, correction=None) -> RunView:
+def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:
+    """The defaults a figure rests on that the spec does not write: rows of the inputs table, marked assumed."""
+    rows = []
+    for name, inp in causes.added.items():
+        value, unit, provenance, citation = (getattr(inp, k, None) for k in ("value", "unit", "provenance", "citation"))
+        rows.append(InputView(_clean(name), _shown(value, str(unit or "")), _clean(provenance) + " (assumed)",
+                              _clean(citation) or "not written in the spec: effspec's default", None, True))
+    return tuple(rows)
+
+
+def run_view(rr, charts: bool = False, correction=None, index: int = 1, diagnostics=()) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
+    inputs = _inputs(rr.run)
+    causes = RunCauses(rr, index, diagnostics, [i.name for i in inputs])
+    headline, metrics = _headline(rr, correction, causes), _metrics(rr, causes)
     view = RunView(
-        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), _headline(rr, correction), _inputs(rr.run), _knobs(rr),
+        _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), headline, inputs + _assumed_rows(causes), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
-        _conventions(rr), _metrics(rr),
+        _conventions(rr), metrics,
         tuple(Row(label(n), ", ".join(_clean(x) for x in miss)) for n, miss in rr.missing.items() if n not in rr.implied),
         _claims(rr), _breakdown(rr), _calendar(rr), _step_stats(rr), diag_rows, diag_tables,
     )
@@ -706,22 +720,29 @@ def _shape_table(run_id: str, items) -> tuple[Table | None, tuple[str, ...]]:
         return None, notes
 
 
-def _shapes(sr) -> tuple[tuple[Table, ...], str]:
-    tables: list[Table] = []
-    notes: list[str] = []
+def run_shapes(sr) -> dict[str, tuple[Table | None, tuple[str, ...]]]:
+    """{run id: (its local GEMM shapes table, notes)} for the baseline and each run of a scaling."""
+    out: dict[str, tuple[Table | None, tuple[str, ...]]] = {}
     runs = ([sr.baseline] if sr.baseline is not None else []) + list(sr.runs)
     for run in runs:
+        table: Table | None = None
+        notes: tuple[str, ...] = ()
         for attr in _SHAPE_ATTRS:
             items = getattr(run, attr, None)
             if items:
-                table, extra = _shape_table(run.run_id, items)
-                notes += extra
-                if table:
-                    tables.append(table)
+                table, notes = _shape_table(run.run_id, items)
                 break
         missing = getattr(run, "gemms_missing", ())
         if missing:
-            notes.append(f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing))
+            notes += (f"{_title(run.run_id)}: local shapes need " + ", ".join(_clean(m) for m in missing),)
+        out.setdefault(run.run_id, (table, notes))
+    return out
+
+
+def _shapes(sr) -> tuple[tuple[Table, ...], str]:
+    per_run = run_shapes(sr).values()
+    tables = [t for t, _ in per_run if t]
+    notes = [n for _, ns in per_run for n in ns]
     if not tables:
         notes.insert(0, "Local GEMM shapes are not available for this comparison.")
     return tuple(tables), "; ".join(notes)
@@ -779,13 +800,14 @@ def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
                  for n in range(first, min(len(lines), last + 1) + 1) if n <= len(lines))
 
 
-def finding_view(d, lines: list[str]) -> FindingView:
+def finding_view(d, lines: list[str], doc_base: str | None = None) -> FindingView:
     s = d.span
+    # Only codes from our own table get a page: never a link built from other text.
+    page = rule_page(d.code, doc_base)
     return FindingView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], s.line if s else None,
                        s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
                        tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
-                       # Only codes from our own table get a link: never a URL built from other text.
-                       RULE_URL.format(code=d.code) if d.code in code_table() else "")
+                       page.url if page else "", page.shipped if page else "", page.explain if page else "")
 
 
 def suppressed_view(s) -> SuppressedView:
@@ -805,8 +827,30 @@ def report_title(result) -> str:
     return elide(printable(name), MAX_TITLE_CHARS)
 
 
-def build(result, charts: bool = False) -> Report:
-    """The view-model of one checked spec (``charts`` adds the SVG figures)."""
+def _gemms_with_their_runs(ev, runs: tuple[RunView, ...], scalings: tuple[ScalingView, ...]):
+    """Each run's GEMM shapes move to the run (its derivations); the scaling links to them."""
+    if ev is None:
+        return runs, scalings
+    per_run: dict[str, tuple[Table | None, tuple[str, ...]]] = {}
+    for sr in ev.scalings.values():
+        for run_id, found in run_shapes(sr).items():
+            per_run.setdefault(run_id, found)
+    ids = list(ev.runs)
+
+    def with_gemms(rid: str, view: RunView) -> RunView:
+        table, notes = per_run.get(rid, (None, ()))
+        return replace(view, gemms=(table,) if table is not None else (), gemm_notes=notes)
+
+    runs = tuple(with_gemms(rid, v) for rid, v in zip(ids, runs, strict=True))
+    scalings = tuple(replace(v, gemm_runs=tuple((_title(rid), ids.index(rid) + 1) for rid in run_shapes(sr)
+                                                if rid in ids and per_run[rid][0]))
+                     for sr, v in zip(ev.scalings.values(), scalings, strict=True))
+    return runs, scalings
+
+
+def build(result, charts: bool = False, doc_base: str | None = None) -> Report:
+    """The view-model of one checked spec (``charts`` adds the SVG figures; ``doc_base``, the
+    documentation base rule pages link to, else the configuration's, else none)."""
     # The parser's line model (split at "\n" only); a final newline ends the
     # last line rather than opening an empty one in the listing.
     lines = source_lines(result.source)
@@ -815,9 +859,16 @@ def build(result, charts: bool = False) -> Report:
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     corrections = peak_corrections(result)
-    runs = tuple(run_view(rr, charts, corrections.get(rid)) for rid, rr in ev.runs.items()) if ev else ()
+    runs = tuple(run_view(rr, charts, corrections.get(rid), n, result.diagnostics)
+                 for n, (rid, rr) in enumerate(ev.runs.items(), 1)) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
-    findings = tuple(finding_view(d, lines) for d in result.diagnostics)
+    runs, scalings = _gemms_with_their_runs(ev, runs, scalings)
+    if charts:
+        from effspec.report.charts import number_charts
+
+        number_charts((*runs, *scalings))
+    base = effective_base(doc_base, (result,))
+    findings = tuple(finding_view(d, lines, base) for d in result.diagnostics)
     omitted = getattr(result, "omitted", {})  # findings beyond the per-file cap
     counts = tuple((s, sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0)) for s in SEVERITIES)
     source = tuple(SourceLine(n, source_text(t), n in flagged) for n, t in enumerate(lines, 1))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 TEMPLATE_PACKAGE = "effspec.templates"
@@ -36,8 +37,23 @@ def environment():
             return None
         return text, None, lambda: True
 
-    return jinja2.Environment(loader=jinja2.FunctionLoader(load), autoescape=True,
-                              undefined=jinja2.StrictUndefined, trim_blocks=False, lstrip_blocks=False)
+    env = jinja2.Environment(loader=jinja2.FunctionLoader(load), autoescape=True,
+                             undefined=jinja2.StrictUndefined, trim_blocks=False, lstrip_blocks=False)
+    env.filters["code_spans"] = code_spans
+    return env
+
+
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+
+
+def code_spans(text: str):
+    """A finding's text as markup: escaped first, whole, then each `…` pair made a <code> span.
+    The backticks and what they hold are already escaped text when the span is made, so a
+    hostile string stays inert (``<`` inside a span is ``&lt;``); an unpaired backtick stays
+    a backtick."""
+    from markupsafe import Markup, escape
+
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
 
 
 def render_html(report, extra_css: str = "") -> str:

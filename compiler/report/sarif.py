@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
+from effspec.report.rulepages import effective_base, rule_page
 from effspec.rules import code_table
 from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-RULE_URL = "https://github.com/effspec/effspec/blob/main/spec/rules/{code}.md"
 INFORMATION_URI = "https://github.com/effspec/effspec"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -38,16 +38,20 @@ def _full_description(code: str, title: str) -> str:
     return text or title[:1].upper() + title[1:] + "."
 
 
-def rule_descriptors() -> list[dict]:
-    """Every code in the table, in code order (so ruleIndex is stable across logs)."""
+def rule_descriptors(doc_base: str | None = None) -> list[dict]:
+    """Every code in the table, in code order (so ruleIndex is stable across logs).  ``helpUri``
+    only under a documentation base (an http(s) URL); ``help`` always says `effspec explain CODE`."""
     out = []
     for code, (title, severity) in code_table().items():
+        page = rule_page(code, doc_base)
+        assert page is not None  # a code of the table
         out.append({
             "id": code,
             "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
             "shortDescription": {"text": title},
             "fullDescription": {"text": _full_description(code, title)},
-            "helpUri": RULE_URL.format(code=code),
+            **({"helpUri": page.url} if page.url else {}),
+            "help": {"text": page.help_text[:1].upper() + page.help_text[1:]},
             "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
         })
     return out
@@ -140,9 +144,11 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
-def sarif_log(results) -> dict:
-    """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
-    rules = rule_descriptors()
+def sarif_log(results, doc_base: str | None = None) -> dict:
+    """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects); rule pages under
+    ``doc_base``, else the first configuration's ``doc_base``, else none (see report.rulepages)."""
+    results = list(results)
+    rules = rule_descriptors(effective_base(doc_base, results))
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     artifacts, sarif_results = [], []
     for result in results:

@@ -1,10 +1,13 @@
 """Page 1 as the verdict: which headline figures rest on an input a finding calls wrong,
 and the figure effspec gives instead.
 
-A peak that EFF201 (another datatype's), EFF202 (the 2:4-sparse figure on dense work) or
+A peak that EFF201 (another datatype's), EFF202 (the 2:4-sparse figure on dense work),
+EFF203 (off the catalog row of the run's own datatype and sparsity by more than 1 %) or
 EFF204 (a whole pool's figure) calls wrong moves every figure divided by the aggregate
 peak (MFU, HFU) by the ratio of the declared aggregate peak to the corrected one.
 Example B: 39.8 % against the declared 624 TFLOP/s, 79.6 % against the dense 312 TFLOP/s.
+EFF203's corrected figure is against the catalog row it names (the H100 PCIe 756 TFLOP/s
+written for an SXM part: MFU × 756 / 989.4).
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from effspec.rules import AuditContext
 from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
 
 # The findings that call a declared peak wrong, and the figures that divide by it.
-WRONG_PEAK = ("EFF201", "EFF202", "EFF204")
+WRONG_PEAK = ("EFF201", "EFF202", "EFF203", "EFF204")
 PEAK_FIGURES = ("mfu", "hfu")
 
 
@@ -35,6 +38,8 @@ def _flagged(reading, code: str) -> bool:
         return reading.sparse_for_dense is not None
     if code == "EFF201":
         return reading.wrong_dtype
+    if code == "EFF203":
+        return reading.disagrees
     return reading.looks_aggregate
 
 
@@ -61,7 +66,14 @@ def peak_corrections(result) -> dict[str, Correction]:
         if declared <= 0 or corrected <= 0:
             continue
         pool, _, code, line = fixes[0]
-        kind = "dense " if code == "EFF202" else ""
-        out[run_id] = Correction(code, line, declared / corrected,
-                                 f"the {kind}{dtype_name(pool.dtype)} peak" if code != "EFF204" else "the per-device peak")
+        out[run_id] = Correction(code, line, declared / corrected, _against(code, pool))
     return out
+
+
+def _against(code: str, pool: Pool) -> str:
+    """What the corrected figure divides by, in words."""
+    if code == "EFF204":
+        return "the per-device peak"
+    if code == "EFF203":
+        return f"the catalog's {pool.sparsity} {dtype_name(pool.dtype)} peak"
+    return f"the {'dense ' if code == 'EFF202' else ''}{dtype_name(pool.dtype)} peak"

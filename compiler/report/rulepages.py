@@ -1,0 +1,57 @@
+"""Where a report sends its reader for a rule's documentation.
+
+By default, the page shipped with the package (``spec/rules/EFFnnn.md``, installed
+as ``effspec/spec/rules/EFFnnn.md``) and ``effspec explain CODE``, which prints the
+same page: nothing on the network, and no address that might not exist.  A
+documentation base (``--doc-base URL`` on `check` and `report`, or ``doc_base``
+in ``[tool.effspec]``) makes the reports link there: ``{code}`` in the base is
+replaced by the code, else ``/EFFnnn.md`` is appended, as the pages are laid out
+in ``spec/rules/``.  The base is an http(s) URL (``front.config.doc_base_error``);
+a link is made only for a code of the rules' own table, never from other text.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from effspec.rules import code_table
+
+SHIPPED = "effspec/spec/rules/{code}.md"
+
+
+@dataclass(frozen=True)
+class RulePage:
+    code: str
+    url: str  # "" without a documentation base
+    shipped: str  # the page inside the installed package
+    explain: str  # the command that prints it
+
+    @property
+    def help_text(self) -> str:
+        """For SARIF's `help`: where the page is, in words."""
+        where = f"the rule's page: {self.url}; " if self.url else ""
+        return f"{where}run `{self.explain}` to print it (shipped with effspec as {self.shipped})."
+
+
+def rule_url(code: str, base: str | None) -> str:
+    if not base:
+        return ""
+    return base.replace("{code}", code) if "{code}" in base else base.rstrip("/") + f"/{code}.md"
+
+
+def rule_page(code: str, base: str | None = None) -> RulePage | None:
+    """The documentation of ``code``, or None for a code outside the rules' table."""
+    if code not in code_table():
+        return None
+    return RulePage(code, rule_url(code, base), SHIPPED.format(code=code), f"effspec explain {code}")
+
+
+def effective_base(flag: str | None, results=()) -> str | None:
+    """The documentation base: the command line's, else the first configuration that sets one."""
+    if flag:
+        return flag
+    for result in results:
+        base = getattr(getattr(result, "settings", None), "doc_base", None)
+        if base:
+            return str(base)
+    return None
