@@ -140,20 +140,45 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
+def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
+    """One checked file's part of a log: its artifact and its results, JSON data only.
+
+    Its results name the artifact by index 0; :func:`sarif_log` numbers them as
+    it joins the files.  (The result cache stores this part per file.)"""
+    if rule_index is None:
+        rule_index = {code: i for i, code in enumerate(code_table())}
+    uri = artifact_uri(result.file)
+    artifact = {"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
+                **_configuration_properties(result)}
+    index = {**rule_index, "artifact": 0}
+    suppressed = getattr(result, "suppressed", ())
+    lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
+    results = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
+    results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+    return {"artifact": artifact, "results": results}
+
+
+def _numbered(part: dict, artifact: int) -> list[dict]:
+    """The part's results, naming its artifact by its index in the log."""
+    for res in part["results"]:
+        for loc in res["locations"]:
+            loc["physicalLocation"]["artifactLocation"]["index"] = artifact
+        for sup in res.get("suppressions", ()):
+            if "location" in sup:
+                sup["location"]["physicalLocation"]["artifactLocation"]["index"] = artifact
+    return part["results"]
+
+
 def sarif_log(results) -> dict:
-    """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
+    """A SARIF 2.1.0 log of several checked files: ``effspec.Result`` objects, or their
+    :func:`sarif_file` parts (as the result cache gives them back)."""
     rules = rule_descriptors()
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     artifacts, sarif_results = [], []
     for result in results:
-        uri = artifact_uri(result.file)
-        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
-                          **_configuration_properties(result)})
-        index = {**rule_index, "artifact": len(artifacts) - 1}
-        suppressed = getattr(result, "suppressed", ())
-        lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
-        sarif_results += [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
-        sarif_results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+        part = result if isinstance(result, dict) else sarif_file(result, rule_index)
+        sarif_results += _numbered(part, len(artifacts))
+        artifacts.append(part["artifact"])
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
