@@ -7,9 +7,15 @@ without `-rP` or `-s`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import pytest
+
+# `effspec check`'s result cache is off for the suite (tests monkeypatch the
+# pipeline in-process and would otherwise be served earlier runs' outputs);
+# tests/test_result_cache.py turns it on for its own runs.
+os.environ["EFFSPEC_NO_CACHE"] = "1"
 
 
 @dataclass

@@ -18,7 +18,7 @@ changed, missing or newly present file is a miss.
 The cache lives in ``.effspec_cache/`` at the project root (the folder whose
 pyproject.toml or ``.git`` ended the configuration search; else the spec's
 folder), or ``--cache-dir``, or ``$EFFSPEC_CACHE_DIR``.  ``--no-cache`` and
-``--isolated`` turn it off.
+``--isolated`` (and ``$EFFSPEC_NO_CACHE``) turn it off.
 
 The project folder is hostile (SECURITY.md): a vendor's repository could ship
 a ``.effspec_cache/`` whose entries say "no findings".  Each entry therefore
@@ -49,6 +49,7 @@ from effspec.version import __version__
 
 DIR_NAME = ".effspec_cache"
 ENV = "EFFSPEC_CACHE_DIR"
+NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
 KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
 ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
 LAYOUT = 1  # the entry layout: part of every key
@@ -63,7 +64,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 def add_arguments(command) -> None:
     """`check --no-cache` and `--cache-dir`."""
     command.add_argument("--no-cache", action="store_true",
-                         help="neither read nor write the result cache (--isolated implies it)")
+                         help="neither read nor write the result cache (--isolated and $EFFSPEC_NO_CACHE imply it)")
     command.add_argument("--cache-dir", metavar="DIR", default=None,
                          help=f"the result cache's folder (default: ${ENV}, else {DIR_NAME}/ at the project root)")
 
@@ -347,7 +348,9 @@ class Store:
 
 
 def enabled(args) -> bool:
-    return not (getattr(args, "no_cache", False) or getattr(args, "isolated", False))
+    """Off with --no-cache, with --isolated, and when $EFFSPEC_NO_CACHE is set (to anything but "", 0 or false)."""
+    off = os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false")
+    return not (off or getattr(args, "no_cache", False) or getattr(args, "isolated", False))
 
 
 def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str) -> list[tuple]:
