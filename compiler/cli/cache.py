@@ -37,6 +37,7 @@ are imported here: a look-up never loads the parser, the units or the engine.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import hmac
 import json
@@ -84,10 +85,8 @@ def _make_secret(folder: str) -> None:
             fh.write(secrets.token_hex(32).encode("ascii"))
             fh.flush()
             os.fsync(fh.fileno())
-        try:
+        with contextlib.suppress(FileExistsError):
             os.link(tmp, os.path.join(folder, KEY_FILE))
-        except FileExistsError:
-            pass
     finally:
         os.unlink(tmp)
 
@@ -205,10 +204,8 @@ def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
             os.fsync(fh.fileno())
         os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except OSError:
-        try:
+        with contextlib.suppress(OSError):
             os.unlink(tmp, dir_fd=dir_fd)
-        except OSError:
-            pass
 
 
 # ----------------------------------------------------------------------------
@@ -378,6 +375,6 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
             plans[(path, root)] = p
     if todo:
         store = Store(plans, key, args.format)
-        for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap)):
+        for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):
             out[i] = res
     return out  # type: ignore[return-value]

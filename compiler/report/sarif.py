@@ -174,7 +174,8 @@ def sarif_log(results) -> dict:
     :func:`sarif_file` parts (as the result cache gives them back)."""
     rules = rule_descriptors()
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
-    artifacts, sarif_results = [], []
+    artifacts: list[dict] = []
+    sarif_results: list[dict] = []
     for result in results:
         part = result if isinstance(result, dict) else sarif_file(result, rule_index)
         sarif_results += _numbered(part, len(artifacts))
