@@ -10,7 +10,10 @@
   process, against `effspec check` of a 4-run spec;
 * alternating installs: two unit-table cache entries served alternately
   (two pint installs simulated by two table keys, as in
-  tests/test_units_cache.py) against one.
+  tests/test_units_cache.py) against one;
+* the result cache: `effspec check` of a folder of 1,000 generated 4-run
+  specs, whole process, warm (every file a hit) against cold (an empty cache:
+  every file checked and its entry written), and against `--no-cache`.
 
     .venv/bin/python benchmarks/edges_bench.py
 
@@ -110,6 +113,30 @@ print(serve([key_a, key_b] * 10) / 20, serve([key_a] * 20) / 20)
     return float(out[0]), float(out[1])
 
 
+def result_cache(files: int = 1000) -> tuple[float, float, float]:
+    """Wall seconds of `effspec check FOLDER`: cold (empty cache), warm (best of 3), and --no-cache."""
+    effspec = os.path.join(os.path.dirname(sys.executable), "effspec")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "corpus")
+        os.makedirs(os.path.join(folder, ".git"))
+        for i in range(files):
+            with open(os.path.join(folder, f"s{i:04d}.eff"), "w") as fh:
+                fh.write(generate_spec(runs=4, seed=i))
+        env = {k: v for k, v in os.environ.items() if k not in ("EFFSPEC_NO_CACHE", "EFFSPEC_CACHE_DIR")}
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "xdg")
+
+        def wall(*extra: str) -> float:
+            t = time.perf_counter()
+            subprocess.run([effspec, "check", folder, "--quiet", *extra], env=env, stdout=subprocess.DEVNULL, check=False)
+            return time.perf_counter() - t
+
+        wall("--no-cache")  # fills the parser and unit caches, so that neither side pays for them
+        cold = wall()
+        warm = min(wall() for _ in range(3))
+        uncached = wall("--no-cache")
+    return cold, warm, uncached
+
+
 def main() -> int:
     clean, typos = recovery()
     print(f"recovery, 400 runs: clean {clean * 1000:.0f} ms, 20 typos {typos * 1000:.0f} ms: {typos / clean:.2f}x (target <= 2x)")
@@ -120,6 +147,9 @@ def main() -> int:
           f"{small_rss:.0f} MiB: {big_wall / small_wall:.2f}x")
     alt, one = alternating()
     print(f"unit table, two installs alternating: {alt * 1000:.2f} ms a check; one install {one * 1000:.2f} ms: {alt / one:.2f}x")
+    cold, warm, uncached = result_cache()
+    print(f"result cache, 1,000 files: cold {cold:.2f} s, warm {warm:.2f} s: {cold / warm:.1f}x (target >= 10x); "
+          f"--no-cache {uncached:.2f} s")
     return 0
 
 
