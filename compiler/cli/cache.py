@@ -132,7 +132,7 @@ def _mark(dir_fd: int) -> None:
             fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dir_fd)
         except OSError:
             continue
-        with os.fdopen(fd, "wb") as fh:
+        with contextlib.suppress(OSError), os.fdopen(fd, "wb") as fh:
             fh.write(data)
 
 
@@ -140,6 +140,8 @@ def _open_folder(path: str) -> int | None:
     """A descriptor of the cache folder, made if missing; None unless it is ours and not a symlink."""
     from effspec.front.cachedir import ours
 
+    if os.open not in os.supports_dir_fd or not _NOFOLLOW:  # pragma: no cover - no openat: no cache
+        return None
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:
@@ -306,8 +308,8 @@ class Store:
     """Wraps the check of one file (in whichever process runs it): records the files it opens and,
     when it ends without a tool or internal error, writes its entry."""
 
-    def __init__(self, plans: dict[tuple[str, str | None], Plan], key: bytes, fmt: str) -> None:
-        self.plans, self.key, self.fmt = plans, key, fmt
+    def __init__(self, plans: dict[tuple[str, str | None], Plan], key: bytes, fmt: str, debug: bool = False) -> None:
+        self.plans, self.key, self.fmt, self.debug = plans, key, fmt, debug
 
     def wrap(self, one):
         return partial(self, one)
@@ -325,7 +327,11 @@ class Store:
         finally:
             READS.reset(token)
         if out[3] is None and out[4] is None and any(was == p.spec for *_, was in reads):
-            self.write(p, out, reads)
+            try:
+                self.write(p, out, reads)
+            except Exception:  # the output stands whether or not it could be stored
+                if self.debug:
+                    raise
         return out
 
     def write(self, p: Plan, out: tuple, reads: list) -> None:
@@ -365,8 +371,13 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
     plans: dict[tuple[str, str | None], Plan] = {}
     todo = []
     for i, (path, root) in enumerate(items):
-        p = None if root == stdin_root else plan(args, flags, path, root)
-        hit = None if p is None else lookup(p, key)
+        p = hit = None
+        try:  # the cache never stops a check: anything unexpected here is a miss
+            p = None if root == stdin_root else plan(args, flags, path, root)
+            hit = None if p is None else lookup(p, key)
+        except Exception:
+            if getattr(args, "debug", False):
+                raise
         if hit is not None and hit[0] == path:
             out[i] = hit
             continue
@@ -374,7 +385,7 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
         if p is not None:
             plans[(path, root)] = p
     if todo:
-        store = Store(plans, key, args.format)
+        store = Store(plans, key, args.format, bool(getattr(args, "debug", False)))
         for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):
             out[i] = res
     return out  # type: ignore[return-value]
