@@ -33,6 +33,8 @@ entry whole, and a corrupt, truncated or oversized entry is a miss.
 
 Only the standard library and the front end's file and configuration modules
 are imported here: a look-up never loads the parser, the units or the engine.
+SARIF's rule table, the same for every file of a version, is kept once in
+effspec's own cache folder, so a warm SARIF log loads no rule module either.
 """
 
 from __future__ import annotations
@@ -350,6 +352,27 @@ class Store:
             _write_entry(dir_fd, p.name, _mac(self.key, p.name, body) + b"\n" + body)
 
 
+def _sarif_rules(done: bool) -> None:
+    """SARIF's rule table, which depends on the version only, kept in effspec's own owner-checked
+    cache folder: used when every file was a hit (``done``), else stored for the next warm run."""
+    from effspec.front.cachedir import cache_root, keyed_name, read_owned, write_owned
+    from effspec.report import sarif
+
+    name = keyed_name("sarif-rules", f"{LAYOUT} {__version__}")
+    if done:
+        data = read_owned(cache_root(), name, ENTRY_LIMIT)
+        try:
+            rules = json.loads(data) if data is not None else None
+        except ValueError:
+            rules = None
+        if isinstance(rules, list) and all(isinstance(r, dict) for r in rules):
+            sarif.STORED_RULES = rules
+        return
+    sarif.STORED_RULES = None
+    if read_owned(cache_root(), name, ENTRY_LIMIT) is None:
+        write_owned(cache_root(), name, json.dumps(sarif.rule_descriptors()).encode("utf-8"))
+
+
 def enabled(args) -> bool:
     """Off with --no-cache, with --isolated, and when $EFFSPEC_NO_CACHE is set (to anything but "", 0 or false)."""
     off = os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false")
@@ -384,6 +407,9 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
         todo.append(i)
         if p is not None:
             plans[(path, root)] = p
+    if args.format == "sarif":
+        with contextlib.suppress(OSError, ValueError):
+            _sarif_rules(done=not todo)
     if todo:
         store = Store(plans, key, args.format, bool(getattr(args, "debug", False)))
         for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):

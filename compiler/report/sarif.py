@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
-from effspec.rules import code_table
 from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -38,8 +37,17 @@ def _full_description(code: str, title: str) -> str:
     return text or title[:1].upper() + title[1:] + "."
 
 
+# The rule table as the result cache stored it for this version (effspec.cli.cache sets it when every
+# file of a `check --format sarif` was a hit), so that a warm log loads no rule module.
+STORED_RULES: list[dict] | None = None
+
+
 def rule_descriptors() -> list[dict]:
     """Every code in the table, in code order (so ruleIndex is stable across logs)."""
+    if STORED_RULES is not None:
+        return STORED_RULES
+    from effspec.rules import code_table
+
     out = []
     for code, (title, severity) in code_table().items():
         out.append({
@@ -146,6 +154,8 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     Its results name the artifact by index 0; :func:`sarif_log` numbers them as
     it joins the files.  (The result cache stores this part per file.)"""
     if rule_index is None:
+        from effspec.rules import code_table
+
         rule_index = {code: i for i, code in enumerate(code_table())}
     uri = artifact_uri(result.file)
     artifact = {"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
