@@ -81,10 +81,26 @@ def secret(tmp_path: Path, home: str = "xdg") -> bytes:
     return bytes.fromhex((tmp_path / home / "effspec" / "result-cache-key").read_text())
 
 
+def _split(entry: Path) -> tuple[bytes, dict, bytes]:
+    """An entry's MAC, header and body (the layout: MAC line, header line, body)."""
+    mac, _, rest = entry.read_bytes().partition(b"\n")
+    header, _, body = rest.partition(b"\n")
+    return mac, json.loads(header), body
+
+
+def _sign(entry: Path, key: bytes, meta: dict, body: bytes) -> None:
+    """Write ``body`` as the entry, its header updated to it and MACed with ``key``."""
+    header = json.dumps({**meta, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()},
+                        separators=(",", ":")).encode()
+    mac = hmac.new(key, entry.name.encode() + b"\0" + header, hashlib.sha256).hexdigest().encode()
+    entry.write_bytes(mac + b"\n" + header + b"\n" + body)
+
+
 def valid(entry: Path, key: bytes) -> bool:
-    mac, _, body = entry.read_bytes().partition(b"\n")
-    good = hmac.new(key, entry.name.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
-    if not hmac.compare_digest(mac, good):
+    mac, meta, body = _split(entry)
+    header = entry.read_bytes().split(b"\n", 2)[1]
+    good = hmac.new(key, entry.name.encode() + b"\0" + header, hashlib.sha256).hexdigest().encode()
+    if not hmac.compare_digest(mac, good) or meta["sha256"] != hashlib.sha256(body).hexdigest():
         return False
     json.loads(body)
     return True
@@ -288,10 +304,8 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(damage, project, tmp_path):
         with open(entry, "r+b") as fh:
             fh.truncate(ENTRY_LIMIT + 1)  # sparse: the size says it all
     else:
-        mac, _, body = data.partition(b"\n")
-        body = body[:-1]  # no longer JSON; MAC it properly, so only the parse can refuse it
-        entry.write_bytes(hmac.new(secret(tmp_path), entry.name.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode()
-                          + b"\n" + body)
+        _, meta, body = _split(entry)
+        _sign(entry, secret(tmp_path), meta, body[:-1])  # no longer JSON, but MACed properly: only the parse refuses it
     again = run(["check", "specs/s.eff", "--format", "json"], project, env)
     assert again.stdout == cold.stdout
     assert entry.stat().st_size == len(data) and valid(entry, secret(tmp_path))  # rewritten whole
@@ -299,11 +313,10 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(damage, project, tmp_path):
 
 def _planted(entry: Path, key: bytes) -> None:
     """Rewrite an entry to say "no findings", MACed with ``key``."""
-    mac, _, body = entry.read_bytes().partition(b"\n")
+    _, meta, body = _split(entry)
     doc = json.loads(body)
     doc["payload"], doc["summary"] = "s.eff: no findings", []
-    body = json.dumps(doc, separators=(",", ":")).encode()
-    entry.write_bytes(hmac.new(key, entry.name.encode() + b"\0" + body, hashlib.sha256).hexdigest().encode() + b"\n" + body)
+    _sign(entry, key, meta, json.dumps(doc, separators=(",", ":")).encode())
 
 
 def test_a_planted_entry_is_a_miss_and_the_real_findings_are_shown(project, tmp_path):
@@ -333,10 +346,16 @@ def test_an_edited_body_under_its_old_mac_is_a_miss(project, tmp_path):
     env = _env(tmp_path)
     run(["check", "specs/s.eff"], project, env)
     (entry,) = (project / ".effspec_cache").glob("*.json")
-    mac, _, body = entry.read_bytes().partition(b"\n")
+    mac, meta, body = _split(entry)
     doc = json.loads(body)
     doc["payload"], doc["summary"] = "s.eff: no findings", []
-    entry.write_bytes(mac + b"\n" + json.dumps(doc, separators=(",", ":")).encode())
+    forged = json.dumps(doc, separators=(",", ":")).encode()
+    header = json.dumps(meta, separators=(",", ":")).encode()
+    entry.write_bytes(mac + b"\n" + header + b"\n" + forged)  # the body no longer matches its header's digest
+    assert "warning[EFF501]" in run(["check", "specs/s.eff"], project, env).stdout
+    meta = {**meta, "size": len(forged), "sha256": hashlib.sha256(forged).hexdigest()}
+    header = json.dumps(meta, separators=(",", ":")).encode()
+    entry.write_bytes(mac + b"\n" + header + b"\n" + forged)  # a header to match, under the old MAC
     assert "warning[EFF501]" in run(["check", "specs/s.eff"], project, env).stdout
 
 

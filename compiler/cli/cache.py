@@ -116,8 +116,8 @@ def secret() -> bytes | None:
     return None
 
 
-def _mac(key: bytes, name: str, body: bytes) -> bytes:
-    return hmac.new(key, name.encode("utf-8") + b"\0" + body, hashlib.sha256).hexdigest().encode("ascii")
+def _mac(key: bytes, name: str, header: bytes) -> bytes:
+    return hmac.new(key, name.encode("utf-8") + b"\0" + header, hashlib.sha256).hexdigest().encode("ascii")
 
 
 # ----------------------------------------------------------------------------
@@ -167,7 +167,27 @@ def _folder(path: str) -> int | None:
     return _folders[path]
 
 
-def _read_entry(dir_fd: int, name: str) -> bytes | None:
+HEAD_LIMIT = 1024  # the MAC line and the header line: all that is read of an entry that is not ours
+
+
+def _read_until(fd: int, size: int) -> bytes:
+    chunks, got = [], 0
+    while got < size:
+        chunk = os.read(fd, min(size - got, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_entry(dir_fd: int, name: str, secret_key: bytes, key: str) -> bytes | None:
+    """The body of the entry ``name`` if it is ours, whole, MACed under ``secret_key`` and for ``key``; else None.
+
+    An entry is ``MAC\nHEADER\nBODY``: the MAC covers the entry's name and the
+    header, and the header gives the key, the body's size and its SHA-256, so
+    an entry that is not ours costs one read of at most HEAD_LIMIT bytes.
+    """
     from effspec.front.cachedir import ours
 
     try:
@@ -178,18 +198,27 @@ def _read_entry(dir_fd: int, name: str) -> bytes | None:
         st = os.fstat(fd)
         if not stat.S_ISREG(st.st_mode) or not ours(st) or st.st_size > ENTRY_LIMIT:
             return None
-        chunks, size = [], 0
-        while size <= ENTRY_LIMIT:
-            chunk = os.read(fd, min(ENTRY_LIMIT + 1 - size, 1 << 20) or 1)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        return b"".join(chunks) if size <= ENTRY_LIMIT else None
-    except OSError:
+        head = os.read(fd, HEAD_LIMIT)
+        mac, _, rest = head.partition(b"\n")
+        header, newline, start = rest.partition(b"\n")
+        if not newline or not hmac.compare_digest(mac, _mac(secret_key, name, header)):
+            return None  # planted, damaged or made with another secret
+        meta = json.loads(header)
+        size = meta["size"]
+        if meta["key"] != key or not isinstance(size, int) or st.st_size != len(mac) + len(header) + 2 + size:
+            return None
+        body = start + _read_until(fd, size - len(start))
+        return body if hashlib.sha256(body).hexdigest() == meta["sha256"] else None
+    except (OSError, ValueError, KeyError, TypeError):
         return None
     finally:
         os.close(fd)
+
+
+def _entry(secret_key: bytes, name: str, key: str, body: bytes) -> bytes:
+    header = json.dumps({"key": key, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()},
+                        separators=(",", ":")).encode("ascii")
+    return _mac(secret_key, name, header) + b"\n" + header + b"\n" + body
 
 
 def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
@@ -288,16 +317,11 @@ def lookup(p: Plan, key: bytes) -> tuple | None:
     from effspec.front.files import outcome
 
     dir_fd = _folder(p.folder)
-    data = None if dir_fd is None else _read_entry(dir_fd, p.name)
-    if data is None:
+    body = None if dir_fd is None else _read_entry(dir_fd, p.name, key, p.key)
+    if body is None:
         return None
-    mac, _, body = data.partition(b"\n")
-    if not hmac.compare_digest(mac, _mac(key, p.name, body)):
-        return None  # planted, damaged or made with another secret
     try:
         entry = json.loads(body)
-        if entry["key"] != p.key:
-            return None
         for root, rel, allowed, was in entry["reads"]:
             if outcome(root, rel, allowed) != was:
                 return None
@@ -343,13 +367,14 @@ class Store:
 
             payload = sarif_file(payload)
         try:
-            body = json.dumps({"key": p.key, "path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload,
+            body = json.dumps({"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload,
                                "summary": out[2]}, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             return
         dir_fd = _folder(p.folder)
-        if dir_fd is not None and len(body) + 65 <= ENTRY_LIMIT:
-            _write_entry(dir_fd, p.name, _mac(self.key, p.name, body) + b"\n" + body)
+        data = _entry(self.key, p.name, p.key, body)
+        if dir_fd is not None and len(data) <= ENTRY_LIMIT:
+            _write_entry(dir_fd, p.name, data)
 
 
 def _sarif_rules(done: bool) -> None:
