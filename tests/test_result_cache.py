@@ -514,3 +514,23 @@ def test_a_warm_check_loads_neither_the_parser_the_units_nor_the_engine(fmt, tmp
         loaded.append(json.loads(proc.stderr.rsplit("LOADED=", 1)[1]))
     assert any(m.startswith("effspec.engine") for m in loaded[0])  # the cold run did the work
     assert loaded[1] == []  # (SARIF's rule table too comes from the cache, with the version in its key)
+
+
+def test_a_planted_entry_costs_one_small_read(in_process, project, tmp_path, monkeypatch, capsys):
+    """The MAC covers a one-line header; an entry whose header does not verify is never read further,
+    however large it is (a planted 60 MiB entry, sparse here)."""
+    from effspec.cli import cache
+
+    _in_process(project, tmp_path, monkeypatch, capsys)
+    (entry,) = (project / ".effspec_cache").glob("*.json")
+    with open(entry, "r+b") as fh:
+        fh.write(b"0" * 64)  # a MAC of the right shape, not of this header
+        fh.truncate(60 * 1024 * 1024)
+    bodies: list[int] = []
+    real = cache._read_until
+    monkeypatch.setattr(cache, "_read_until", lambda fd, size: bodies.append(size) or real(fd, size))
+    out, checked = _in_process(project, tmp_path, monkeypatch, capsys)
+    assert checked == ["specs/s.eff"] and "warning[EFF501]" in out
+    assert bodies == []
+    assert _in_process(project, tmp_path, monkeypatch, capsys)[1] == []  # rewritten, then a hit...
+    assert len(bodies) == 1  # ...whose body was read once
