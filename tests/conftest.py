@@ -52,6 +52,7 @@ SLOW_FILES = {
     "test_growth.py", "test_import_weight.py", "test_lsp.py", "test_lsp_features.py", "test_lsp_incremental.py",
     "test_extreme_values.py", "test_fmt_cli.py", "test_importers.py", "test_makefile.py", "test_report.py",
     "test_injection.py", "test_failed_report_keeps_output.py", "test_untrusted_reading.py", "test_catalog_cli.py",
+    "test_result_cache.py",
 }
 
 
