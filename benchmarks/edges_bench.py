@@ -16,9 +16,12 @@
   pyarrow and with EFFSPEC_NO_FAST_CSV=1, each in fresh processes, interleaved,
   3 each; the two tables must hash the same.  polars' `read_csv` of the same
   bytes is shown for scale when polars is installed.
+* the result cache: `effspec check` of a folder of 1,000 generated 4-run
+  specs, whole process, warm (every file a hit) against cold (an empty cache:
+  every file checked and its entry written), and against `--no-cache`.
 
     .venv/bin/python benchmarks/edges_bench.py          # all rows
-    .venv/bin/python benchmarks/edges_bench.py ranks    # only the named rows (recovery text oversize alternating ranks)
+    .venv/bin/python benchmarks/edges_bench.py ranks    # only the named rows (recovery text oversize alternating ranks cache)
 
 CPU seconds (process_time) for in-process figures, best of 3; wall and peak
 RSS for whole processes.
@@ -31,6 +34,10 @@ import subprocess
 import sys
 import tempfile
 import time
+
+# Each `effspec check` here measures a check, not a result-cache look-up (edges_bench.result_cache
+# measures the cache, with it turned back on).
+os.environ.setdefault("EFFSPEC_NO_CACHE", "1")
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -177,6 +184,30 @@ def rank_loader(repeat: int = 3) -> dict[str, tuple[float, float, float, float]]
             for how, rs in runs.items()}
 
 
+def result_cache(files: int = 1000) -> tuple[float, float, float]:
+    """Wall seconds of `effspec check FOLDER`: cold (empty cache), warm (best of 3), and --no-cache."""
+    effspec = os.path.join(os.path.dirname(sys.executable), "effspec")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = os.path.join(tmp, "corpus")
+        os.makedirs(os.path.join(folder, ".git"))
+        for i in range(files):
+            with open(os.path.join(folder, f"s{i:04d}.eff"), "w") as fh:
+                fh.write(generate_spec(runs=4, seed=i))
+        env = {k: v for k, v in os.environ.items() if k not in ("EFFSPEC_NO_CACHE", "EFFSPEC_CACHE_DIR")}
+        env["XDG_CACHE_HOME"] = os.path.join(tmp, "xdg")
+
+        def wall(*extra: str) -> float:
+            t = time.perf_counter()
+            subprocess.run([effspec, "check", folder, "--quiet", *extra], env=env, stdout=subprocess.DEVNULL, check=False)
+            return time.perf_counter() - t
+
+        wall("--no-cache")  # fills the parser and unit caches, so that neither side pays for them
+        cold = wall()
+        warm = min(wall() for _ in range(3))
+        uncached = wall("--no-cache")
+    return cold, warm, uncached
+
+
 def main(only: list[str]) -> int:
     if not only or "recovery" in only:
         clean, typos = recovery()
@@ -199,6 +230,10 @@ def main(only: list[str]) -> int:
         (fw, fc, fh, fb), (nw, nc, nh, nb) = r["fast"], r["numpy"]
         print(f"per-rank loader, fast against numpy: wall {fw / nw:.2f}x, CPU {fc / nc:.2f}x, peak RSS {fh / nh:.2f}x "
               f"(over the start {(fh - fb) / (nh - nb):.2f}x)")
+    if not only or "cache" in only:
+        cold, warm, uncached = result_cache()
+        print(f"result cache, 1,000 files: cold {cold:.2f} s, warm {warm:.2f} s: {cold / warm:.1f}x (target >= 10x); "
+              f"--no-cache {uncached:.2f} s")
     return 0
 
 

@@ -7,9 +7,15 @@ without `-rP` or `-s`.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import pytest
+
+# `effspec check`'s result cache is off for the suite (tests monkeypatch the
+# pipeline in-process and would otherwise be served earlier runs' outputs);
+# tests/test_result_cache.py turns it on for its own runs.
+os.environ["EFFSPEC_NO_CACHE"] = "1"
 
 
 @dataclass
@@ -46,6 +52,7 @@ SLOW_FILES = {
     "test_growth.py", "test_import_weight.py", "test_lsp.py", "test_lsp_features.py", "test_lsp_incremental.py",
     "test_extreme_values.py", "test_fmt_cli.py", "test_importers.py", "test_makefile.py", "test_report.py",
     "test_injection.py", "test_failed_report_keeps_output.py", "test_untrusted_reading.py", "test_catalog_cli.py",
+    "test_result_cache.py",
 }
 
 

@@ -10,6 +10,7 @@ import argparse
 import math
 import sys
 
+from effspec.cli.cache import add_arguments as add_cache_arguments
 from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
@@ -95,7 +96,9 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--no-inline-config", action="store_true",
                    help="ignore `# effspec:` pragmas in the specs (for specs written by someone else)")
     c.add_argument("--isolated", action="store_true",
-                   help="apply no configuration file and no pragma: every finding at its default severity")
+                   help="apply no configuration file and no pragma: every finding at its default severity; "
+                        "implies --no-cache")
+    add_cache_arguments(c)
     c.add_argument("--show-suppressed", action="store_true", help="print each finding that pragmas or the configuration suppressed")
     c.add_argument("--show-settings", action="store_true",
                    help="print the settings that apply to each FILE, and the configuration file they come from; check nothing")

@@ -141,10 +141,13 @@ def _warm_up() -> None:
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
                isolated: bool = False, selection=None, quiet: bool = False,
-               stdin_text: tuple[str, str] | None = None) -> list[tuple]:
-    """Check every (path, root), in a process pool when there are enough of them; argument order is kept."""
+               stdin_text: tuple[str, str] | None = None, wrap=None) -> list[tuple]:
+    """Check every (path, root), in a process pool when there are enough of them; argument order is kept.
+    ``wrap`` (the result cache's) wraps the check of one file."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
                   show_suppressed=show_suppressed, debug=debug, isolated=isolated, selection=selection, quiet=quiet)
+    if wrap is not None:
+        one = wrap(one)
     if stdin_text is not None:  # `-` is read once, here, and checked in this process
         return [one(p, r, stdin=stdin_text if r == STDIN else None) for p, r in items]
     if jobs <= 1 or len(items) < 8:
@@ -180,7 +183,10 @@ def cmd_check(args) -> int:
                "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
                "selection": selection if selection.active else None, "quiet": args.quiet,
                "stdin_text": stdin_text}
-    for path, payload, summary, error, internal in _check_all(paths, jobs, args.format, **options):
+    from effspec.cli.cache import cached
+
+    checked = cached(args, paths, lambda items, wrap: _check_all(items, jobs, args.format, wrap=wrap, **options), STDIN)
+    for path, payload, summary, error, internal in checked:
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)
             status = 2

@@ -58,6 +58,11 @@ def _ours(st: os.stat_result) -> bool:
     return not st.st_mode & 0o022
 
 
+def ours(st: os.stat_result) -> bool:
+    """Owned by this user and not writable by group or others (the test every cache folder and file passes)."""
+    return _ours(st)
+
+
 def owned_folder(folder: str) -> str | None:
     """``folder``, created 0700 if missing, or None unless it is ours.
 

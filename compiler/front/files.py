@@ -35,6 +35,12 @@ if TYPE_CHECKING:
 _FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev", "/run")
 _MAX_SYMLINKS = 40
 
+# The result cache's record of every file the current check opens beneath a
+# folder (`file` references, CSVs, the spec itself): it appends (root, rel,
+# hard links allowed, outcome), the outcome being the content's digest or why
+# the open failed (:func:`outcome`).  None, the default, records nothing.
+READS: ContextVar[list[tuple[str, str, bool, str]] | None] = ContextVar("effspec_reads", default=None)
+
 # Whether a file read for the current check may be a hard link (st_nlink > 1).
 # check_text sets it for one check (`--allow-hardlinks`), so that it reaches the
 # CSV and per-rank loaders without passing through every stage.
@@ -150,6 +156,55 @@ def open_beneath(root: str, rel: str, allow_hardlinks: bool | None = None) -> tu
     which defaults to :data:`ALLOW_HARDLINKS`).  Raises :class:`Refused`,
     IsADirectoryError, :class:`NotFound` (a FileNotFoundError) or another OSError.
     """
+    reads = READS.get()
+    if reads is None:
+        return _open_beneath(root, rel, allow_hardlinks)
+    allowed = ALLOW_HARDLINKS.get() if allow_hardlinks is None else allow_hardlinks
+    try:
+        fd, path = _open_beneath(root, rel, allowed)
+    except (OSError, ValueError) as exc:
+        reads.append((root, rel, allowed, failure(exc)))
+        raise
+    try:
+        reads.append((root, rel, allowed, content_digest(fd)))
+    except OSError:
+        reads.append((root, rel, allowed, "?"))  # matches no later outcome: an entry that needs it is a miss
+    return fd, path
+
+
+def failure(exc: Exception) -> str:
+    """An open's failure as the result cache records it: what a later open must fail with too."""
+    return f"!{type(exc).__name__}:{getattr(exc, 'reason', '')}:{getattr(exc, 'errno', '')}"
+
+
+def content_digest(fd: int) -> str:
+    """The SHA-256 of the open file's content, read with pread (the descriptor's offset is left alone)."""
+    import hashlib
+
+    h, offset = hashlib.sha256(), 0
+    while True:
+        chunk = os.pread(fd, 1 << 20, offset)
+        if not chunk:
+            return h.hexdigest()
+        h.update(chunk)
+        offset += len(chunk)
+
+
+def outcome(root: str, rel: str, allow_hardlinks: bool) -> str:
+    """What opening ``rel`` beneath ``root`` gives now: the content's digest, or the failure (see :data:`READS`)."""
+    try:
+        fd, _ = _open_beneath(root, rel, allow_hardlinks)
+    except (OSError, ValueError) as exc:
+        return failure(exc)
+    try:
+        return content_digest(fd)
+    except OSError:
+        return "?unreadable"
+    finally:
+        os.close(fd)
+
+
+def _open_beneath(root: str, rel: str, allow_hardlinks: bool | None) -> tuple[int, str]:
     if in_pseudo_filesystem(root):
         raise Refused("pseudo", "lies in a system pseudo-filesystem")
     if not _BENEATH:  # pragma: no cover - platforms without openat: resolve, then open

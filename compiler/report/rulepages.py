@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from effspec.rules import code_table
-
 SHIPPED = "effspec/spec/rules/{code}.md"
 
 
@@ -39,19 +37,24 @@ def rule_url(code: str, base: str | None) -> str:
     return base.replace("{code}", code) if "{code}" in base else base.rstrip("/") + f"/{code}.md"
 
 
+def known_page(code: str, base: str | None = None) -> RulePage:
+    """The documentation of ``code``, a code the caller took from the rules' table."""
+    return RulePage(code, rule_url(code, base), SHIPPED.format(code=code), f"effspec explain {code}")
+
+
 def rule_page(code: str, base: str | None = None) -> RulePage | None:
     """The documentation of ``code``, or None for a code outside the rules' table."""
-    if code not in code_table():
-        return None
-    return RulePage(code, rule_url(code, base), SHIPPED.format(code=code), f"effspec explain {code}")
+    from effspec.rules import code_table  # here: a warm cached `check` loads no rule module
+
+    return known_page(code, base) if code in code_table() else None
 
 
 def effective_base(flag: str | None, results=()) -> str | None:
     """The documentation base: the command line's, else the first configuration that sets one."""
     if flag:
         return flag
-    for result in results:
-        base = getattr(getattr(result, "settings", None), "doc_base", None)
+    for result in results:  # Result objects, or SARIF parts (dicts) from the result cache
+        base = result.get("doc_base") if isinstance(result, dict) else getattr(getattr(result, "settings", None), "doc_base", None)
         if base:
             return str(base)
     return None

@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 from urllib.parse import quote
 
-from effspec.report.rulepages import effective_base, rule_page
-from effspec.rules import code_table
+from effspec.report.rulepages import effective_base, known_page
 from effspec.version import __version__
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -38,22 +37,37 @@ def _full_description(code: str, title: str) -> str:
     return text or title[:1].upper() + title[1:] + "."
 
 
+# The base-independent rule table as the result cache stored it for this version (effspec.cli.cache
+# sets it when every file of a `check --format sarif` was a hit), so that a warm log loads no rule module.
+STORED_RULES: list[dict] | None = None
+
+
+def plain_descriptors() -> list[dict]:
+    """Every code in the table, in code order (so ruleIndex is stable across logs), without the
+    links, which depend on the documentation base."""
+    if STORED_RULES is not None:
+        return STORED_RULES
+    from effspec.rules import code_table
+
+    return [{
+        "id": code,
+        "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": _full_description(code, title)},
+        "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
+    } for code, (title, severity) in code_table().items()]
+
+
 def rule_descriptors(doc_base: str | None = None) -> list[dict]:
-    """Every code in the table, in code order (so ruleIndex is stable across logs).  ``helpUri``
-    only under a documentation base (an http(s) URL); ``help`` always says `effspec explain CODE`."""
+    """The rule table with its links: ``helpUri`` only under a documentation base (an http(s)
+    URL); ``help`` always says `effspec explain CODE`."""
     out = []
-    for code, (title, severity) in code_table().items():
-        page = rule_page(code, doc_base)
-        assert page is not None  # a code of the table
-        out.append({
-            "id": code,
-            "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
-            "shortDescription": {"text": title},
-            "fullDescription": {"text": _full_description(code, title)},
-            **({"helpUri": page.url} if page.url else {}),
-            "help": {"text": page.help_text[:1].upper() + page.help_text[1:]},
-            "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
-        })
+    for rule in plain_descriptors():
+        page = known_page(rule["id"], doc_base)
+        head = {k: rule[k] for k in ("id", "name", "shortDescription", "fullDescription")}
+        out.append({**head, **({"helpUri": page.url} if page.url else {}),
+                    "help": {"text": page.help_text[:1].upper() + page.help_text[1:]},
+                    "defaultConfiguration": rule["defaultConfiguration"]})
     return out
 
 
@@ -144,22 +158,51 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
+def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
+    """One checked file's part of a log: its artifact and its results, JSON data only.
+
+    Its results name the artifact by index 0; :func:`sarif_log` numbers them as
+    it joins the files.  (The result cache stores this part per file.)"""
+    if rule_index is None:
+        from effspec.rules import code_table
+
+        rule_index = {code: i for i, code in enumerate(code_table())}
+    uri = artifact_uri(result.file)
+    artifact = {"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
+                **_configuration_properties(result)}
+    index = {**rule_index, "artifact": 0}
+    suppressed = getattr(result, "suppressed", ())
+    lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
+    results = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
+    results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+    base = getattr(getattr(result, "settings", None), "doc_base", None)
+    return {"artifact": artifact, "results": results, **({"doc_base": str(base)} if base else {})}
+
+
+def _numbered(part: dict, artifact: int) -> list[dict]:
+    """The part's results, naming its artifact by its index in the log."""
+    for res in part["results"]:
+        for loc in res["locations"]:
+            loc["physicalLocation"]["artifactLocation"]["index"] = artifact
+        for sup in res.get("suppressions", ()):
+            if "location" in sup:
+                sup["location"]["physicalLocation"]["artifactLocation"]["index"] = artifact
+    return part["results"]
+
+
 def sarif_log(results, doc_base: str | None = None) -> dict:
-    """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects); rule pages under
+    """A SARIF 2.1.0 log of several checked files: ``effspec.Result`` objects, or their
+    :func:`sarif_file` parts (as the result cache gives them back); rule pages under
     ``doc_base``, else the first configuration's ``doc_base``, else none (see report.rulepages)."""
     results = list(results)
     rules = rule_descriptors(effective_base(doc_base, results))
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
-    artifacts, sarif_results = [], []
+    artifacts: list[dict] = []
+    sarif_results: list[dict] = []
     for result in results:
-        uri = artifact_uri(result.file)
-        artifacts.append({"location": _location(uri), "roles": ["analysisTarget"], "sourceLanguage": "eff",
-                          **_configuration_properties(result)})
-        index = {**rule_index, "artifact": len(artifacts) - 1}
-        suppressed = getattr(result, "suppressed", ())
-        lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
-        sarif_results += [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
-        sarif_results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+        part = result if isinstance(result, dict) else sarif_file(result, rule_index)
+        sarif_results += _numbered(part, len(artifacts))
+        artifacts.append(part["artifact"])
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",

@@ -1,0 +1,443 @@
+"""`effspec check`'s result cache: an unchanged file's output is a look-up, as in ruff.
+
+An entry holds one file's formatted output (the payload `check` prints) and
+its summary, under a key made of
+
+- effspec's version and the peak catalog's data (a digest of ``peaks.json``);
+- the resolved configuration (the project settings that apply, as
+  ``--show-settings`` prints them) and every flag that changes the output
+  (format, --select/--ignore, --no-inline-config, --allow-hardlinks,
+  --quiet, --show-suppressed), the path as given and the working folder;
+- the spec's content;
+
+and it records every file the check opened beneath a folder (`file`
+references, CSVs, per-rank tables), with the digest of its content or why it
+could not be opened.  A look-up opens each again, in the same way, and a
+changed, missing or newly present file is a miss.
+
+The cache lives in ``.effspec_cache/`` at the project root (the folder whose
+pyproject.toml or ``.git`` ended the configuration search; else the spec's
+folder), or ``--cache-dir``, or ``$EFFSPEC_CACHE_DIR``.  ``--no-cache`` and
+``--isolated`` (and ``$EFFSPEC_NO_CACHE``) turn it off.
+
+The project folder is hostile (SECURITY.md): a vendor's repository could ship
+a ``.effspec_cache/`` whose entries say "no findings".  Each entry therefore
+carries an HMAC-SHA256 made with a per-user secret kept in effspec's
+owner-checked cache folder (:mod:`effspec.front.cachedir`); an entry without
+a valid MAC is a miss, and is rewritten.  The cache folder is used only when
+it is not a symlink and is ours (owned by this user, not writable by group or
+others), entries are opened without following symlinks and must be ours too,
+and they are JSON, never pickle.  Writes go to a temporary file in the same
+folder, fsynced, then renamed over the entry: concurrent runs leave every
+entry whole, and a corrupt, truncated or oversized entry is a miss.
+
+Only the standard library and the front end's file and configuration modules
+are imported here: a look-up never loads the parser, the units or the engine.
+SARIF's rule table, the same for every file of a version, is kept once in
+effspec's own cache folder, so a warm SARIF log loads no rule module either.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+import json
+import os
+import stat
+from dataclasses import dataclass
+from functools import cache, partial
+
+from effspec.version import __version__
+
+DIR_NAME = ".effspec_cache"
+ENV = "EFFSPEC_CACHE_DIR"
+NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
+KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
+ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
+LAYOUT = 1  # the entry layout: part of every key
+CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
+                b"# This file is a cache directory tag created by effspec.\n"
+                b"# For information about cache directory tags see https://bford.info/cachedir/\n")
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def add_arguments(command) -> None:
+    """`check --no-cache` and `--cache-dir`."""
+    command.add_argument("--no-cache", action="store_true",
+                         help="neither read nor write the result cache (--isolated and $EFFSPEC_NO_CACHE imply it)")
+    command.add_argument("--cache-dir", metavar="DIR", default=None,
+                         help=f"the result cache's folder (default: ${ENV}, else {DIR_NAME}/ at the project root)")
+
+
+# ----------------------------------------------------------------------------
+# The per-user secret
+
+
+def _make_secret(folder: str) -> None:
+    """Write a new secret as ``folder/KEY_FILE`` unless one is there; the first of racing writers wins."""
+    import secrets
+    import tempfile
+
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-", dir=folder)  # 0600, ours
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(secrets.token_hex(32).encode("ascii"))
+            fh.flush()
+            os.fsync(fh.fileno())
+        with contextlib.suppress(FileExistsError):
+            os.link(tmp, os.path.join(folder, KEY_FILE))
+    finally:
+        os.unlink(tmp)
+
+
+@cache
+def secret() -> bytes | None:
+    """This user's secret for the entries' MACs, made on first use; None when effspec's own
+    cache folder is not ours (then the result cache is off)."""
+    from effspec.front.cachedir import cache_root, owned_folder, read_owned
+
+    folder = cache_root()
+    for _attempt in range(2):
+        data = read_owned(folder, KEY_FILE, 128)
+        if data is not None and len(data) == 64:
+            try:
+                return bytes.fromhex(data.decode("ascii"))
+            except ValueError:
+                return None  # damaged: off, rather than trusting a key someone else may know
+        if data is not None or owned_folder(folder) is None:
+            return None
+        try:
+            _make_secret(folder)
+        except OSError:
+            return None
+    return None
+
+
+def _mac(key: bytes, name: str, header: bytes) -> bytes:
+    return hmac.new(key, name.encode("utf-8") + b"\0" + header, hashlib.sha256).hexdigest().encode("ascii")
+
+
+# ----------------------------------------------------------------------------
+# The cache folder and its entries
+
+
+_folders: dict[str, int | None] = {}
+
+
+def _mark(dir_fd: int) -> None:
+    """CACHEDIR.TAG and a `.gitignore` of `*`, as ruff leaves in its cache, if missing."""
+    for name, data in (("CACHEDIR.TAG", CACHEDIR_TAG), (".gitignore", b"# Automatically created by effspec.\n*\n")):
+        try:
+            fd = os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o644, dir_fd=dir_fd)
+        except OSError:
+            continue
+        with contextlib.suppress(OSError), os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+
+
+def _open_folder(path: str) -> int | None:
+    """A descriptor of the cache folder, made if missing; None unless it is ours and not a symlink."""
+    from effspec.front.cachedir import ours
+
+    if os.open not in os.supports_dir_fd or not _NOFOLLOW:  # pragma: no cover - no openat: no cache
+        return None
+    try:
+        os.mkdir(path, 0o755)
+    except FileExistsError:
+        pass
+    except OSError:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC)
+    except OSError:
+        return None
+    if not ours(os.fstat(fd)):
+        os.close(fd)
+        return None
+    _mark(fd)
+    return fd
+
+
+def _folder(path: str) -> int | None:
+    if path not in _folders:
+        _folders[path] = _open_folder(path)
+    return _folders[path]
+
+
+HEAD_LIMIT = 1024  # the MAC line and the header line: all that is read of an entry that is not ours
+
+
+def _read_until(fd: int, size: int) -> bytes:
+    chunks, got = [], 0
+    while got < size:
+        chunk = os.read(fd, min(size - got, 1 << 20))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        got += len(chunk)
+    return b"".join(chunks)
+
+
+def _read_entry(dir_fd: int, name: str, secret_key: bytes, key: str) -> bytes | None:
+    """The body of the entry ``name`` if it is ours, whole, MACed under ``secret_key`` and for ``key``; else None.
+
+    An entry is ``MAC\nHEADER\nBODY``: the MAC covers the entry's name and the
+    header, and the header gives the key, the body's size and its SHA-256, so
+    an entry that is not ours costs one read of at most HEAD_LIMIT bytes.
+    """
+    from effspec.front.cachedir import ours
+
+    try:
+        fd = os.open(name, os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | _CLOEXEC, dir_fd=dir_fd)
+    except OSError:
+        return None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or not ours(st) or st.st_size > ENTRY_LIMIT:
+            return None
+        head = os.read(fd, HEAD_LIMIT)
+        mac, _, rest = head.partition(b"\n")
+        header, newline, start = rest.partition(b"\n")
+        if not newline or not hmac.compare_digest(mac, _mac(secret_key, name, header)):
+            return None  # planted, damaged or made with another secret
+        meta = json.loads(header)
+        size = meta["size"]
+        if meta["key"] != key or not isinstance(size, int) or st.st_size != len(mac) + len(header) + 2 + size:
+            return None
+        body = start + _read_until(fd, size - len(start))
+        return body if hashlib.sha256(body).hexdigest() == meta["sha256"] else None
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _entry(secret_key: bytes, name: str, key: str, body: bytes) -> bytes:
+    header = json.dumps({"key": key, "size": len(body), "sha256": hashlib.sha256(body).hexdigest()},
+                        separators=(",", ":")).encode("ascii")
+    return _mac(secret_key, name, header) + b"\n" + header + b"\n" + body
+
+
+def _write_entry(dir_fd: int, name: str, data: bytes) -> None:
+    """``name`` replaced whole by ``data``: a temporary file beside it, fsynced, renamed. Never raises."""
+    import secrets
+
+    tmp = f".tmp-{os.getpid()}-{secrets.token_hex(6)}"
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | _NOFOLLOW | _CLOEXEC, 0o600, dir_fd=dir_fd)
+    except OSError:
+        return
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+    except OSError:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dir_fd)
+
+
+# ----------------------------------------------------------------------------
+# Keys
+
+
+@cache
+def catalog_digest() -> str:
+    """The peak catalog's data, by digest: an edited catalog changes every key."""
+    try:
+        with open(catalog_path(), "rb") as fh:
+            return hashlib.sha256(fh.read()).hexdigest()
+    except OSError:
+        return "missing"
+
+
+def catalog_path() -> str:
+    import effspec
+
+    return os.path.join(os.path.dirname(os.path.abspath(effspec.__file__)), "data", "peaks.json")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Where one file's entry lives and the key it must carry."""
+
+    folder: str  # the cache folder
+    name: str  # the entry's file name: a digest of what names the file and the flags, not of its content
+    key: str  # the digest of everything the output depends on, but the files it reads
+    spec: str  # the digest of the spec's content (its read must show the same content)
+
+
+def _flags(args) -> list:
+    from effspec.cli.select import Selection
+
+    sel = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
+    return [args.format, bool(args.show_suppressed), bool(args.quiet), bool(args.no_inline_config),
+            bool(getattr(args, "allow_hardlinks", False)), sel.active, sel.select, sel.ignore]
+
+
+def _location(args, settings, spec_folder: str) -> str:
+    chosen = args.cache_dir or os.environ.get(ENV)
+    if chosen:
+        return os.path.realpath(chosen)  # the user's own choice: a symlink they made is followed
+    base = os.path.dirname(settings.path) if settings.path else settings.root or spec_folder
+    return os.path.join(base, DIR_NAME)
+
+
+def plan(args, flags: list, path: str, root: str | None) -> Plan | None:
+    """The entry for checking ``path`` (found in ``root``), or None when it cannot be cached
+    (the spec cannot be read: the check says why)."""
+    from effspec.front.config import project_settings
+    from effspec.front.files import read_spec
+    from effspec.front.limits import LIMITS
+
+    try:
+        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, bool(getattr(args, "allow_hardlinks", False)))
+    except (OSError, ValueError):
+        return None
+    if len(raw) > LIMITS.max_spec_bytes:
+        return None
+    settings = project_settings(folder)
+    names = [LAYOUT, os.getcwd(), path, os.path.abspath(path), root, root and os.path.abspath(root), flags]
+    spec = hashlib.sha256(raw).hexdigest()
+    key = [names, __version__, catalog_digest(), spec, folder, settings.to_json()]
+    name = hashlib.sha256(json.dumps(names).encode("utf-8")).hexdigest()[:40] + ".json"
+    return Plan(_location(args, settings, folder), name, hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest(), spec)
+
+
+# ----------------------------------------------------------------------------
+# Look-up and store
+
+
+def lookup(p: Plan, key: bytes) -> tuple | None:
+    """The cached (path, payload, summary, None, None) of a hit, else None."""
+    from effspec.front.files import outcome
+
+    dir_fd = _folder(p.folder)
+    body = None if dir_fd is None else _read_entry(dir_fd, p.name, key, p.key)
+    if body is None:
+        return None
+    try:
+        entry = json.loads(body)
+        for root, rel, allowed, was in entry["reads"]:
+            if outcome(root, rel, allowed) != was:
+                return None
+        return entry["path"], entry["payload"], [(code, sev) for code, sev in entry["summary"]], None, None
+    except (ValueError, KeyError, TypeError):
+        return None
+
+
+class Store:
+    """Wraps the check of one file (in whichever process runs it): records the files it opens and,
+    when it ends without a tool or internal error, writes its entry."""
+
+    def __init__(self, plans: dict[tuple[str, str | None], Plan], key: bytes, fmt: str, debug: bool = False) -> None:
+        self.plans, self.key, self.fmt, self.debug = plans, key, fmt, debug
+
+    def wrap(self, one):
+        return partial(self, one)
+
+    def __call__(self, one, path: str, root: str | None = None, **kw):
+        p = self.plans.get((path, root))
+        if p is None:
+            return one(path, root, **kw)
+        from effspec.front.files import READS
+
+        reads: list[tuple[str, str, bool, str]] = []
+        token = READS.set(reads)
+        try:
+            out = one(path, root, **kw)
+        finally:
+            READS.reset(token)
+        if out[3] is None and out[4] is None and any(was == p.spec for *_, was in reads):
+            try:
+                self.write(p, out, reads)
+            except Exception:  # the output stands whether or not it could be stored
+                if self.debug:
+                    raise
+        return out
+
+    def write(self, p: Plan, out: tuple, reads: list) -> None:
+        payload = out[1]
+        if self.fmt == "sarif":
+            from effspec.report.sarif import sarif_file
+
+            payload = sarif_file(payload)
+        try:
+            body = json.dumps({"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload,
+                               "summary": out[2]}, separators=(",", ":"), allow_nan=False).encode("utf-8")
+        except (TypeError, ValueError):
+            return
+        dir_fd = _folder(p.folder)
+        data = _entry(self.key, p.name, p.key, body)
+        if dir_fd is not None and len(data) <= ENTRY_LIMIT:
+            _write_entry(dir_fd, p.name, data)
+
+
+def _sarif_rules(done: bool) -> None:
+    """SARIF's rule table without its links (they depend on the documentation base), which depends
+    on the version only, kept in effspec's own owner-checked cache folder: used when every file was
+    a hit (``done``), else stored for the next warm run."""
+    from effspec.front.cachedir import cache_root, keyed_name, read_owned, write_owned
+    from effspec.report import sarif
+
+    name = keyed_name("sarif-rule-table", f"{LAYOUT} {__version__}")
+    if done:
+        data = read_owned(cache_root(), name, ENTRY_LIMIT)
+        try:
+            rules = json.loads(data) if data is not None else None
+        except ValueError:
+            rules = None
+        if isinstance(rules, list) and all(isinstance(r, dict) for r in rules):
+            sarif.STORED_RULES = rules
+        return
+    sarif.STORED_RULES = None
+    if read_owned(cache_root(), name, ENTRY_LIMIT) is None:
+        write_owned(cache_root(), name, json.dumps(sarif.plain_descriptors()).encode("utf-8"))
+
+
+def enabled(args) -> bool:
+    """Off with --no-cache, with --isolated, and when $EFFSPEC_NO_CACHE is set (to anything but "", 0 or false)."""
+    off = os.environ.get(NO_CACHE_ENV, "").strip().lower() not in ("", "0", "false")
+    return not (off or getattr(args, "no_cache", False) or getattr(args, "isolated", False))
+
+
+def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str) -> list[tuple]:
+    """``check_all(items, wrap)``'s results, in order, with every hit taken from the cache and only
+    the misses checked (and stored)."""
+    key = secret() if enabled(args) else None
+    if key is None:
+        return check_all(items, None)
+    for fd in _folders.values():  # a folder opened by an earlier check in this process may be gone
+        if fd is not None:
+            os.close(fd)
+    _folders.clear()
+    flags = _flags(args)
+    out: list[tuple | None] = [None] * len(items)
+    plans: dict[tuple[str, str | None], Plan] = {}
+    todo = []
+    for i, (path, root) in enumerate(items):
+        p = hit = None
+        try:  # the cache never stops a check: anything unexpected here is a miss
+            p = None if root == stdin_root else plan(args, flags, path, root)
+            hit = None if p is None else lookup(p, key)
+        except Exception:
+            if getattr(args, "debug", False):
+                raise
+        if hit is not None and hit[0] == path:
+            out[i] = hit
+            continue
+        todo.append(i)
+        if p is not None:
+            plans[(path, root)] = p
+    if args.format == "sarif":
+        with contextlib.suppress(OSError, ValueError):
+            _sarif_rules(done=not todo)
+    if todo:
+        store = Store(plans, key, args.format, bool(getattr(args, "debug", False)))
+        for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):
+            out[i] = res
+    return out  # type: ignore[return-value]
