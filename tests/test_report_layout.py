@@ -139,3 +139,105 @@ def test_pdf_stylesheet_forces_no_page_break():
         text = path.read_text(encoding="utf-8")
         forced = re.findall(r"(?:page-)?break-(?:before|after)\s*:\s*(always|page|left|right|recto|verso)", text)
         assert forced == [], f"{path.name} forces a page break: {forced}"
+
+
+# --- 3. Nothing drawn on page 1 overlaps ---------------------------------------
+
+def overlapping_chars(chars: list[dict], share: float = 0.25) -> list[str]:
+    """Pairs of glyph boxes that cover each other by more than ``share`` of the smaller one, each way.
+
+    Neighbouring glyphs in a word only touch, except a kerned pair (bold "Fi",
+    "Te"), which follow each other in the content stream and are let be; any
+    other such pair is text drawn over text: one cell's caption running into
+    the next.  Checked glyph by glyph, because
+    pdfplumber merges glyphs closer than its tolerance into one word and
+    would hide exactly the collision looked for.
+    """
+    boxes = sorted(({**c, "order": n} for n, c in enumerate(chars) if c["text"].strip()), key=lambda c: c["x0"])
+    clashes = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if b["x0"] >= a["x1"]:
+                break
+            if abs(a["order"] - b["order"]) == 1 and abs(a["top"] - b["top"]) < 0.1:
+                continue  # kerning
+            dx = min(a["x1"], b["x1"]) - b["x0"]
+            dy = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+            if dx > share * min(a["width"], b["width"]) and dy > share * min(a["height"], b["height"]):
+                clashes.append(f"{a['text']!r} at ({a['x0']:.0f}, {a['top']:.0f}) and {b['text']!r} at ({b['x0']:.0f}, {b['top']:.0f})")
+    return clashes
+
+
+def page_chars(pdf: bytes, number: int) -> list[dict]:
+    with pdfplumber.open(io.BytesIO(pdf)) as doc:
+        return list(doc.pages[number].chars)
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_page_one_has_no_overlapping_text(laid, name):
+    assert overlapping_chars(page_chars(laid[name].pdf, 0)) == []
+
+
+# --- 2. Source listings wrap inside the gutter -----------------------------------
+
+MINIMAL_RUN = '''run {name} {{
+  model {{ kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000 }}
+  convention {{ preset = palm }}
+  work {{ seq_len = 128 token/sequence  global_batch = 8 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 1 device  dtype = bf16  peak = 989.4 TFLOP/s from datasheet "x" }}
+  timing {{ step_time = [0.01, 0.01, 0.011, 0.01, 0.012] s  warmup = 0 step  boundary = "x" }}
+}}
+'''
+# Forty comment lines of about seven printed lines each (words, then one unbroken
+# run of letters), so the listing spans pages and some page break falls inside a line.
+LONG_LINES = "".join(f"# {n:02d} " + "wrapped words " * 30 + "x" * 200 + "\n" for n in range(40))
+LONG_SPEC = "eff 1\n" + LONG_LINES + MINIMAL_RUN.format(name="long_lines")
+MUTED = (0.353, 0.353, 0.353)  # --muted, the line numbers' colour
+
+
+def is_muted(char: dict) -> bool:
+    colour = char.get("non_stroking_color") or ()
+    return len(colour) == 3 and all(abs(c - m) < 0.01 for c, m in zip(colour, MUTED, strict=True))
+
+
+def listing(pdf: bytes) -> tuple[list[tuple[int, list[dict]]], list[float]]:
+    """The source listing: (page index, glyphs) for every printed row in order, and the gutter's right edge on each row.
+
+    The gutter is the line-number box with its right rule; WeasyPrint draws
+    that rule as a clipped rectangle one row high spanning the box, whose
+    right edge is where the listing's text may begin.
+    """
+    rows: list[tuple[int, list[dict]]] = []
+    gutter: list[float] = []
+    with pdfplumber.open(io.BytesIO(pdf)) as doc:
+        below = None  # the Source heading's bottom on its page, then the content area's top on the pages after
+        top, _ = content_area(float(doc.pages[0].height))
+        bottom = float(doc.pages[0].height) - page_margins()[2]
+        for index, page in enumerate(doc.pages):
+            if below is None:
+                heading = [w for w in page.extract_text_lines() if w["text"].startswith("10 Source")]
+                if not heading:
+                    continue
+                below = heading[0]["bottom"]
+            for line in page.extract_text_lines(return_chars=True):
+                if below < line["top"] < bottom and line["chars"][0].get("size", 0) < 8:  # the listing is 7.5 pt; its lead is not
+                    rows.append((index, line["chars"]))
+            gutter += [r["x1"] for r in page.rects if r["top"] > below and r["height"] < 12 and r["width"] < 60]
+            below = top
+    return rows, gutter
+
+
+def test_pdf_source_lines_wrap_right_of_the_gutter_across_page_breaks():
+    pdf = write_pdf(*layout_pdf(build(effspec.check_text(LONG_SPEC, "long_lines.eff"), charts=True)))
+    rows, rules = listing(pdf)
+    gutter = max(rules)
+    assert len(rules) >= 40 and gutter - min(rules) <= 0.5 + 1e-6  # one gutter (box and its 0.5 pt rule), on every page
+    numbered = [r for r in rows if is_muted(r[1][0])]
+    continued = [r for r in rows if not is_muted(r[1][0])]
+    assert len(numbered) >= 40 and len(continued) >= 40 * 5  # the long lines did wrap
+    for _, chars in rows:
+        text = [c for c in chars if not is_muted(c)]
+        assert all(c["x0"] > gutter for c in text), "".join(c["text"] for c in text)[:60]
+    # Some page of the listing starts inside a wrapped line, and that row too is right of the gutter.
+    first_rows = [rows[i] for i in range(1, len(rows)) if rows[i][0] != rows[i - 1][0]]
+    assert any(not is_muted(chars[0]) for _, chars in first_rows)

@@ -13,6 +13,7 @@ degrade to "not available" rather than failing the render.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
@@ -111,20 +112,30 @@ def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
 
 
 # The Source section shows every line whole (it is the spec as written), so a
-# long line gets break opportunities instead: <wbr> every BREAK_EVERY characters.
-# Without them WeasyPrint's overflow-wrap search was quadratic in the unbroken run.
+# long unbroken run of characters gets break opportunities: <wbr> every
+# BREAK_EVERY characters inside it.  Without them WeasyPrint's overflow-wrap
+# search was quadratic in the unbroken run.  Runs with spaces break at their
+# spaces (a <wbr> every 64 characters regardless broke words mid-way).
 BREAK_EVERY = 64
+_UNBROKEN = re.compile(r"\S{%d,}" % (BREAK_EVERY + 1))
 
 
 def source_text(line: str) -> str:
     """A source line for the Source section: sanitised, tabs as four spaces, and
-    a long line as markup with a break opportunity every ``BREAK_EVERY`` characters."""
+    an unbroken run longer than ``BREAK_EVERY`` as markup with a break opportunity every ``BREAK_EVERY`` characters."""
     text = sanitize(line.replace("\t", "    "))
-    if len(text) <= BREAK_EVERY:
+    if not _UNBROKEN.search(text):
         return text
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
-    return Markup("<wbr>").join(text[i:i + BREAK_EVERY] for i in range(0, len(text), BREAK_EVERY))
+    def broken(run: str) -> Markup:
+        return Markup("<wbr>").join(escape(run[i:i + BREAK_EVERY]) for i in range(0, len(run), BREAK_EVERY))
+
+    parts, last = [], 0
+    for match in _UNBROKEN.finditer(text):
+        parts += [escape(text[last:match.start()]), broken(match.group())]
+        last = match.end()
+    return Markup("").join([*parts, escape(text[last:])])
 
 
 def _title(text: object) -> str:
