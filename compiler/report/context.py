@@ -292,6 +292,14 @@ class RunView:
     diagnosis_tables: tuple[Table, ...]
     charts: dict = field(default_factory=dict, hash=False, compare=False)
 
+    @property
+    def claims_only(self) -> bool:
+        """A run of quoted claims and figures only (a paper's table row): no step samples,
+        breakdown, calendar or per-rank data.  The report sets it compactly (issue 14's
+        page budget: at most about a page each) and drops nothing: every input, figure,
+        formula and claim is still printed."""
+        return bool(self.claims) and not (self.step_stats or self.breakdown or self.calendar or self.diagnosis)
+
 
 @dataclass(frozen=True)
 class ScalingRunView:
