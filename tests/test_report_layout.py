@@ -91,11 +91,14 @@ def first_unbreakable_height(page) -> float | None:
 
     root = page._page_box.children[0]
     content_top = root.content_box_y()
+    lead: list[float] = []  # top margins above the block (dropped at the top of a page, needed below another block)
 
     def walk(box) -> float | bool | None:
         for child in getattr(box, "children", []):
             if not isinstance(child, boxes.BlockLevelBox | boxes.TableRowGroupBox | boxes.TableRowBox):
                 continue
+            margin = child.style["margin_top"]
+            lead.append(margin.value if margin.unit == "px" else 0.0)
             if child.style["break_after"] in ("avoid", "avoid-page"):
                 continue  # a heading: it moves with the block after it
             if child.style["break_inside"] in ("avoid", "avoid-page"):
@@ -109,7 +112,7 @@ def first_unbreakable_height(page) -> float | None:
         return None
 
     found = walk(root)
-    return found if isinstance(found, float) else None
+    return found + max(lead or [0.0]) * 0.75 if isinstance(found, float) else None
 
 
 def fill_report(item: Laid) -> list[str]:
