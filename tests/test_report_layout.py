@@ -43,22 +43,26 @@ class Laid:
     document: object
     boxes: list[list[dict]]  # per page: every drawn object inside the content area
     chars: list[dict]  # page 1's glyph boxes
+    outside: list[str]  # what is drawn left or right of the content area (page, glyph or shape, x)
     height: float
 
 
 def lay_out(result) -> Laid:
     document, html = layout_pdf(build(result, charts=True))
     pdf = write_pdf(document, html)
-    top, _, bottom, _ = page_margins()
-    boxes, chars = [], []
+    top, right, bottom, left = page_margins()
+    boxes, chars, outside = [], [], []
     with pdfplumber.open(io.BytesIO(pdf)) as doc:
         height = float(doc.pages[0].height)
-        for page in doc.pages:
+        for index, page in enumerate(doc.pages):
             drawn = page.chars + page.rects + page.lines + page.curves + page.images
             # The running head and the page number sit in the margins: not content.
             boxes.append([o for o in drawn if o["top"] >= top - 1 and o["bottom"] <= height - bottom + 1])
             chars = chars or list(page.chars)
-    return Laid(pdf, document, boxes, chars, height)
+            width = float(page.width)
+            outside += [f"page {index + 1}: {o.get('text', o['object_type'])!r} at x {o['x0']:.0f}-{o['x1']:.0f}" for o in drawn
+                        if (o["x0"] < left - 1 or o["x1"] > width - right + 1) and o.get("text", "x").strip()]
+    return Laid(pdf, document, boxes, chars, outside, height)
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +141,12 @@ def test_pdf_pages_are_at_least_two_thirds_full_unless_the_next_block_cannot_fit
     assert fill_report(laid[name]) == []
 
 
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_nothing_runs_past_the_side_margins(laid, name):
+    # A wide table (a long value as written kept on one line) once pushed its line column off the page.
+    assert laid[name].outside[:5] == []
+
+
 def test_pdf_stylesheet_forces_no_page_break():
     for path in (ROOT / "templates").glob("*.*"):
         text = path.read_text(encoding="utf-8")
@@ -169,11 +179,6 @@ def overlapping_chars(chars: list[dict], share: float = 0.25) -> list[str]:
             if dx > share * min(a["width"], b["width"]) and dy > share * min(a["height"], b["height"]):
                 clashes.append(f"{a['text']!r} at ({a['x0']:.0f}, {a['top']:.0f}) and {b['text']!r} at ({b['x0']:.0f}, {b['top']:.0f})")
     return clashes
-
-
-def page_chars(pdf: bytes, number: int) -> list[dict]:
-    with pdfplumber.open(io.BytesIO(pdf)) as doc:
-        return list(doc.pages[number].chars)
 
 
 @pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
