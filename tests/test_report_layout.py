@@ -42,7 +42,7 @@ class Laid:
     pdf: bytes
     document: object
     boxes: list[list[dict]]  # per page: every drawn object inside the content area
-    chars: list[dict]  # page 1's glyph boxes
+    chars: list[list[dict]]  # per page: glyph boxes
     outside: list[str]  # what is drawn left or right of the content area (page, glyph or shape, x)
     height: float
 
@@ -58,7 +58,7 @@ def lay_out(result) -> Laid:
             drawn = page.chars + page.rects + page.lines + page.curves + page.images
             # The running head and the page number sit in the margins: not content.
             boxes.append([o for o in drawn if o["top"] >= top - 1 and o["bottom"] <= height - bottom + 1])
-            chars = chars or list(page.chars)
+            chars.append(list(page.chars))
             width = float(page.width)
             outside += [f"page {index + 1}: {o.get('text', o['object_type'])!r} at x {o['x0']:.0f}-{o['x1']:.0f}" for o in drawn
                         if (o["x0"] < left - 1 or o["x1"] > width - right + 1) and o.get("text", "x").strip()]
@@ -183,7 +183,13 @@ def overlapping_chars(chars: list[dict], share: float = 0.25) -> list[str]:
 
 @pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
 def test_pdf_page_one_has_no_overlapping_text(laid, name):
-    assert overlapping_chars(laid[name].chars) == []
+    assert overlapping_chars(laid[name].chars[0]) == []
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_no_page_has_overlapping_text(laid, name):
+    clashes = [f"page {n + 1}: {c}" for n, chars in enumerate(laid[name].chars) for c in overlapping_chars(chars)]
+    assert clashes[:5] == []
 
 
 # --- 2. Source listings wrap inside the gutter -----------------------------------
