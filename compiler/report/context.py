@@ -117,7 +117,7 @@ def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
 # search was quadratic in the unbroken run.  Runs with spaces break at their
 # spaces (a <wbr> every 64 characters regardless broke words mid-way).
 BREAK_EVERY = 64
-_UNBROKEN = re.compile(r"\S{%d,}" % (BREAK_EVERY + 1))
+_UNBROKEN = re.compile(r"\S{" + str(BREAK_EVERY + 1) + ",}")
 
 
 def source_text(line: str) -> str:
