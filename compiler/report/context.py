@@ -115,8 +115,11 @@ def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
 # long unbroken run of characters gets break opportunities: <wbr> every
 # BREAK_EVERY characters inside it.  Without them WeasyPrint's overflow-wrap
 # search was quadratic in the unbroken run.  Runs with spaces break at their
-# spaces (a <wbr> every 64 characters regardless broke words mid-way).
-BREAK_EVERY = 64
+# spaces (a <wbr> every 64 characters regardless broke words mid-way).  A
+# listed line is a block (for its hanging indent), where WeasyPrint breaks
+# only at a <wbr> once there is one: every 16 characters fills a row to
+# within 16 of its width.
+BREAK_EVERY = 16
 _UNBROKEN = re.compile(r"\S{" + str(BREAK_EVERY + 1) + ",}")
 
 
