@@ -202,9 +202,8 @@ MINIMAL_RUN = '''run {name} {{
   timing {{ step_time = [0.01, 0.01, 0.011, 0.01, 0.012] s  warmup = 0 step  boundary = "x" }}
 }}
 '''
-# Twenty comment lines of about seven printed lines each (words, then one unbroken
-# run of letters), and one longer than a page: a listed line is kept whole on a page
-# (break-inside: avoid) unless it cannot fit on one, so that one is split by a page break.
+# Twenty comment lines of about seven printed rows each (words, then one unbroken
+# run of letters), and one longer than a page, so that some page break falls inside a line.
 LONG_LINES = ("".join(f"# {n:02d} " + "wrapped words " * 30 + "x" * 200 + "\n" for n in range(20))
               + "# longer than a page: " + "split across pages " * 480 + "\n")
 LONG_SPEC = "eff 1\n" + LONG_LINES + MINIMAL_RUN.format(name="long_lines")
