@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench
+.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -117,6 +117,11 @@ rules-pages: $(VENV)/.installed-test
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run.py
+
+# The page-1 PNGs people look at (tests/golden/*_page1.png, 60 dpi), rendered
+# afresh from the examples; needs pdftoppm (make sysdeps).
+golden: $(VENV)/.installed-test
+	$(PY) tests/test_report.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -13,6 +13,7 @@ degrade to "not available" rather than failing the render.
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field, replace
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
@@ -112,20 +113,33 @@ def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
 
 
 # The Source section shows every line whole (it is the spec as written), so a
-# long line gets break opportunities instead: <wbr> every BREAK_EVERY characters.
-# Without them WeasyPrint's overflow-wrap search was quadratic in the unbroken run.
-BREAK_EVERY = 64
+# long unbroken run of characters gets break opportunities: <wbr> every
+# BREAK_EVERY characters inside it.  Without them WeasyPrint's overflow-wrap
+# search was quadratic in the unbroken run.  Runs with spaces break at their
+# spaces (a <wbr> every 64 characters regardless broke words mid-way).  A
+# listed line is a block (for its hanging indent), where WeasyPrint breaks
+# only at a <wbr> once there is one: every 16 characters fills a row to
+# within 16 of its width.
+BREAK_EVERY = 16
+_UNBROKEN = re.compile(r"\S{" + str(BREAK_EVERY + 1) + ",}")
 
 
 def source_text(line: str) -> str:
     """A source line for the Source section: sanitised, tabs as four spaces, and
-    a long line as markup with a break opportunity every ``BREAK_EVERY`` characters."""
+    an unbroken run longer than ``BREAK_EVERY`` as markup with a break opportunity every ``BREAK_EVERY`` characters."""
     text = sanitize(line.replace("\t", "    "))
-    if len(text) <= BREAK_EVERY:
+    if not _UNBROKEN.search(text):
         return text
-    from markupsafe import Markup
+    from markupsafe import Markup, escape
 
-    return Markup("<wbr>").join(text[i:i + BREAK_EVERY] for i in range(0, len(text), BREAK_EVERY))
+    def broken(run: str) -> Markup:
+        return Markup("<wbr>").join(escape(run[i:i + BREAK_EVERY]) for i in range(0, len(run), BREAK_EVERY))
+
+    parts, last = [], 0
+    for match in _UNBROKEN.finditer(text):
+        parts += [escape(text[last:match.start()]), broken(match.group())]
+        last = match.end()
+    return Markup("").join([*parts, escape(text[last:])])
 
 
 def _title(text: object) -> str:
@@ -286,6 +300,14 @@ class RunView:
     # The run's local GEMM shapes (from the scalings it is in), shown with the run, not with the scaling.
     gemms: tuple[Table, ...] = ()
     gemm_notes: tuple[str, ...] = ()
+
+    @property
+    def claims_only(self) -> bool:
+        """A run of quoted claims and figures only (a paper's table row): no step samples,
+        breakdown, calendar or per-rank data.  The report sets it compactly (issue 14's
+        page budget: at most about a page each) and drops nothing: every input, figure,
+        formula and claim is still printed."""
+        return bool(self.claims) and not (self.step_stats or self.breakdown or self.calendar or self.diagnosis)
 
 
 @dataclass(frozen=True)

@@ -74,8 +74,8 @@ def print_css(paper: str) -> str:
     return f"\n{faces}@page {{ size: {size}; }}\n"
 
 
-def render_pdf(report, paper: str = "a4") -> bytes:
-    """The report as PDF bytes, byte-identical for identical input on one machine."""
+def layout_pdf(report, paper: str = "a4"):
+    """The laid-out WeasyPrint document and the HTML it came from (the tests read its pages and boxes)."""
     if paper not in PAGE_SIZES:
         raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
     # fontTools stamps subset fonts with the current time unless this is set.
@@ -86,8 +86,16 @@ def render_pdf(report, paper: str = "a4") -> bytes:
     from effspec.report.html import render_html
 
     html = render_html(report, print_css(paper))
-    font_config = FontConfiguration()
-    document = HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=font_config)
-    # A fixed identifier from the content keeps the trailer /ID stable.
+    document = HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=FontConfiguration())
+    return document, html
+
+
+def write_pdf(document, html: str) -> bytes:
+    """PDF bytes of a laid-out document; a fixed identifier from the content keeps the trailer /ID stable."""
     ident = hashlib.sha256(html.encode("utf-8")).hexdigest()[:32].encode("ascii")
     return document.write_pdf(pdf_identifier=ident)
+
+
+def render_pdf(report, paper: str = "a4") -> bytes:
+    """The report as PDF bytes, byte-identical for identical input on one machine."""
+    return write_pdf(*layout_pdf(report, paper))

@@ -1,0 +1,351 @@
+"""The PDF's layout, measured on the PDF itself: page fill, the source gutter, page 1's cells, the page budget.
+
+Every example is laid out once per module (WeasyPrint is most of the time).
+Positions come from the PDF through pdfplumber (character, rule, rectangle,
+curve and image boxes, in points from the top of the page); the one thing
+the PDF cannot say, which block the stylesheet keeps whole, is read from the
+same WeasyPrint document the PDF was written from.
+"""
+
+from __future__ import annotations
+
+import io
+import pathlib
+import re
+from dataclasses import dataclass
+
+import pytest
+
+import effspec
+from effspec.report.context import build
+from effspec.report.pdf import layout_pdf, write_pdf
+
+pdfplumber = pytest.importorskip("pdfplumber", reason="pdfplumber (the test extra) not installed: pip install -e '.[test]'")
+
+ROOT = pathlib.Path(__file__).resolve().parent.parent
+EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
+MM = 72 / 25.4
+
+
+def page_margins() -> tuple[float, float, float, float]:
+    """The @page margins (top, right, bottom, left) in points, read from the stylesheet."""
+    css = (ROOT / "templates" / "report.css").read_text(encoding="utf-8")
+    block = css[css.index("@page {"):]
+    top, right, bottom, left = (float(v) * MM for v in re.search(r"margin:\s*([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm", block).groups())
+    return top, right, bottom, left
+
+
+@dataclass
+class Laid:
+    """One rendered report: its PDF bytes, pdfplumber pages' object boxes, and WeasyPrint's pages."""
+
+    pdf: bytes
+    document: object
+    boxes: list[list[dict]]  # per page: every drawn object inside the content area
+    chars: list[list[dict]]  # per page: glyph boxes
+    outside: list[str]  # what is drawn left or right of the content area (page, glyph or shape, x)
+    height: float
+
+
+def lay_out(result) -> Laid:
+    document, html = layout_pdf(build(result, charts=True))
+    pdf = write_pdf(document, html)
+    top, right, bottom, left = page_margins()
+    boxes, chars, outside = [], [], []
+    with pdfplumber.open(io.BytesIO(pdf)) as doc:
+        height = float(doc.pages[0].height)
+        for index, page in enumerate(doc.pages):
+            drawn = page.chars + page.rects + page.lines + page.curves + page.images
+            # The running head and the page number sit in the margins: not content.
+            boxes.append([o for o in drawn if o["top"] >= top - 1 and o["bottom"] <= height - bottom + 1])
+            chars.append(list(page.chars))
+            width = float(page.width)
+            outside += [f"page {index + 1}: {o.get('text', o['object_type'])!r} at x {o['x0']:.0f}-{o['x1']:.0f}" for o in drawn
+                        if (o["x0"] < left - 1 or o["x1"] > width - right + 1) and o.get("text", "x").strip()]
+    return Laid(pdf, document, boxes, chars, outside, height)
+
+
+@pytest.fixture(scope="module")
+def laid() -> dict[str, Laid]:
+    return {path.name: lay_out(effspec.load(path)) for path in EXAMPLES}
+
+
+# --- 1. No page left more than a third empty -----------------------------------
+
+def content_area(height: float) -> tuple[float, float]:
+    top, _, bottom, _ = page_margins()
+    return top, height - bottom
+
+
+def filled_to(boxes: list[dict]) -> float:
+    """The lowest point drawn on a page (points from the top of the page)."""
+    return max(o["bottom"] for o in boxes)
+
+
+def first_unbreakable_height(page) -> float | None:
+    """Height in points, from the top of the content area, of the first block on a WeasyPrint page that could not be split.
+
+    Walking the page's boxes in document order: headings are kept with what
+    follows (break-after: avoid), containers (sections, tables, row groups)
+    are entered, and the walk ends at the first box the stylesheet keeps whole
+    (break-inside: avoid: a derivation, a finding, a chart, a table row).  A
+    breakable paragraph or listing first means nothing forced the break: None.
+    """
+    from weasyprint.formatting_structure import boxes
+
+    root = page._page_box.children[0]
+    content_top = root.content_box_y()
+    lead: list[float] = []  # top margins above the block (dropped at the top of a page, needed below another block)
+
+    def walk(box) -> float | bool | None:
+        for child in getattr(box, "children", []):
+            if not isinstance(child, boxes.BlockLevelBox | boxes.TableRowGroupBox | boxes.TableRowBox):
+                continue
+            margin = child.style["margin_top"]
+            lead.append(margin.value if margin.unit == "px" else 0.0)
+            if child.style["break_after"] in ("avoid", "avoid-page"):
+                continue  # a heading: it moves with the block after it
+            if child.style["break_inside"] in ("avoid", "avoid-page"):
+                return (child.border_box_y() + child.border_height() - content_top) * 0.75  # CSS px to pt
+            if any(isinstance(c, boxes.BlockLevelBox | boxes.TableRowGroupBox | boxes.TableRowBox) for c in getattr(child, "children", [])):
+                found = walk(child)
+                if found is not None:
+                    return found
+                continue
+            return False  # a breakable block came first
+        return None
+
+    found = walk(root)
+    return found + max(lead or [0.0]) * 0.75 if isinstance(found, float) else None
+
+
+def fill_report(item: Laid) -> list[str]:
+    """Pages (all but the last) more than a third empty whose next block would have fit: the failures."""
+    top, bottom = content_area(item.height)
+    usable = bottom - top
+    failures = []
+    for i, boxes in enumerate(item.boxes[:-1]):
+        free = bottom - filled_to(boxes) if boxes else usable
+        if free <= usable / 3:
+            continue
+        next_block = first_unbreakable_height(item.document.pages[i + 1])
+        if next_block is not None and next_block > free:
+            continue
+        failures.append(f"page {i + 1}: {free / usable:.0%} empty, next page's first block "
+                        + ("is breakable" if next_block is None else f"is {next_block:.0f} pt, free {free:.0f} pt"))
+    return failures
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_pages_are_at_least_two_thirds_full_unless_the_next_block_cannot_fit(laid, name):
+    assert fill_report(laid[name]) == []
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_nothing_runs_past_the_side_margins(laid, name):
+    # A wide table (a long value as written kept on one line) once pushed its line column off the page.
+    assert laid[name].outside[:5] == []
+
+
+def test_pdf_stylesheet_forces_no_page_break():
+    for path in (ROOT / "templates").glob("*.*"):
+        text = path.read_text(encoding="utf-8")
+        forced = re.findall(r"(?:page-)?break-(?:before|after)\s*:\s*(always|page|left|right|recto|verso)", text)
+        assert forced == [], f"{path.name} forces a page break: {forced}"
+
+
+# --- 3. Nothing drawn on page 1 overlaps ---------------------------------------
+
+def overlapping_chars(chars: list[dict], share: float = 0.25) -> list[str]:
+    """Pairs of glyph boxes that cover each other by more than ``share`` of the smaller one, each way.
+
+    Neighbouring glyphs in a word only touch, except a kerned pair (bold "Fi",
+    "Te"), which follow each other in the content stream and are let be; any
+    other such pair is text drawn over text: one cell's caption running into
+    the next.  Checked glyph by glyph, because
+    pdfplumber merges glyphs closer than its tolerance into one word and
+    would hide exactly the collision looked for.
+    """
+    boxes = sorted(({**c, "order": n} for n, c in enumerate(chars) if c["text"].strip()), key=lambda c: c["x0"])
+    clashes = []
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            if b["x0"] >= a["x1"]:
+                break
+            if abs(a["order"] - b["order"]) == 1 and abs(a["top"] - b["top"]) < 0.1:
+                continue  # kerning
+            dx = min(a["x1"], b["x1"]) - b["x0"]
+            dy = min(a["bottom"], b["bottom"]) - max(a["top"], b["top"])
+            if dx > share * min(a["width"], b["width"]) and dy > share * min(a["height"], b["height"]):
+                clashes.append(f"{a['text']!r} at ({a['x0']:.0f}, {a['top']:.0f}) and {b['text']!r} at ({b['x0']:.0f}, {b['top']:.0f})")
+    return clashes
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_page_one_has_no_overlapping_text(laid, name):
+    assert overlapping_chars(laid[name].chars[0]) == []
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_no_page_has_overlapping_text(laid, name):
+    clashes = [f"page {n + 1}: {c}" for n, chars in enumerate(laid[name].chars) for c in overlapping_chars(chars)]
+    assert clashes[:5] == []
+
+
+# --- 2. Source listings wrap inside the gutter -----------------------------------
+
+MINIMAL_RUN = '''run {name} {{
+  model {{ kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000 }}
+  convention {{ preset = palm }}
+  work {{ seq_len = 128 token/sequence  global_batch = 8 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 1 device  dtype = bf16  peak = 989.4 TFLOP/s from datasheet "x" }}
+  timing {{ step_time = [0.01, 0.01, 0.011, 0.01, 0.012] s  warmup = 0 step  boundary = "x" }}
+}}
+'''
+# Twenty comment lines of about seven printed rows each (words, then one unbroken
+# run of letters), and one longer than a page, so that some page break falls inside a line.
+LONG_LINES = ("".join(f"# {n:02d} " + "wrapped words " * 30 + "x" * 200 + "\n" for n in range(20))
+              + "# longer than a page: " + "split across pages " * 480 + "\n")
+LONG_SPEC = "eff 1\n" + LONG_LINES + MINIMAL_RUN.format(name="long_lines")
+MUTED = (0.353, 0.353, 0.353)  # --muted, the line numbers' colour
+
+
+def is_muted(char: dict) -> bool:
+    colour = char.get("non_stroking_color") or ()
+    return len(colour) == 3 and all(abs(c - m) < 0.01 for c, m in zip(colour, MUTED, strict=True))
+
+
+def listing(pdf: bytes) -> tuple[list[tuple[int, list[dict]]], list[float]]:
+    """The source listing: (page index, glyphs) for every printed row in order, and the gutter's right edge on each row.
+
+    The gutter is the line-number box with its right rule; WeasyPrint draws
+    that rule as a clipped rectangle one row high spanning the box, whose
+    right edge is where the listing's text may begin.
+    """
+    rows: list[tuple[int, list[dict]]] = []
+    gutter: list[float] = []
+    with pdfplumber.open(io.BytesIO(pdf)) as doc:
+        below = None  # the Source heading's bottom on its page, then the content area's top on the pages after
+        top, _ = content_area(float(doc.pages[0].height))
+        bottom = float(doc.pages[0].height) - page_margins()[2]
+        for index, page in enumerate(doc.pages):
+            if below is None:
+                heading = [w for w in page.extract_text_lines() if w["text"].startswith("10 Source")]
+                if not heading:
+                    continue
+                below = heading[0]["bottom"]
+            for line in page.extract_text_lines(return_chars=True):
+                if below < line["top"] < bottom and line["chars"][0].get("size", 0) < 8:  # the listing is 7.5 pt; its lead is not
+                    rows.append((index, line["chars"]))
+            gutter += [r["x1"] for r in page.rects if r["top"] > below and r["height"] < 12 and r["width"] < 60]
+            below = top
+    return rows, gutter
+
+
+def test_pdf_source_lines_wrap_right_of_the_gutter_across_page_breaks():
+    pdf = write_pdf(*layout_pdf(build(effspec.check_text(LONG_SPEC, "long_lines.eff"), charts=True)))
+    rows, rules = listing(pdf)
+    gutter = max(rules)
+    assert len(rules) >= 21 and gutter - min(rules) <= 0.5 + 1e-6  # one gutter (box and its 0.5 pt rule), on every page
+    numbered = [r for r in rows if is_muted(r[1][0])]
+    continued = [r for r in rows if not is_muted(r[1][0])]
+    assert len(numbered) >= 21 and len(continued) >= 20 * 5 + 70  # the long lines did wrap
+    for _, chars in rows:
+        text = [c for c in chars if not is_muted(c)]
+        assert all(c["x0"] > gutter for c in text), "".join(c["text"] for c in text)[:60]
+    # Some page of the listing starts inside a wrapped line, and that row too is right of the gutter.
+    first_rows = [rows[i] for i in range(1, len(rows)) if rows[i][0] != rows[i - 1][0]]
+    assert any(not is_muted(chars[0]) for _, chars in first_rows)
+
+
+# --- 4. The page budget of a claims-only run -------------------------------------
+
+# A run as a paper's table row states it: a model, the work, the layout, the
+# hardware, and two quoted figures; no step samples, breakdown or calendar.
+CLAIMS_ONLY_RUN = '''run claims_only_{i} {{
+  title  = "Claims-only run {i}, {gpus} x H100"
+  source = "A paper, Table 4, row {i}"
+  model {{
+    kind = dense_transformer  layers = 126  d_model = 16384  heads = 128  kv_heads = 8
+    ffn = swiglu  d_ff = 53248  vocab = 128000
+    params = 405e9 param from paper "A paper, Table 3"
+  }}
+  work {{ seq_len = 8192 token/sequence  global_batch = 2048 sequence }}
+  parallelism {{ tp = 8  cp = 1  pp = 16  dp = {dp} }}
+  hardware {{
+    accelerator = "H100-SXM5-80GB"
+    count       = {gpus} device from paper "A paper, Table 4"
+    dtype       = bf16
+    peak        = catalog
+  }}
+  claim achieved_flops_per_device = {tflops} TFLOP/s from paper "A paper, Table 4"
+  claim mfu                       = {mfu} %        from paper "A paper, Table 4"
+}}
+'''
+
+
+def claims_only_spec(n: int) -> str:
+    # tp·cp·pp·dp = 8·1·16·64(i+1) = count, so no layout finding is added
+    return "eff 1\n" + "".join(CLAIMS_ONLY_RUN.format(i=i, gpus=128 * 64 * (i + 1), dp=64 * (i + 1), tflops=430 - 10 * i, mfu=43 - i)
+                               for i in range(n))
+
+
+def page_count(pdf: bytes) -> int:
+    from pypdf import PdfReader
+
+    return len(PdfReader(io.BytesIO(pdf)).pages)
+
+
+@pytest.fixture(scope="module")
+def budget_pages() -> dict[int, int]:
+    out = {}
+    for n in (1, 2, 3):
+        result = effspec.check_text(claims_only_spec(n), "claims_only.eff")
+        views = build(result).runs
+        assert len(views) == n and all(view.claims_only for view in views)
+        out[n] = page_count(write_pdf(*layout_pdf(build(result, charts=True))))
+    return out
+
+
+def test_claims_only_runs_are_recognised_and_no_other_example_run_is():
+    runs = {path.name: build(effspec.load(path)).runs for path in EXAMPLES}
+    assert [v.claims_only for v in runs["llama3_405b_table4.eff"]] == [True, True, True]
+    assert not any(v.claims_only for v in runs["example_a_measured.eff"] + runs["straggler_ranks.eff"])
+
+
+def test_claims_only_compaction_keeps_every_input_figure_and_formula():
+    from effspec.report.html import render_html
+
+    result = effspec.load(ROOT / "examples" / "llama3_405b_table4.eff")
+    report = build(result)
+    html = render_html(report)
+    for run in report.runs:
+        for i in run.inputs:
+            assert f"<code>{i.name}</code> = <span class=\"num\">{escape(i.value)}</span> ({escape(i.provenance)}" in html
+        for metric in run.metrics:
+            assert escape(metric.formula) in html and escape(metric.substituted) in html and escape(metric.value) in html
+            for i in metric.inputs:
+                assert f"<code>{i.name}</code> = <span class=\"num\">{escape(i.value)}</span>" in html
+        for k in run.knobs:
+            assert f"<code>{k.knob}</code>" in html
+        for c in run.claims:
+            assert escape(c.written) in html and escape(c.reconstructed) in html
+
+
+def escape(text: str) -> str:
+    from markupsafe import escape as html_escape
+
+    return str(html_escape(text))
+
+
+def test_pdf_claims_only_runs_cost_at_most_four_pages_each(budget_pages, laid):
+    # What this branch achieves (each run cost 5 pages before: 6, 11, 16).
+    assert budget_pages[2] - budget_pages[1] <= 4 and budget_pages[3] - budget_pages[2] <= 4
+    assert page_count(laid["llama3_405b_table4.eff"].pdf) <= 13  # 17 before
+
+
+@pytest.mark.xfail(strict=True, reason="issue 14's budget is one page a claims-only run; each still costs 3 to 4: "
+                   "its findings (4 at about 0.2 page, with excerpt, notes and help each) and its page-1 headline "
+                   "(0.4 page of notes) alone exceed a page; grouping a code's repeated findings is the next step")
+def test_pdf_claims_only_run_costs_at_most_one_page(budget_pages):
+    assert budget_pages[2] - budget_pages[1] <= 1 and budget_pages[3] - budget_pages[2] <= 1
