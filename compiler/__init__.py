@@ -22,6 +22,11 @@ from effspec.version import __version__
 __all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
 
 
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
+
 @dataclass
 class Result:
     file: str

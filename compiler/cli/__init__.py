@@ -26,6 +26,11 @@ from effspec.version import __version__
 __all__ = ["main", "parser", "ToolError"]
 
 
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
+
 MAX_TIMEOUT = 86_400.0  # a day: beyond it a bound bounds nothing (and 1e308 overflows the thread join)
 
 

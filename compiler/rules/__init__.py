@@ -23,6 +23,14 @@ if TYPE_CHECKING:  # annotations only: listing the rules (explain, pages) does n
     from effspec.engine.results import Evaluation
     from effspec.front.ir import Spec
 
+__all__ = ["FAMILIES", "PAGE_SECTIONS", "AuditContext", "Rule", "all_rules", "code_table", "rule_for", "run_rules"]
+
+
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
+
 FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
