@@ -17,7 +17,7 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from effspec.codes import CODES
-from effspec.diagnostics import SEVERITIES, Diagnostic, Span
+from effspec.diagnostics import SEVERITIES, Diagnostic, Fix, Span
 
 if TYPE_CHECKING:  # annotations only: listing the rules (explain, pages) does not load the engine
     from effspec.engine.results import Evaluation
@@ -60,8 +60,8 @@ class Rule:
         raise NotImplementedError
 
     def diag(self, span: Span | None, message: str, help: str = "", label: str = "",
-             notes: tuple[str, ...] = ()) -> Diagnostic:
-        return Diagnostic(self.code, self.severity, span, message, help, label, notes=notes)
+             notes: tuple[str, ...] = (), fixes: tuple[Fix, ...] = ()) -> Diagnostic:
+        return Diagnostic(self.code, self.severity, span, message, help, label, notes=notes, fixes=fixes)
 
 
 @cache
