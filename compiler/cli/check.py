@@ -93,9 +93,18 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
         result = internal_error_result(path, exc)
         payload = _payload(result, fmt, show_suppressed, quiet)
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
-    summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
+    summary = Summary((d.code, d.severity) for d in result.diagnostics)  # counted as the file's own summary line counts
     summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
+    from effspec.rules.fixes import counts
+
+    summary.fixable = counts(result.diagnostics, result.source, result.spec)
     return path, payload, summary, None, internal
+
+
+class Summary(list):
+    """A file's (code, severity) pairs, and how many of its findings `--fix` would fix: (safe, unsafe only)."""
+
+    fixable: tuple[int, int] = (0, 0)
 
 
 def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
@@ -157,8 +166,19 @@ def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allo
         return list(pool.map(one, paths, roots, chunksize=max(1, len(items) // (jobs * 8))))
 
 
+def _selection(args):
+    """--select, --ignore and their --extend- forms; a prefix no code starts with is an argument error."""
+    from effspec.cli.select import Selection
+
+    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
+    unknown = selection.unknown() if selection.active else []
+    if unknown:
+        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
+    return selection
+
+
 def cmd_check(args) -> int:
-    from effspec.cli.select import Selection, fails
+    from effspec.cli.select import fails
 
     paths = _expand(args.files)
     if not paths:
@@ -170,11 +190,10 @@ def cmd_check(args) -> int:
     stdin_text = read_stdin(args.stdin_filename) if any(r == STDIN for _, r in paths) else None
     if stdin_text is not None:
         paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
-    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
-    unknown = selection.unknown() if selection.active else []
-    if unknown:
-        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
-    status = 0
+    selection = _selection(args)
+    status, fixed = _fix_first(args, paths, selection, stdin_text)
+    if args.diff:  # --fix --diff: the diff is the output
+        return status
     payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
                "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
@@ -216,7 +235,32 @@ def cmd_check(args) -> int:
         from effspec.cli.colour import colourise, wanted
 
         sys.stdout.write(colourise(out) if out and wanted(args.color, sys.stdout) else out)
+    _fix_summary(args, fixed, summaries)
     return status
+
+
+def _fix_first(args, paths, selection, stdin_text):
+    """`--fix`: fix the files before they are checked (the check then reports what remains); `--diff`: print the
+    fixes.  (exit status so far, findings fixed by severity or None)."""
+    if not (args.fix or args.diff):
+        return 0, None
+    from effspec.cli.fix import fix_files
+
+    status, fixed = fix_files(paths, args, selection if selection.active else None, stdin_text, STDIN)
+    if args.diff:
+        _fix_summary(args, fixed, [])
+    return status, fixed
+
+
+def _fix_summary(args, fixed, summaries) -> None:
+    """`Fixed 2 errors`, `[*] 3 fixable with --fix`, the unsafe fixes left hidden: on stderr, unless --quiet."""
+    from effspec.cli.fix import summary_lines
+
+    safe = sum(getattr(s, "fixable", (0, 0))[0] for _, s in summaries)
+    unsafe = sum(getattr(s, "fixable", (0, 0))[1] for _, s in summaries)
+    if not args.quiet:
+        for line in summary_lines(args, fixed, (safe, unsafe)):
+            print(line, file=sys.stderr)
 
 
 def _counted(counts: dict[str, int]) -> str:

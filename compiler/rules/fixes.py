@@ -112,43 +112,36 @@ def value_fix(lines: list[str], value_span: Span, new_text: str, title: str, saf
     return Fix(title, Span(value_span.line, value_span.column, value_span.line, end), new_text, safe=safe)
 
 
-def chosen(diags: Iterable[Diagnostic], text: str, spec=None, unsafe: bool = False) -> list[Fix]:
-    """The first fix of each finding that ``--fix`` (``unsafe``: with ``--unsafe-fixes``) applies."""
+def chosen(diags: Iterable[Diagnostic], text: str, spec=None, unsafe: bool = False) -> list[tuple[Diagnostic, Fix]]:
+    """Each finding with the first of its fixes that ``--fix`` (``unsafe``: with ``--unsafe-fixes``) applies."""
     under, unit = source_reader(text), claim_units(spec)
     out = []
     for d in diags:
         fix = next((f for f in fixes_for(d, under, unit) if f.safe or unsafe), None)
         if fix is not None:
-            out.append(fix)
+            out.append((d, fix))
     return out
 
 
 def counts(diags: Iterable[Diagnostic], text: str | None, spec=None) -> tuple[int, int]:
-    """(findings a safe fix resolves, findings only an unsafe fix resolves)."""
+    """(edits `--fix` would make, edits only `--unsafe-fixes` would): one per place, as :func:`apply` makes them."""
     if text is None:
         return 0, 0
-    under, unit = source_reader(text), claim_units(spec)
-    safe = unsafe = 0
-    for d in diags:
-        offered = fixes_for(d, under, unit)
-        if any(f.safe for f in offered):
-            safe += 1
-        elif offered:
-            unsafe += 1
-    return safe, unsafe
+    safe = {(f.span, f.new_text) for _, f in chosen(diags, text, spec)}
+    every = {(f.span, f.new_text) for _, f in chosen(diags, text, spec, unsafe=True)}
+    return len(safe), len(every - safe)
 
 
-def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
-    """``text`` with the fixes made, and how many were: one edit per place; an edit that overlaps
+def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
+    """``text`` with the fixes made, and the fixes made: one edit per place (the first fix for it); an edit that overlaps
     one before it is left for the next round (after a re-check, its span may have moved)."""
     lines = text.split("\n")
     done: dict[tuple[int, int, int], str] = {}
-    applied = 0
+    applied: list[Fix] = []
     for fix in sorted(fixes, key=lambda f: (f.span.line, f.span.column, f.span.end_column)):
         s = fix.span
         key = (s.line, s.column, s.end_column)
-        if key in done:
-            applied += done[key] == fix.new_text  # two findings on one span (EFF601 and EFF604 on `47`): one edit
+        if key in done:  # two findings on one span (EFF601 and EFF604 on `47`): one edit
             continue
         if s.line != s.end_line or not 1 <= s.line <= len(lines) or not 1 <= s.column <= s.end_column \
                 or s.end_column - 1 > len(lines[s.line - 1]):
@@ -156,7 +149,7 @@ def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, int]:
         if any(line == s.line and start < s.end_column and s.column < end for line, start, end in done):
             continue
         done[key] = fix.new_text
-        applied += 1
+        applied.append(fix)
     for (line, start, end), new_text in sorted(done.items(), reverse=True):  # right to left: columns stay valid
         lines[line - 1] = lines[line - 1][:start - 1] + new_text + lines[line - 1][end - 1:]
     return "\n".join(lines), applied
