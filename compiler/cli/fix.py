@@ -110,7 +110,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
 
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False),
                "inline_config": False if args.no_inline_config else None, "isolated": args.isolated}
-    status, total = 0, Counter()
+    status, total = 0, Counter[str]()
     for path, root in items:
         if root == stdin_root:
             if not args.diff:
