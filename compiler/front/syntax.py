@@ -223,18 +223,16 @@ _UNIT_HINTS = {
 
 
 # `TFLOPS`, `TFLOPs`, `tflops`, `TFlop/s`: a FLOP rate in any case, with its SI prefix.
-_FLOPS = re.compile(r"([kmgtpez]?)flop(s|/s|s/s)?", re.IGNORECASE)
+_FLOPS = re.compile(r"([kmgtpez]?)flop(s|/s)?", re.IGNORECASE)
 
 
-def unit_hint(written: str) -> str | None:
-    """The unit a misspelled one means (`TFLOPs` -> `TFLOP/s`, `tokens/sequence` -> `token/sequence`), or None."""
-    m = _FLOPS.fullmatch(written)
+def unit_hint(word: str) -> str | None:
+    """The unit a misspelled word means (`TFLOPs` -> `TFLOP/s`, `tokens` -> `token`), or None."""
+    m = _FLOPS.fullmatch(word)
     if m is not None:
         prefix = m.group(1) if m.group(1) in ("", "k") else m.group(1).upper()
         return prefix + ("FLOP/s" if m.group(2) else "FLOP")
-    head = written.split("/")[0]
-    hint = _UNIT_HINTS.get(head) or (unit_hint(head) if head != written else None)
-    return hint + written[len(head):] if hint is not None else None
+    return _UNIT_HINTS.get(word)
 
 
 # `1,000` outside a list: a thousands separator the language does not have.
@@ -359,7 +357,7 @@ def _characters_message(exc: UnexpectedCharacters, text: str) -> tuple[str, str,
         m = re.match(r"[^\s]+", text[pos:])
         written = m.group(0) if m else ch
         span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
-        hint = unit_hint(written)
+        hint = unit_hint(written.split("/")[0])  # the first word's fix (effspec fmt keeps the rest)
         return f"unknown unit `{written}`", f"write `{hint}`" if hint else _UNITS_HELP, span
     comma = _thousands(text, prev) if ch == "," else None
     if comma is not None:

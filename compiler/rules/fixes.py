@@ -56,7 +56,8 @@ def fixes_for(diag: Diagnostic, source_under: SourceUnder, claim_unit: ClaimUnit
     named = _BACKTICKED.findall(diag.message)
     write = _WRITE.match(diag.help or "")
     if write and diag.message.startswith("unknown unit") and written in named:
-        out.append(Fix(f"Write `{write.group(1)}`", diag.span, write.group(1)))
+        rest = written[written.index("/"):] if "/" in written else ""  # the help names the first word's fix
+        out.append(Fix(f"Write `{write.group(1)}{rest}`", diag.span, write.group(1) + rest))
     either = _WRITE_EITHER.match(diag.help or "")
     if either and diag.code == "EFF001" and written in named and "," in written:
         out.append(Fix(f"Write `{either.group(1)}`", diag.span, either.group(1), safe=False))
