@@ -222,3 +222,32 @@ def test_a_named_hard_link_is_never_replaced(tmp_path):
 def test_help_lists_the_fix_flags():
     out = effspec_cli("check", "--help").stdout
     assert "--fix" in out and "--unsafe-fixes" in out and "--diff" in out
+
+
+def test_the_editor_and_fix_read_one_table():
+    """The language server's quick fixes are effspec.rules.fixes: the same edits, unsafe ones not preferred."""
+    import effspec.lsp.fixes
+    import effspec.rules.fixes
+    from effspec.rules.fixes import claim_units, fixes_for, source_reader
+
+    assert effspec.lsp.fixes.fixes_for is effspec.rules.fixes.fixes_for
+    text = (FIXTURES / "sparse_peak.in").read_text(encoding="utf-8")
+    result = effspec.check_text(text)
+    (d,) = [d for d in result.diagnostics if d.code == "EFF202"]
+    (fix,) = fixes_for(d, source_reader(text), claim_units(result.spec))
+    # line 8: `peak = 624 TFLOP/s from paper "footnote 3"`, the figure and its source replaced
+    line = text.split("\n")[7]
+    assert line[fix.span.column - 1:fix.span.end_column - 1] == '624 TFLOP/s from paper "footnote 3"'
+    assert (fix.new_text, fix.safe, fix.preferred) == ("catalog", False, False)
+    assert fix.title == "Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)"
+
+
+def test_a_thousands_separator_is_an_unsafe_fix(tmp_path):
+    spec = tmp_path / "spec.eff"
+    text = (FIXTURES / "units.eff").read_text(encoding="utf-8").replace("seq_len = 970", "seq_len = 1,970")
+    spec.write_text(text, encoding="utf-8")
+    proc = effspec_cli("check", "--fix", str(spec))
+    assert proc.returncode == 1 and spec.read_text(encoding="utf-8") == text  # `1,970` may be a decimal comma
+    assert "(1 hidden fix can be enabled with --unsafe-fixes)" in proc.stderr.splitlines()
+    effspec_cli("check", "--fix", "--unsafe-fixes", str(spec))
+    assert spec.read_text(encoding="utf-8") == text.replace("1,970", "1_970")

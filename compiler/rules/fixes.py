@@ -60,7 +60,7 @@ def fixes_for(diag: Diagnostic, source_under: SourceUnder, claim_unit: ClaimUnit
         out.append(Fix(f"Write `{write.group(1)}{rest}`", diag.span, write.group(1) + rest))
     either = _WRITE_EITHER.match(diag.help or "")
     if either and diag.code == "EFF001" and written in named and "," in written:
-        out.append(Fix(f"Write `{either.group(1)}`", diag.span, either.group(1), safe=False))
+        out.append(Fix(f"Write `{either.group(1)}`", diag.span, either.group(1), safe=False, preferred=False))
     mean = _DID_YOU_MEAN.search(diag.help or "")
     if mean and written in named and _KEY.fullmatch(mean.group(1)):
         out.append(Fix(f"Change `{written}` to `{mean.group(1)}`", diag.span, mean.group(1), safe=False))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from effspec.diagnostics import Diagnostic, Fix
 from effspec.display import quantity
@@ -144,7 +144,7 @@ def catalog_fix(ctx: AuditContext, reading: PeakReading) -> tuple[Fix, ...]:
     fix = value_fix(ctx.lines, reading.entry.value_span, "catalog",
                     f"Write `peak = catalog` (the {own.sparsity} {dtype_name(own.dtype)} figure, "
                     f"{own.flops / 1e12:g} TFLOP/s)")
-    return (fix,) if fix is not None else ()
+    return (replace(fix, preferred=False),) if fix is not None else ()
 
 
 def mfu_note(result, factor: float, what: str) -> tuple[str, ...]:
