@@ -8,6 +8,7 @@ import sys
 from functools import partial
 
 from effspec.cli.common import BUG_URL, ToolError, load_spec
+from effspec.cli.fix import fix_first, print_fix_summary, with_fixable
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -93,18 +94,9 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
         result = internal_error_result(path, exc)
         payload = _payload(result, fmt, show_suppressed, quiet)
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
-    summary = Summary((d.code, d.severity) for d in result.diagnostics)  # counted as the file's own summary line counts
+    summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
     summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
-    from effspec.rules.fixes import counts
-
-    summary.fixable = counts(result.diagnostics, result.source, result.spec)
-    return path, payload, summary, None, internal
-
-
-class Summary(list):
-    """A file's (code, severity) pairs, and how many of its findings `--fix` would fix: (safe, unsafe only)."""
-
-    fixable: tuple[int, int] = (0, 0)
+    return path, payload, with_fixable(summary, result), None, internal
 
 
 def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
@@ -191,7 +183,7 @@ def cmd_check(args) -> int:
     if stdin_text is not None:
         paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
     selection = _selection(args)
-    status, fixed = _fix_first(args, paths, selection, stdin_text)
+    status, fixed = fix_first(args, paths, selection, stdin_text, STDIN)
     if args.diff:  # --fix --diff: the diff is the output
         return status
     payloads, summaries = [], []
@@ -235,32 +227,8 @@ def cmd_check(args) -> int:
         from effspec.cli.colour import colourise, wanted
 
         sys.stdout.write(colourise(out) if out and wanted(args.color, sys.stdout) else out)
-    _fix_summary(args, fixed, summaries)
+    print_fix_summary(args, fixed, summaries)
     return status
-
-
-def _fix_first(args, paths, selection, stdin_text):
-    """`--fix`: fix the files before they are checked (the check then reports what remains); `--diff`: print the
-    fixes.  (exit status so far, findings fixed by severity or None)."""
-    if not (args.fix or args.diff):
-        return 0, None
-    from effspec.cli.fix import fix_files
-
-    status, fixed = fix_files(paths, args, selection if selection.active else None, stdin_text, STDIN)
-    if args.diff:
-        _fix_summary(args, fixed, [])
-    return status, fixed
-
-
-def _fix_summary(args, fixed, summaries) -> None:
-    """`Fixed 2 errors`, `[*] 3 fixable with --fix`, the unsafe fixes left hidden: on stderr, unless --quiet."""
-    from effspec.cli.fix import summary_lines
-
-    safe = sum(getattr(s, "fixable", (0, 0))[0] for _, s in summaries)
-    unsafe = sum(getattr(s, "fixable", (0, 0))[1] for _, s in summaries)
-    if not args.quiet:
-        for line in summary_lines(args, fixed, (safe, unsafe)):
-            print(line, file=sys.stderr)
 
 
 def _counted(counts: dict[str, int]) -> str:

@@ -156,3 +156,38 @@ def summary_lines(args, fixed: Counter | None, fixable: tuple[int, int]) -> list
     if unsafe:
         lines.append(f"({unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with --unsafe-fixes)")
     return lines
+
+
+class Summary(list):
+    """A file's (code, severity) pairs, and how many edits `--fix` would make in it: (safe, unsafe only)."""
+
+    fixable: tuple[int, int] = (0, 0)
+
+
+def with_fixable(summary: list, result) -> Summary:
+    """A file's summary (`effspec check`), with the fixes its remaining findings offer counted."""
+    from effspec.rules.fixes import counts
+
+    out = Summary(summary)
+    out.fixable = counts(result.diagnostics, result.source, result.spec)
+    return out
+
+
+def fix_first(args, paths, selection, stdin_text, stdin_root: str) -> tuple[int, Counter | None]:
+    """`--fix`: fix the files before they are checked (the check then reports what remains); `--diff`: print the
+    fixes.  (exit status so far, findings fixed by severity or None)."""
+    if not (args.fix or args.diff):
+        return 0, None
+    status, fixed = fix_files(paths, args, selection if selection.active else None, stdin_text, stdin_root)
+    if args.diff:
+        print_fix_summary(args, fixed, [])
+    return status, fixed
+
+
+def print_fix_summary(args, fixed: Counter | None, summaries) -> None:
+    """`Fixed 2 errors`, `[*] 3 fixable with --fix`, the unsafe fixes left hidden: on stderr, unless --quiet."""
+    safe = sum(getattr(s, "fixable", (0, 0))[0] for _, s in summaries)
+    unsafe = sum(getattr(s, "fixable", (0, 0))[1] for _, s in summaries)
+    if not args.quiet:
+        for line in summary_lines(args, fixed, (safe, unsafe)):
+            print(line, file=sys.stderr)
