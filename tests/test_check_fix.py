@@ -251,3 +251,11 @@ def test_a_thousands_separator_is_an_unsafe_fix(tmp_path):
     assert "(1 hidden fix can be enabled with --unsafe-fixes)" in proc.stderr.splitlines()
     effspec_cli("check", "--fix", "--unsafe-fixes", str(spec))
     assert spec.read_text(encoding="utf-8") == text.replace("1,970", "1_970")
+
+
+def test_diff_says_why_a_file_cannot_be_read(tmp_path):
+    proc = effspec_cli("check", "--diff", str(tmp_path / "missing.eff"))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == f"effspec: {tmp_path / 'missing.eff'}: no such file\n"
+    proc = effspec_cli("check", "--fix", str(tmp_path / "missing.eff"))  # said once, by the check
+    assert proc.returncode == 2 and proc.stderr.count("no such file") == 1

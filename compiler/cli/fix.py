@@ -69,22 +69,14 @@ def fix_text(text: str, path: str, folder: str | None, options: dict, selection=
 
 
 def _read(path: str, root: str | None, allow_hardlinks: bool) -> tuple[str, str] | None:
-    """The spec's text and folder, read as `effspec check` reads it; None when the check would refuse it
-    (the check then says why)."""
+    """The spec's text and folder, read as `effspec check` reads it: a ToolError when the check would refuse it,
+    None when it is too large to check (EFF030)."""
     from effspec.front.files import read_spec
     from effspec.front.limits import LIMITS
 
-    try:
-        with reading(path):
-            raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks)
-    except ToolError:
-        return None
-    if len(raw) > LIMITS.max_spec_bytes:
-        return None
-    try:
-        return raw.decode("utf-8"), folder
-    except UnicodeDecodeError:
-        return None
+    with reading(path):
+        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks)
+        return (raw.decode("utf-8"), folder) if len(raw) <= LIMITS.max_spec_bytes else None
 
 
 def _write(path: str, fixed: Fixed) -> None:
@@ -118,7 +110,13 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             assert stdin_text is not None
             read: tuple[str, str] | None = stdin_text
         else:
-            read = _read(path, root, options["allow_hardlinks"])
+            try:
+                read = _read(path, root, options["allow_hardlinks"])
+            except ToolError as exc:
+                if args.diff:  # no check follows to say why
+                    print(f"effspec: {printable(str(exc))}", file=sys.stderr)
+                    status = 2
+                continue
         if read is None:
             continue
         fixed = fix_text(read[0], path, read[1], options, selection, args.unsafe_fixes)
