@@ -139,6 +139,8 @@ def test_a_plain_check_counts_what_fix_would_fix(tmp_path):
     assert effspec_cli("check", "--quiet", "a.eff", "b.eff", cwd=tmp_path).stderr == ""
     with_unsafe = effspec_cli("check", "--unsafe-fixes", "a.eff", "b.eff", cwd=tmp_path)
     assert with_unsafe.stderr.splitlines() == ["[*] 2 fixable with --fix"]
+    for fmt in ("json", "sarif", "github", "junit"):  # the hints are for a reader: machine formats go without
+        assert effspec_cli("check", "--format", fmt, "a.eff", "b.eff", cwd=tmp_path).stderr == "", fmt
 
 
 def test_ignored_findings_are_not_fixed(tmp_path):

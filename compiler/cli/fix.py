@@ -143,7 +143,7 @@ def _findings(counts: Counter) -> str:
 
 def summary_lines(args, fixed: Counter | None, fixable: tuple[int, int]) -> list[str]:
     """Ruff's closing lines: what was fixed, what --fix would fix, and the unsafe fixes left hidden."""
-    safe, unsafe = fixable
+    safe, unsafe = fixable if getattr(args, "format", "text") == "text" else (0, 0)  # hints for a reader only
     lines = []
     if fixed:
         lines.append(f"{'Would fix' if args.diff else 'Fixed'} {_findings(fixed)}")
