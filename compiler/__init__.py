@@ -22,6 +22,11 @@ from effspec.version import __version__
 __all__ = ["Result", "load", "check_text", "Diagnostic", "Span", "__version__"]
 
 
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
+
 @dataclass
 class Result:
     file: str
@@ -122,9 +127,14 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
         diags += build_diags
         if spec is not None and not any(d.severity == "error" for d in build_diags):
             result.spec = spec
-            result.evaluation = evaluate(spec)
-            diags += result.evaluation.diagnostics
-            diags += audit(spec, result.evaluation, text)
+            evaluation = evaluate(spec)
+            stopped = [d for d in evaluation.diagnostics if _front_end_error(d)]
+            if stopped:  # an unknown accelerator, an unreadable `file`: a front-end error, and no figure is computed
+                diags += stopped
+            else:
+                result.evaluation = evaluation
+                diags += evaluation.diagnostics
+                diags += audit(spec, evaluation, text)
     configured = configure(diags, text, folder, inline_config, isolated)
     result.diagnostics = sorted(configured.diagnostics, key=sort_key)
     result.suppressed = configured.suppressed
@@ -132,6 +142,12 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
     result.pragmas_not_applied = configured.pragmas_not_applied
     result.pragmas_off_by = configured.pragmas_off_by
     return result
+
+
+def _front_end_error(d: Diagnostic) -> bool:
+    """A front-end error (EFF001-EFF099) found while evaluating: the spec is not evaluated further
+    (spec/language.md, "Codes"), so the error is not buried under findings computed from a broken spec."""
+    return d.severity == "error" and d.code < "EFF100"
 
 
 def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allow_hardlinks: bool = False,

@@ -33,6 +33,22 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Fix:
+    """An edit that resolves a finding: the text under ``span`` (one line) replaced by ``new_text``.
+
+    A safe fix keeps the spec's meaning except for the mistake it corrects
+    (`TFLOPS` -> `TFLOP/s`): `effspec check --fix` applies it.  An unsafe one
+    changes what the spec declares (a written peak replaced by the catalog's):
+    only with `--unsafe-fixes`.  Editors offer both (effspec.rules.fixes)."""
+
+    title: str
+    span: Span  # 1-based, end exclusive
+    new_text: str
+    safe: bool = True
+    preferred: bool = True  # an editor's preferred quick fix
+
+
+@dataclass(frozen=True)
 class Diagnostic:
     code: str
     severity: str
@@ -42,6 +58,9 @@ class Diagnostic:
     label: str = ""  # a short note printed under the caret
     file: str = ""
     notes: tuple[str, ...] = field(default=())
+    # Edits a rule knows resolve the finding (the others are read from the help: effspec.rules.fixes).
+    # Not in the JSON output, and not compared: two findings that say the same are equal.
+    fixes: tuple[Fix, ...] = field(default=(), compare=False)
 
     def with_severity(self, severity: str) -> Diagnostic:
         return replace(self, severity=severity)

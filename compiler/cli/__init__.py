@@ -15,6 +15,7 @@ from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
+from effspec.cli.fix import add_flags as add_fix_flags
 from effspec.cli.fmt import register as register_fmt
 from effspec.cli.import_ import add_import_parser
 from effspec.cli.lsp import cmd_lsp
@@ -25,6 +26,11 @@ from effspec.diagnostics import printable
 from effspec.version import __version__
 
 __all__ = ["main", "parser", "ToolError"]
+
+
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
 
 
 MAX_TIMEOUT = 86_400.0  # a day: beyond it a bound bounds nothing (and 1e308 overflows the thread join)
@@ -102,6 +108,7 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--show-suppressed", action="store_true", help="print each finding that pragmas or the configuration suppressed")
     c.add_argument("--show-settings", action="store_true",
                    help="print the settings that apply to each FILE, and the configuration file they come from; check nothing")
+    add_fix_flags(c)
     c.set_defaults(func=cmd_check)
     r = sub.add_parser("report", help="render an auditable report; the format follows OUT's suffix")
     r.add_argument("input", metavar="FILE")

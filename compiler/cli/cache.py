@@ -55,7 +55,7 @@ ENV = "EFFSPEC_CACHE_DIR"
 NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
 KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
 ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
-LAYOUT = 1  # the entry layout: part of every key
+LAYOUT = 2  # the entry layout: part of every key (2: the fixable counts)
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by effspec.\n"
                 b"# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -314,6 +314,7 @@ def plan(args, flags: list, path: str, root: str | None) -> Plan | None:
 
 def lookup(p: Plan, key: bytes) -> tuple | None:
     """The cached (path, payload, summary, None, None) of a hit, else None."""
+    from effspec.cli.fix import Summary
     from effspec.front.files import outcome
 
     dir_fd = _folder(p.folder)
@@ -325,7 +326,10 @@ def lookup(p: Plan, key: bytes) -> tuple | None:
         for root, rel, allowed, was in entry["reads"]:
             if outcome(root, rel, allowed) != was:
                 return None
-        return entry["path"], entry["payload"], [(code, sev) for code, sev in entry["summary"]], None, None
+        summary = Summary((code, sev) for code, sev in entry["summary"])
+        safe, unsafe = entry["fixable"]
+        summary.fixable = (int(safe), int(unsafe))
+        return entry["path"], entry["payload"], summary, None, None
     except (ValueError, KeyError, TypeError):
         return None
 
@@ -368,7 +372,7 @@ class Store:
             payload = sarif_file(payload)
         try:
             body = json.dumps({"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload,
-                               "summary": out[2]}, separators=(",", ":"), allow_nan=False).encode("utf-8")
+                               "summary": out[2], "fixable": list(getattr(out[2], "fixable", (0, 0)))}, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             return
         dir_fd = _folder(p.folder)

@@ -8,6 +8,7 @@ import sys
 from functools import partial
 
 from effspec.cli.common import BUG_URL, ToolError, load_spec
+from effspec.cli.fix import fix_first, print_fix_summary, with_fixable
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -95,7 +96,7 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
     summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
     summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
-    return path, payload, summary, None, internal
+    return path, payload, with_fixable(summary, result), None, internal
 
 
 def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):
@@ -160,8 +161,19 @@ def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allo
         return list(pool.map(one, paths, roots, chunksize=max(1, len(items) // (jobs * 8))))
 
 
+def _selection(args):
+    """--select, --ignore and their --extend- forms; a prefix no code starts with is an argument error."""
+    from effspec.cli.select import Selection
+
+    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
+    unknown = selection.unknown() if selection.active else []
+    if unknown:
+        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
+    return selection
+
+
 def cmd_check(args) -> int:
-    from effspec.cli.select import Selection, fails
+    from effspec.cli.select import fails
 
     paths = _expand(args.files)
     if not paths:
@@ -173,11 +185,10 @@ def cmd_check(args) -> int:
     stdin_text = read_stdin(args.stdin_filename) if any(r == STDIN for _, r in paths) else None
     if stdin_text is not None:
         paths = [(args.stdin_filename or "-", r) if r == STDIN else (p, r) for p, r in paths]
-    selection = Selection(args.select, args.ignore, args.extend_select, args.extend_ignore)
-    unknown = selection.unknown() if selection.active else []
-    if unknown:
-        raise ToolError(f"no code starts with {', '.join(unknown)} (`effspec explain --list` lists every code)")
-    status = 0
+    selection = _selection(args)
+    status, fixed = fix_first(args, paths, selection, stdin_text, STDIN)
+    if args.diff:  # --fix --diff: the diff is the output
+        return status
     payloads, summaries = [], []
     options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False), "inline_config": inline_config,
                "show_suppressed": args.show_suppressed, "debug": args.debug, "isolated": args.isolated,
@@ -222,6 +233,7 @@ def cmd_check(args) -> int:
         from effspec.cli.colour import colourise, wanted
 
         sys.stdout.write(colourise(out) if out and wanted(args.color, sys.stdout) else out)
+    print_fix_summary(args, fixed, summaries)
     return status
 
 

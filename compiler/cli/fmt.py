@@ -58,7 +58,6 @@ def _read(path: str) -> str:
 
 def _one(path: str, args) -> tuple[int, bool]:
     """Format one file: (0 done, 1 would change, 2 cannot format; whether the layout changes)."""
-    from effspec.atomic import write_atomic
     from effspec.cli.common import ToolError
     from effspec.fmt import FormatterError, format_text
 
@@ -85,15 +84,27 @@ def _one(path: str, args) -> tuple[int, bool]:
     if not result.changed:
         return 0, False
     if args.diff:
-        for line in difflib.unified_diff(_lines(source), _lines(result.text), fromfile=shown, tofile=shown):
-            sys.stdout.write(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n")
+        sys.stdout.write(unified_diff(source, result.text, shown))
     if args.check or args.diff:
         if args.check:
             print(f"would reformat {printable(shown)}", file=sys.stderr)
         return 1, True
-    write_atomic(os.path.realpath(path), result.text)  # through a symlink, not over it
+    write_back(path, result.text)
     print(f"reformatted {printable(shown)}", file=sys.stderr)
     return 0, True
+
+
+def unified_diff(source: str, new: str, shown: str) -> str:
+    """The unified diff from ``source`` to ``new``, both named ``shown`` (`fmt --diff`, `check --fix --diff`)."""
+    return "".join(line if line.endswith("\n") else line + "\n\\ No newline at end of file\n"
+                   for line in difflib.unified_diff(_lines(source), _lines(new), fromfile=shown, tofile=shown))
+
+
+def write_back(path: str, text: str) -> None:
+    """Replace the file ``path`` names with ``text``, atomically; through a symlink, not over it."""
+    from effspec.atomic import write_atomic
+
+    write_atomic(os.path.realpath(path), text)
 
 
 def _lines(text: str) -> list[str]:

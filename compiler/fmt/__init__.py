@@ -26,6 +26,11 @@ from effspec.diagnostics import Diagnostic, Span
 
 __all__ = ["Formatted", "FormatterError", "format_text", "ir_signature", "block_order"]
 
+
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
 _UNKNOWN_UNIT = re.compile(r"unknown unit `([^`]+)`")
 _WRITE = re.compile(r"write `([^`]+)`$")
 _MAX_FIX_ROUNDS = 20

@@ -12,14 +12,14 @@ import os
 import re
 from collections.abc import Iterable
 from functools import cache
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from effspec.diagnostics import Diagnostic, Span, source_lines
 from effspec.front.limits import LIMITS
 
 if TYPE_CHECKING:  # lark is imported when a spec is parsed, not when this module is
     from lark import Lark, Token, Tree
-    from lark.exceptions import UnexpectedInput
+    from lark.exceptions import UnexpectedCharacters, UnexpectedInput
 
 MAX_SYNTAX_ERRORS = 20
 
@@ -222,6 +222,38 @@ _UNIT_HINTS = {
 }
 
 
+# `TFLOPS`, `TFLOPs`, `tflops`, `TFlop/s`: a FLOP rate in any case, with its SI prefix.
+_FLOPS = re.compile(r"([kmgtpez]?)flop(s|/s)?", re.IGNORECASE)
+
+
+def unit_hint(word: str) -> str | None:
+    """The unit a misspelled word means (`TFLOPs` -> `TFLOP/s`, `tokens` -> `token`), or None."""
+    m = _FLOPS.fullmatch(word)
+    if m is not None:
+        prefix = m.group(1) if m.group(1) in ("", "k") else m.group(1).upper()
+        return prefix + ("FLOP/s" if m.group(2) else "FLOP")
+    return _UNIT_HINTS.get(word)
+
+
+# `1,000` outside a list: a thousands separator the language does not have.
+_THOUSANDS = re.compile(r"[0-9][0-9_]*(?:,[0-9]{3})+(?![0-9A-Za-z_.])")
+
+
+def _thousands(text: str, number: Token | None) -> tuple[str, str, Span] | None:
+    """`1,000` read as `1` then `,`: the message, help and span of the whole written number."""
+    if number is None or number.type != "NUMBER" or number.start_pos is None or number.line is None:
+        return None
+    m = _THOUSANDS.match(text, number.start_pos)
+    if m is None or number.column is None:
+        return None
+    written = m.group(0)
+    span = Span(number.line, number.column, number.line, number.column + len(written))
+    return (f"`{written}` is not a number: `,` separates list items, and a number has no thousands separator",
+            f"write `{written.replace(',', '_')}` or `{written.replace(',', '')}`", span)
+
+
+_NOT_CLOSED = "a block or run is not closed: add the missing `}`"
+
 _UNITS_HELP = ("units are FLOP (with SI prefixes), token, sequence, sample, step, device, param, "
                "s, ms, min, h, day, W and %; combine them with `/` and `*` and no spaces, e.g. `TFLOP/s`")
 
@@ -232,57 +264,146 @@ def _is_key(name: str) -> bool:
     return name in BLOCKS or any(name in keys for keys in BLOCKS.values())
 
 
+# Strings and comments (skipped), braces, newlines and other words: one pass finds the `{` left open.
+_BRACE_SCAN = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|[{}\n]|[^\s{}"#]+')
+_BLOCK_NAME = re.compile(r"(?:\b(run|scaling)\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*$")
+
+
+def _open_brace(text: str, upto: int) -> int | None:
+    """The offset of the `{` in ``text[:upto]`` that is not closed, or None when every one is.
+
+    Braces pair by count, so a `}` missing inside a run is taken by the run's own
+    `}`; the block it really belongs to is found by indentation: a `}` that starts
+    its line less indented than the line of the `{` it pairs with closes an outer
+    block, and the first such `{` is the one left open.  Otherwise, the innermost
+    open `{`.  One pass, linear in the text (a long line of braces included).
+    """
+    stack: list[tuple[int, int]] = []  # (offset of `{`, indentation of its line)
+    suspect: int | None = None
+    line_start, indent = 0, -1  # indentation of the current line; -1 until its first word
+    for m in _BRACE_SCAN.finditer(text, 0, upto):
+        tok = m.group(0)
+        if tok == "\n":
+            line_start, indent = m.end(), -1
+            continue
+        first = indent < 0
+        if first:
+            indent = m.start() - line_start
+        if tok == "{":
+            stack.append((m.start(), indent))
+        elif tok == "}" and stack:
+            opened, opened_indent = stack.pop()
+            if first and suspect is None and indent < opened_indent:
+                suspect = opened
+    if not stack:
+        return None
+    return suspect if suspect is not None else stack[-1][0]
+
+
+def _unclosed(text: str, upto: int) -> tuple[str, Span] | None:
+    """What the open `{` before ``upto`` opens (run `r`, block `model`) and its span."""
+    pos = _open_brace(text, upto)
+    if pos is None:
+        return None
+    line_start = text.rfind("\n", 0, pos) + 1
+    m = _BLOCK_NAME.search(text, line_start, pos)
+    what = "this block" if m is None else f"{m.group(1)} `{m.group(2)}`" if m.group(1) else f"block `{m.group(2)}`"
+    line = text.count("\n", 0, pos) + 1
+    column = pos - line_start + 1
+    return what, Span(line, column, line, column + 1)
+
+
+class _Found(NamedTuple):
+    """A syntax error in plain words; ``at`` is the line the parser stopped on (recovery blanks it)."""
+
+    message: str
+    help: str
+    span: Span
+    at: int
+
+
+def _found(exc: UnexpectedInput, text: str) -> _Found:
+    """The syntax error, pointing at the `{` left open when that is what the parser ran into."""
+    from lark.exceptions import UnexpectedToken
+
+    message, help_, span = _message_for(exc, text)
+    if message.startswith("the file ended") and help_ == _NOT_CLOSED:
+        found = _unclosed(text, len(text))
+        if found is not None:
+            what, brace = found
+            return _Found(f"the file ended early: {what} is not closed", f"add the `}}` that closes {what}", brace,
+                          brace.line)
+    if isinstance(exc, UnexpectedToken) and exc.token.type == "NAME" and exc.token.start_pos is not None:
+        # `run b {` read inside an open block: `run` taken for a key, `b` unexpected
+        prev = _previous_token(text, exc.token.start_pos)
+        if prev is not None and str(prev) in ("run", "scaling") and prev.column == 1 and prev.start_pos is not None:
+            found = _unclosed(text, prev.start_pos)
+            if found is not None:
+                what, brace = found
+                return _Found(f"{what} is not closed before `{prev} {exc.token}`",
+                              f"add the `}}` that closes {what}: `run` and `scaling` start a statement only outside "
+                              f"every block", brace, span.line)
+    return _Found(message, help_, span, span.line)
+
+
+def _characters_message(exc: UnexpectedCharacters, text: str) -> tuple[str, str, Span]:
+    """A character no token starts with: a misspelled unit, `1,000`, a single quote."""
+    # lark's stub types the class default (None); the lexer always sets the offset
+    pos = cast(int, exc.pos_in_stream)
+    ch = text[pos] if pos < len(text) else ""
+    span = Span(exc.line, exc.column, exc.line, exc.column + 1)
+    prev = _previous_token(text, pos)
+    if prev is not None and prev.type == "NUMBER" and (ch.isalpha() or ch in "µμ"):
+        m = re.match(r"[^\s]+", text[pos:])
+        written = m.group(0) if m else ch
+        span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
+        hint = unit_hint(written.split("/")[0])  # the first word's fix (effspec fmt keeps the rest)
+        return f"unknown unit `{written}`", f"write `{hint}`" if hint else _UNITS_HELP, span
+    comma = _thousands(text, prev) if ch == "," else None
+    if comma is not None:
+        return comma
+    if ch == "'":
+        return "strings use double quotes", 'write "…"', span
+    shown = repr(ch)[1:-1] if ch else "end of input"
+    return f"unexpected character `{shown}`", "", span
+
+
+def _ended_message(expected: Iterable[str], text: str) -> tuple[str, str, Span]:
+    expected = set(expected)
+    line = text.count("\n") + 1
+    col = len(text) - (text.rfind("\n") + 1) + 1
+    hint = _NOT_CLOSED if "RBRACE" in expected else ""
+    return f"the file ended early: expected {_expected(expected)}", hint, Span(line, col, line, col)
+
+
 def _message_for(exc: UnexpectedInput, text: str) -> tuple[str, str, Span]:
     """Plain words, help and span for a lark UnexpectedInput."""
     from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedToken
 
     if isinstance(exc, UnexpectedCharacters):
-        # lark's stub types the class default (None); the lexer always sets the offset
-        pos = cast(int, exc.pos_in_stream)
-        ch = text[pos] if pos < len(text) else ""
-        span = Span(exc.line, exc.column, exc.line, exc.column + 1)
-        prev = _previous_token(text, pos)
-        if prev is not None and prev.type == "NUMBER" and (ch.isalpha() or ch in "µμ"):
-            m = re.match(r"[^\s]+", text[pos:])
-            written = m.group(0) if m else ch
-            span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
-            hint = _UNIT_HINTS.get(written.split("/")[0])
-            return (
-                f"unknown unit `{written}`",
-                f"write `{hint}`" if hint else _UNITS_HELP,
-                span,
-            )
-        if ch == "'":
-            return "strings use double quotes", 'write "…"', span
-        shown = repr(ch)[1:-1] if ch else "end of input"
-        return f"unexpected character `{shown}`", "", span
+        return _characters_message(exc, text)
     if isinstance(exc, UnexpectedEOF):
-        line = text.count("\n") + 1
-        col = len(text) - (text.rfind("\n") + 1) + 1
-        expected = _expected(exc.expected)
-        hint = "a block or run is not closed: add the missing `}`" if "RBRACE" in exc.expected else ""
-        return f"the file ended early: expected {expected}", hint, Span(line, col, line, col)
+        return _ended_message(exc.expected, text)
     assert isinstance(exc, UnexpectedToken)
     tok = exc.token
     if tok.type == "$END":
-        line = text.count("\n") + 1
-        col = len(text) - (text.rfind("\n") + 1) + 1
-        expected = _expected(exc.expected)
-        hint = "a block or run is not closed: add the missing `}`" if "RBRACE" in exc.expected else ""
-        return f"the file ended early: expected {expected}", hint, Span(line, col, line, col)
+        return _ended_message(exc.expected, text)
     assert tok.line is not None and tok.column is not None and tok.start_pos is not None  # the lexer placed it
     span = Span(tok.line, tok.column, tok.end_line or tok.line, tok.end_column or tok.column + 1)
     prev = _previous_token(text, tok.start_pos)
     expected = _expected(exc.expected)
     after = f" after {_describe(prev)}" if prev is not None else ""
     # The common shapes, said the way a person would.
-    if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and str(tok) in _UNIT_HINTS:
-        return f"unknown unit `{tok}`", f"write `{_UNIT_HINTS[str(tok)]}`", span
+    comma = _thousands(text, prev) if tok.type == "COMMA" else None
+    if comma is not None:
+        return comma
+    if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and unit_hint(str(tok)) is not None:
+        return f"unknown unit `{tok}`", f"write `{unit_hint(str(tok))}`", span
     if prev is not None and prev.type == "NAME" and not _is_key(str(prev)):
         assert prev.line is not None and prev.column is not None and prev.start_pos is not None  # a lexed token
         before = _previous_token(text, prev.start_pos)
         if before is not None and before.type == "NUMBER" and before.line == prev.line:
-            hint = _UNIT_HINTS.get(str(prev))
+            hint = unit_hint(str(prev))
             uspan = Span(prev.line, prev.column, prev.end_line or prev.line, prev.end_column or prev.column + len(prev))
             return f"unknown unit `{prev}`", f"write `{hint}`" if hint else _UNITS_HELP, uspan
     if prev is not None and prev.type == "NAME" and "EQUAL" in exc.expected and "LBRACE" in exc.expected:
@@ -496,8 +617,9 @@ def _recover(text: str, first: UnexpectedInput, diags: list[Diagnostic]) -> list
     starts = [1] + [text.count("\n", 0, m.start()) + 1 for m in _STATEMENT_START.finditer(text)]
     starts = sorted(set(starts)) + [len(lines) + 1]
     seen: set[int] = set()
-    message, help_, span = _message_for(first, text)
-    diags.append(Diagnostic("EFF001", "error", span, message, help_))
+    message, help_, shown, at = _found(first, text)
+    diags.append(Diagnostic("EFF001", "error", shown, message, help_))
+    span = Span(at, 1, at, 1)  # where the parser stopped: what recovery goes on from
     seen.add(span.line)
     if message.startswith(("the file ended", "a spec starts with")) or len(diags) >= MAX_SYNTAX_ERRORS:
         return diags
@@ -535,19 +657,19 @@ def _recover_statement(chunk: list[str], begin: int, broken: int, diags: list[Di
             parser().parse(work)
             return budget
         except UnexpectedInput as exc:
-            message, help_, local = _message_for(exc, work)
+            message, help_, local, at = _found(exc, work)
         except LarkError:
             return budget
         if followed and message.startswith("the file ended"):
             return budget  # the statement closed and the next one began: this one is whole
-        line = local.line + offset
+        line = at + offset
         if line not in seen:
-            diags.append(Diagnostic("EFF001", "error", Span(line, local.column, local.end_line + offset, local.end_column),
-                                    message, help_))
+            diags.append(Diagnostic("EFF001", "error", Span(local.line + offset, local.column, local.end_line + offset,
+                                                            local.end_column), message, help_))
             seen.add(line)
         if message.startswith(("the file ended", "a spec starts with")) or line >= last or line < begin:
             return budget
-        blanked = _blank_line(work, local.line)
+        blanked = _blank_line(work, at)
         if blanked == work:
             return budget
         work = blanked

@@ -26,6 +26,11 @@ from effspec.importers.writer import run_id
 __all__ = ["ImportFailure", "ImportResult", "LogFormat", "all_importers", "detect", "import_logs"]
 
 
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
+
 class ImportFailure(Exception):
     """The import could not be made (the CLI exits 2 with this message, after the log warnings that explain it)."""
 

@@ -23,6 +23,7 @@ from effspec.lsp import scan
 from effspec.lsp.analysis import Analysis
 from effspec.lsp.fixes import fixes_for
 from effspec.report.rulepages import effective_base, rule_page  # the rule pages the reports link to
+from effspec.rules.fixes import claim_units
 
 if TYPE_CHECKING:
     from effspec.engine.results import ClaimResult, Metric
@@ -482,16 +483,8 @@ def _value_names(a: Analysis, ctx: scan.Context):
 
 
 def _claim_unit_at(a: Analysis):
-    views = claim_views(a)
-
-    def unit(span: Span) -> str | None:
-        for v in views:
-            if v.claim.value_span == span:
-                if v.claim.name in K.CLAIMABLE:
-                    return K.CLAIMABLE[v.claim.name]
-                return "" if v.claim.name.startswith("breakdown.") or v.claim.name in K.SCALING_CLAIMABLE else None
-        return None
-    return unit
+    """The unit each claim's value must have ("" for a ratio): what the bare-ratio fix reads."""
+    return claim_units(a.spec)
 
 
 def code_actions(a: Analysis, rng: T.Range) -> list[T.CodeAction]:

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 import json
 
+__all__ = ["FORMATS", "render"]
+
 FORMATS = ("html", "pdf", "json", "sarif", "md", "tex")
+
+
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
 
 
 def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:

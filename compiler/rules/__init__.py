@@ -17,11 +17,19 @@ from functools import cache, cached_property
 from typing import TYPE_CHECKING
 
 from effspec.codes import CODES
-from effspec.diagnostics import SEVERITIES, Diagnostic, Span
+from effspec.diagnostics import SEVERITIES, Diagnostic, Fix, Span
 
 if TYPE_CHECKING:  # annotations only: listing the rules (explain, pages) does not load the engine
     from effspec.engine.results import Evaluation
     from effspec.front.ir import Spec
+
+__all__ = ["FAMILIES", "PAGE_SECTIONS", "AuditContext", "Rule", "all_rules", "code_table", "rule_for", "run_rules"]
+
+
+def __dir__() -> list[str]:
+    """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
+    return sorted(__all__)
+
 
 FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
@@ -52,8 +60,8 @@ class Rule:
         raise NotImplementedError
 
     def diag(self, span: Span | None, message: str, help: str = "", label: str = "",
-             notes: tuple[str, ...] = ()) -> Diagnostic:
-        return Diagnostic(self.code, self.severity, span, message, help, label, notes=notes)
+             notes: tuple[str, ...] = (), fixes: tuple[Fix, ...] = ()) -> Diagnostic:
+        return Diagnostic(self.code, self.severity, span, message, help, label, notes=notes, fixes=fixes)
 
 
 @cache

@@ -54,7 +54,10 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "Reports text the grammar cannot read: a missing `=` or `{`, an unclosed "
         "block or string, a stray character, or a file that ends early. The "
         "message says what was expected at that point, and the caret points at "
-        "the first token that does not fit.",
+        "the first token that does not fit; a block left open is shown at its "
+        "`{`. Where the fix is clear the help says it: `TFLOP/s` for `TFLOPS` or "
+        "`tflops`, `token` for `tokens`, `1_000` for `1,000`; `effspec check "
+        "--fix` writes the unit spellings.",
         "A spec that does not parse has no meaning to check, so no figure is "
         "computed from it. Syntax errors cannot be suppressed or downgraded.",
         "`peak` is written without `=`:",

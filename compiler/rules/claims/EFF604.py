@@ -8,6 +8,7 @@ from collections.abc import Iterable
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
 from effspec.engine import flops
+from effspec.front.ir import Claim, Number
 from effspec.rules import AuditContext, Rule
 
 _LINE = re.compile(r"\(line (\d+)\)")
@@ -22,6 +23,10 @@ class EFF604(Rule):
       implied by another claim;
     - an HFU below the MFU: the hardware cannot execute fewer FLOPs than the
       model needs.
+
+    A claim written as a bare number above 1 (`claim mfu = 47`) is a ratio of
+    47, that is 4700 %: the message asks whether `47 %` was meant, and
+    `effspec check --fix` writes it.
 
     ## Why is this bad?
 
@@ -78,13 +83,7 @@ class EFF604(Rule):
             claimed = {n: cr.claimed for n, cr in result.claims.items() if cr.claimed is not None}
             for name in ("mfu", "hfu"):
                 if claimed.get(name) is not None and claimed[name] > 1:
-                    yield self.diag(
-                        claims[name].value_span,
-                        f"the claimed {name.upper()} {percent(claimed[name])} is above 100 %: no device exceeds its peak",
-                        "check the peak (the run's accelerator and dtype), the step time's unit, and whether the "
-                        "numerator counts all MoE experts or per-device tokens over the whole cluster",
-                        label="above 100 %",
-                    )
+                    yield self._above_100(claims[name], name, claimed[name])
             if claimed.get("mfu") is not None and claimed.get("hfu") is not None and claimed["hfu"] < claimed["mfu"] * (1 - 1e-9):
                 yield self.diag(
                     claims["hfu"].value_span,
@@ -94,6 +93,25 @@ class EFF604(Rule):
                     label="HFU below MFU",
                 )
             yield from self._reconstructed(run, result)
+
+    def _above_100(self, claim: Claim, name: str, value: float) -> Diagnostic:
+        expr = claim.expr
+        if isinstance(expr, Number) and not expr.unit:  # `claim mfu = 47`: a ratio of 47, meant as 47 %
+            return self.diag(
+                claim.value_span,
+                f"the claimed {name.upper()} {percent(value)} is above 100 %: `{expr.text}` is a bare ratio; "
+                f"did you mean `{expr.text} %`?",
+                f"write `{expr.text} %`: a number without a unit is a ratio (0.47 is 47 %), so `{expr.text}` "
+                f"reads as {percent(value)}; `effspec check --fix` adds the `%`",
+                label=f"reads as {percent(value)}",
+            )
+        return self.diag(
+            claim.value_span,
+            f"the claimed {name.upper()} {percent(value)} is above 100 %: no device exceeds its peak",
+            "check the peak (the run's accelerator and dtype), the step time's unit, and whether the "
+            "numerator counts all MoE experts or per-device tokens over the whole cluster",
+            label="above 100 %",
+        )
 
     def _reconstructed(self, run, result) -> Iterable[Diagnostic]:
         mfu, hfu = result.figure("mfu"), result.figure("hfu")

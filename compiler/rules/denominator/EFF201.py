@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from effspec.diagnostics import Diagnostic
+from effspec.diagnostics import Diagnostic, Fix
 from effspec.display import quantity
 from effspec.engine import catalog
 from effspec.engine.results import Pool
 from effspec.front.ir import Entry, Run
 from effspec.rules import AuditContext, Rule
+from effspec.rules.fixes import value_fix
 
 # Vendors quote int8 in TOPS; where an int8 figure coincides with a float one
 # (A100: 624 TOPS int8 = 624 TFLOP/s sparse BF16) the float reading is the one
@@ -134,6 +135,18 @@ def catalog_help(reading: PeakReading) -> str:
             f"(the {own.sparsity} {dtype_name(own.dtype)} figure for {own.accelerator})")
 
 
+def catalog_fix(ctx: AuditContext, reading: PeakReading) -> tuple[Fix, ...]:
+    """`peak = catalog` in place of the figure and its source: unsafe, as it changes the denominator
+    (`effspec check --fix --unsafe-fixes`; an editor's quick fix)."""
+    own = reading.own
+    if own is None:
+        return ()
+    fix = value_fix(ctx.lines, reading.entry.value_span, "catalog",
+                    f"Write `peak = catalog` (the {own.sparsity} {dtype_name(own.dtype)} figure, "
+                    f"{own.flops / 1e12:g} TFLOP/s)")
+    return (replace(fix, preferred=False),) if fix is not None else ()
+
+
 def mfu_note(result, factor: float, what: str) -> tuple[str, ...]:
     """How the run's MFU moves when the peak is corrected by ``factor`` (declared / correct)."""
     mfu = result.figure("mfu") if result is not None else None
@@ -152,6 +165,9 @@ class EFF201(Rule):
     or instruction path (TF32, FP8, FP32, INT8) and not one of the run's own
     `dtype`: for example the TF32 figure in the denominator of a BF16 run, or
     the BF16 figure in the denominator of an FP8 run.
+
+    `effspec check --fix --unsafe-fixes` replaces the figure and its `from`
+    with `peak = catalog` (unsafe: it changes the denominator).
 
     ## Why is this bad?
 
@@ -220,4 +236,5 @@ class EFF201(Rule):
                 catalog_help(reading),
                 label=row_kind(row),
                 notes=tuple(notes),
+                fixes=catalog_fix(ctx, reading),
             )

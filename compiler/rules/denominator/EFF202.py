@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
 from effspec.rules import AuditContext, Rule
-from effspec.rules.denominator.EFF201 import catalog_help, dtype_name, mfu_note, peak_readings, row_name, worth_naming
+from effspec.rules.denominator.EFF201 import catalog_fix, catalog_help, dtype_name, mfu_note, peak_readings, row_name, worth_naming
 
 
 class EFF202(Rule):
@@ -16,6 +16,9 @@ class EFF202(Rule):
     Flags a declared per-device `peak` that equals the 2:4 structured-sparsity
     figure of the run's own datatype on the declared accelerator, while the run
     does dense work (`sparsity = dense`, the default).
+
+    `effspec check --fix --unsafe-fixes` replaces the figure and its `from`
+    with `peak = catalog` (unsafe: it changes the denominator).
 
     ## Why is this bad?
 
@@ -85,4 +88,5 @@ class EFF202(Rule):
                 catalog_help(reading),
                 label=f"2:4-sparse figure for {row.accelerator}{dense}",
                 notes=tuple(notes),
+                fixes=catalog_fix(ctx, reading),
             )

@@ -1,0 +1,191 @@
+"""`effspec check --fix`: make the edits the findings name (effspec.rules.fixes), then check again.
+
+Safe fixes correct a spelling and keep the spec's meaning (`TFLOPS` ->
+`TFLOP/s`, `claim mfu = 47` -> `47 %`); `--unsafe-fixes` adds those that change
+what it declares (`peak = catalog` for another datatype's peak).  `--diff`
+prints what would change and writes nothing.
+
+A file is rewritten as `effspec fmt` rewrites one: atomically, through a
+symlink the user named (the link stays a link).  A spec is fixed only if
+`effspec check` reads it, so a spec found in a folder that is a symlink leading
+out of the folder, or a hard link, is refused as the check refuses it; and a
+file with several hard links is never replaced, even when named, as replacing
+it would leave the other names with the old text.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+
+from effspec.cli.common import ToolError, reading
+from effspec.diagnostics import printable
+
+MAX_ROUNDS = 10  # a fix can reveal another (a unit fixed, the claim after it parses): check again, this often
+
+
+def add_flags(check) -> None:
+    check.add_argument("--fix", action="store_true",
+                       help="apply the safe fixes the findings name (unit spellings, `%%` on a bare MFU claim), "
+                            "write the files back, and report what remains")
+    check.add_argument("--unsafe-fixes", action="store_true",
+                       help="with --fix, also apply the fixes that change what a spec declares "
+                            "(`peak = catalog` for a sparse or another datatype's peak)")
+    check.add_argument("--diff", action="store_true",
+                       help="with --fix: write nothing; print a unified diff of the fixes (exit 1 if there are any)")
+
+
+@dataclass
+class Fixed:
+    """What `--fix` did to one file."""
+
+    source: str
+    text: str
+    by_severity: Counter = field(default_factory=Counter)
+
+
+def fix_text(text: str, path: str, folder: str | None, options: dict, selection=None, unsafe: bool = False) -> Fixed:
+    """Fix ``text`` round after round until nothing is left to fix (at most MAX_ROUNDS)."""
+    from effspec import check_text
+    from effspec.rules.fixes import apply, chosen
+
+    out = Fixed(text, text)
+    for _ in range(MAX_ROUNDS):
+        result = check_text(out.text, path, folder, **options)
+        if selection is not None:
+            from effspec.cli.select import apply as select
+
+            select(result, selection)
+        pairs = chosen(result.diagnostics, out.text, result.spec, unsafe)
+        new, made = apply(out.text, [fix for _, fix in pairs])
+        if new == out.text:
+            break
+        severity = {id(fix): d.severity for d, fix in pairs}
+        out.by_severity.update(severity[id(fix)] for fix in made)
+        out.text = new
+    return out
+
+
+def _read(path: str, root: str | None, allow_hardlinks: bool) -> tuple[str, str] | None:
+    """The spec's text and folder, read as `effspec check` reads it: a ToolError when the check would refuse it,
+    None when it is too large to check (EFF030)."""
+    from effspec.front.files import read_spec
+    from effspec.front.limits import LIMITS
+
+    with reading(path):
+        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks)
+        return (raw.decode("utf-8"), folder) if len(raw) <= LIMITS.max_spec_bytes else None
+
+
+def _write(path: str, fixed: Fixed) -> None:
+    """Replace the file with the fixed text: atomically, never over a hard link, never over a change made meanwhile."""
+    from effspec.cli.fmt import write_back
+
+    real = os.path.realpath(path)
+    with reading(path):
+        links = os.stat(real).st_nlink
+        if links > 1:
+            raise ToolError(f"{path}: has {links} hard links; not fixed (replacing it would leave the other names "
+                            "with the old text)")
+        with open(real, encoding="utf-8", newline="") as fh:
+            if fh.read() != fixed.source:
+                raise ToolError(f"{path}: changed while it was being fixed; not written")
+    write_back(path, fixed.text)
+
+
+def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: tuple[str, str] | None,
+              stdin_root: str) -> tuple[int, Counter]:
+    """Fix every (path, root); print the diff with --diff.  (exit status so far, findings fixed by severity)."""
+    from effspec.cli.fmt import unified_diff
+
+    options = {"allow_hardlinks": getattr(args, "allow_hardlinks", False),
+               "inline_config": False if args.no_inline_config else None, "isolated": args.isolated}
+    status, total = 0, Counter[str]()
+    for path, root in items:
+        if root == stdin_root:
+            if not args.diff:
+                raise ToolError("--fix cannot write back to stdin (`-`): add --diff to see the fixes")
+            assert stdin_text is not None
+            read: tuple[str, str] | None = stdin_text
+        else:
+            try:
+                read = _read(path, root, options["allow_hardlinks"])
+            except ToolError as exc:
+                if args.diff:  # no check follows to say why
+                    print(f"effspec: {printable(str(exc))}", file=sys.stderr)
+                    status = 2
+                continue
+        if read is None:
+            continue
+        fixed = fix_text(read[0], path, read[1], options, selection, args.unsafe_fixes)
+        if fixed.text == fixed.source:
+            continue
+        total.update(fixed.by_severity)
+        if args.diff:
+            sys.stdout.write(unified_diff(fixed.source, fixed.text, path))
+            status = 1
+            continue
+        try:
+            _write(path, fixed)
+        except ToolError as exc:
+            print(f"effspec: {printable(str(exc))}", file=sys.stderr)
+            total.subtract(fixed.by_severity)
+            status = 2
+    return status, +total
+
+
+def _findings(counts: Counter) -> str:
+    words = [f"{n} {s}{'s' if n != 1 else ''}" for s in ("error", "warning", "info") if (n := counts.get(s, 0))]
+    return ", ".join(words)
+
+
+def summary_lines(args, fixed: Counter | None, fixable: tuple[int, int]) -> list[str]:
+    """Ruff's closing lines: what was fixed, what --fix would fix, and the unsafe fixes left hidden."""
+    safe, unsafe = fixable if getattr(args, "format", "text") == "text" else (0, 0)  # hints for a reader only
+    lines = []
+    if fixed:
+        lines.append(f"{'Would fix' if args.diff else 'Fixed'} {_findings(fixed)}")
+    if args.unsafe_fixes:
+        safe, unsafe = safe + unsafe, 0
+    if safe and not args.fix and not args.diff:
+        lines.append(f"[*] {safe} fixable with --fix")
+    if unsafe:
+        lines.append(f"({unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with --unsafe-fixes)")
+    return lines
+
+
+class Summary(list):
+    """A file's (code, severity) pairs, and how many edits `--fix` would make in it: (safe, unsafe only)."""
+
+    fixable: tuple[int, int] = (0, 0)
+
+
+def with_fixable(summary: list, result) -> Summary:
+    """A file's summary (`effspec check`), with the fixes its remaining findings offer counted."""
+    from effspec.rules.fixes import counts
+
+    out = Summary(summary)
+    out.fixable = counts(result.diagnostics, result.source, result.spec)
+    return out
+
+
+def fix_first(args, paths, selection, stdin_text, stdin_root: str) -> tuple[int, Counter | None]:
+    """`--fix`: fix the files before they are checked (the check then reports what remains); `--diff`: print the
+    fixes.  (exit status so far, findings fixed by severity or None)."""
+    if not (args.fix or args.diff):
+        return 0, None
+    status, fixed = fix_files(paths, args, selection if selection.active else None, stdin_text, stdin_root)
+    if args.diff:
+        print_fix_summary(args, fixed, [])
+    return status, fixed
+
+
+def print_fix_summary(args, fixed: Counter | None, summaries) -> None:
+    """`Fixed 2 errors`, `[*] 3 fixable with --fix`, the unsafe fixes left hidden: on stderr, unless --quiet."""
+    safe = sum(getattr(s, "fixable", (0, 0))[0] for _, s in summaries)
+    unsafe = sum(getattr(s, "fixable", (0, 0))[1] for _, s in summaries)
+    if not args.quiet:
+        for line in summary_lines(args, fixed, (safe, unsafe)):
+            print(line, file=sys.stderr)
