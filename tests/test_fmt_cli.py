@@ -186,3 +186,36 @@ def test_diff_marks_a_missing_final_newline():
     assert proc.returncode == 1
     assert proc.stdout == ('--- <stdin>\n+++ <stdin>\n@@ -1,2 +1,5 @@\n eff 1\n-run r { title = "t" }\n'
                            '\\ No newline at end of file\n+\n+run r {\n+  title = "t"\n+}\n')
+
+
+def test_fmt_of_a_folder_refuses_what_check_refuses(tmp_path):
+    """A spec found in a folder is read as `check` reads it: a symlink leading out of the folder, or a hard
+    link, is refused and left as it is (the folder may be someone else's), and the exit status says so."""
+    messy = 'eff 1\nrun a {\n  model {   preset = "llama3_8b" }\n}\n'
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "victim.eff"
+    victim.write_text(messy)
+    linked = outside / "linked.eff"
+    linked.write_text(messy)
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    (proj / "link.eff").symlink_to("../outside/victim.eff")
+    os.link(linked, proj / "hard.eff")
+    (proj / "own.eff").write_text(messy)
+    proc = subprocess.run([str(EFFSPEC), "fmt", str(proj)], capture_output=True, text=True)
+    assert proc.returncode == 2, proc.stderr
+    assert victim.read_text() == messy and linked.read_text() == messy
+    assert "model { preset" in (proj / "own.eff").read_text()
+    assert "1 file reformatted" in proc.stderr and "2 not formatted" in proc.stderr
+
+
+def test_fmt_never_replaces_a_named_hard_link(tmp_path):
+    messy = 'eff 1\nrun a {\n  model {   preset = "llama3_8b" }\n}\n'
+    first = tmp_path / "a.eff"
+    first.write_text(messy)
+    os.link(first, tmp_path / "b.eff")
+    proc = subprocess.run([str(EFFSPEC), "fmt", str(tmp_path / "b.eff")], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "has 2 hard links; not reformatted" in proc.stderr
+    assert first.read_text() == messy

@@ -371,8 +371,9 @@ class Store:
 
             payload = sarif_file(payload)
         try:
-            body = json.dumps({"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload,
-                               "summary": out[2], "fixable": list(getattr(out[2], "fixable", (0, 0)))}, separators=(",", ":"), allow_nan=False).encode("utf-8")
+            entry = {"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload, "summary": out[2],
+                     "fixable": list(getattr(out[2], "fixable", (0, 0)))}
+            body = json.dumps(entry, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             return
         dir_fd = _folder(p.folder)

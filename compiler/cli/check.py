@@ -7,35 +7,11 @@ import os
 import sys
 from functools import partial
 
-from effspec.cli.common import BUG_URL, ToolError, load_spec
+from effspec.cli.common import BUG_URL, STDIN, ToolError, load_spec
+from effspec.cli.common import expand_paths as _expand
 from effspec.cli.fix import fix_first, print_fix_summary, with_fixable
 from effspec.diagnostics import printable
 from effspec.version import __version__
-
-
-def _expand(paths: list[str]) -> list[tuple[str, str | None]]:
-    """Each file to check, with the folder it was found in (None when named).
-
-    Files are taken as given; folders become their `.eff` files, sorted.  A
-    spec found in a folder is then read under the rules of a `file`
-    reference (see effspec.load's ``root``): a symlink that leaves the folder
-    or points into /proc, /sys, /dev or /run, or a hard link, is refused, not
-    read; the user never named it.
-    """
-    out: list[tuple[str, str | None]] = []
-    for p in paths:
-        if p == "-":
-            out.append((p, STDIN))
-        elif os.path.isdir(p):
-            for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
-                dirs.sort()
-                out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
-        else:
-            out.append((p, None))
-    return out
-
-
-STDIN = "\0stdin"  # the root _expand gives `-`: no folder can be named so
 
 
 def read_stdin(name: str | None) -> tuple[str, str]:

@@ -15,12 +15,11 @@ it would leave the other names with the old text.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections import Counter
 from dataclasses import dataclass, field
 
-from effspec.cli.common import ToolError, reading
+from effspec.cli.common import ToolError, read_as_checked, replace_text
 from effspec.diagnostics import printable
 
 MAX_ROUNDS = 10  # a fix can reveal another (a unit fixed, the claim after it parses): check again, this often
@@ -68,33 +67,6 @@ def fix_text(text: str, path: str, folder: str | None, options: dict, selection=
     return out
 
 
-def _read(path: str, root: str | None, allow_hardlinks: bool) -> tuple[str, str] | None:
-    """The spec's text and folder, read as `effspec check` reads it: a ToolError when the check would refuse it,
-    None when it is too large to check (EFF030)."""
-    from effspec.front.files import read_spec
-    from effspec.front.limits import LIMITS
-
-    with reading(path):
-        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks)
-        return (raw.decode("utf-8"), folder) if len(raw) <= LIMITS.max_spec_bytes else None
-
-
-def _write(path: str, fixed: Fixed) -> None:
-    """Replace the file with the fixed text: atomically, never over a hard link, never over a change made meanwhile."""
-    from effspec.cli.fmt import write_back
-
-    real = os.path.realpath(path)
-    with reading(path):
-        links = os.stat(real).st_nlink
-        if links > 1:
-            raise ToolError(f"{path}: has {links} hard links; not fixed (replacing it would leave the other names "
-                            "with the old text)")
-        with open(real, encoding="utf-8", newline="") as fh:
-            if fh.read() != fixed.source:
-                raise ToolError(f"{path}: changed while it was being fixed; not written")
-    write_back(path, fixed.text)
-
-
 def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: tuple[str, str] | None,
               stdin_root: str) -> tuple[int, Counter]:
     """Fix every (path, root); print the diff with --diff.  (exit status so far, findings fixed by severity)."""
@@ -111,7 +83,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             read: tuple[str, str] | None = stdin_text
         else:
             try:
-                read = _read(path, root, options["allow_hardlinks"])
+                read = read_as_checked(path, root, options["allow_hardlinks"])
             except ToolError as exc:
                 if args.diff:  # no check follows to say why
                     print(f"effspec: {printable(str(exc))}", file=sys.stderr)
@@ -128,7 +100,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             status = 1
             continue
         try:
-            _write(path, fixed)
+            replace_text(path, fixed.source, fixed.text, "fixed")
         except ToolError as exc:
             print(f"effspec: {printable(str(exc))}", file=sys.stderr)
             total.subtract(fixed.by_severity)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import os
 import re
 import sys
 
@@ -35,35 +34,28 @@ def register(sub) -> argparse.ArgumentParser:
     return f
 
 
-def _expand(paths: list[str]) -> list[str]:
-    out: list[str] = []
-    for p in paths:
-        if p != "-" and os.path.isdir(p):
-            for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
-                dirs.sort()
-                out += [os.path.join(root, f) for f in sorted(files) if f.endswith(".eff")]
-        else:
-            out.append(p)
-    return out
+def _read(path: str, root: str | None) -> str:
+    """The text to format: stdin for `-`, else the spec as `effspec check` reads it (a spec found in a folder
+    through a symlink leading out of it, or a hard link, is refused, as check refuses it)."""
+    from effspec.cli.common import STDIN, ToolError, read_as_checked
+    from effspec.front.limits import LIMITS
 
-
-def _read(path: str) -> str:
-    from effspec.cli.common import reading
-
-    if path == "-":
+    if root == STDIN:
         return sys.stdin.read()
-    with reading(path), open(path, encoding="utf-8", newline="") as fh:
-        return fh.read()
+    read = read_as_checked(path, root)
+    if read is None:
+        raise ToolError(f"{path}: larger than {LIMITS.max_spec_bytes:,} bytes; not formatted")
+    return read[0]
 
 
-def _one(path: str, args) -> tuple[int, bool]:
+def _one(path: str, root: str | None, args) -> tuple[int, bool]:
     """Format one file: (0 done, 1 would change, 2 cannot format; whether the layout changes)."""
-    from effspec.cli.common import ToolError
+    from effspec.cli.common import ToolError, replace_text
     from effspec.fmt import FormatterError, format_text
 
     shown = "<stdin>" if path == "-" else path
     try:
-        source = _read(path)
+        source = _read(path, root)
     except ToolError as exc:
         print(f"effspec: {printable(str(exc))}", file=sys.stderr)
         return 2, False
@@ -89,7 +81,11 @@ def _one(path: str, args) -> tuple[int, bool]:
         if args.check:
             print(f"would reformat {printable(shown)}", file=sys.stderr)
         return 1, True
-    write_back(path, result.text)
+    try:
+        replace_text(path, source, result.text, "reformatted")
+    except ToolError as exc:
+        print(f"effspec: {printable(str(exc))}", file=sys.stderr)
+        return 2, True
     print(f"reformatted {printable(shown)}", file=sys.stderr)
     return 0, True
 
@@ -100,26 +96,20 @@ def unified_diff(source: str, new: str, shown: str) -> str:
                    for line in difflib.unified_diff(_lines(source), _lines(new), fromfile=shown, tofile=shown))
 
 
-def write_back(path: str, text: str) -> None:
-    """Replace the file ``path`` names with ``text``, atomically; through a symlink, not over it."""
-    from effspec.atomic import write_atomic
-
-    write_atomic(os.path.realpath(path), text)
-
-
 def _lines(text: str) -> list[str]:
     """Lines with their \\n, split on \\n only (as the parser counts them; not on \\f or U+2028)."""
     return re.findall(r"[^\n]*\n|[^\n]+$", text)
 
 
 def cmd_fmt(args) -> int:
-    from effspec.cli.common import ToolError
+    from effspec.cli.common import STDIN, ToolError, expand_paths
 
-    paths = _expand(args.files)
-    if not paths:
+    items = expand_paths(args.files)
+    if not items:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
-    outcomes = [_one(p, args) for p in paths]
-    if paths != ["-"]:
+    outcomes = [_one(p, root, args) for p, root in items]
+    paths = [p for p, _ in items]
+    if [r for _, r in items] != [STDIN]:
         changed = sum(1 for _, c in outcomes if c)
         failed = sum(1 for s, _ in outcomes if s == 2)
         done = "would be reformatted" if args.check or args.diff else "reformatted"
