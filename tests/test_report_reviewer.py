@@ -483,3 +483,17 @@ def test_no_timeline_without_a_straggler_and_the_split_still_drawn(tmp_path):
     order = sorted(_bars(charts["ranks"]), key=lambda b: _bars(charts["ranks"])[b]["compute"][0])
     assert sorted(b.split("-")[1] for b in order[:2]) == ["2", "3"]  # stage 1 (ranks 2 and 3, 1.0 s) computes longest
     assert "straggler" not in charts["ranks_caption"]
+
+
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
+def test_histogram_counts_steps_in_whole_numbers(example):
+    """The histogram's y axis counts steps: its tick labels are whole numbers (12.5 steps is not a count)."""
+    from effspec.report.context import build
+
+    charts = [run.charts.get("step_time") for run in build(effspec.load(str(example)), charts=True).runs]
+    for svg in filter(None, charts):
+        labels = re.findall(r"<!-- ([^>]*?) -->", svg)
+        start = labels.index("step time (s), after warm-up") + 1
+        end = next(i for i, t in enumerate(labels) if t.startswith("steps"))
+        ticks = labels[start:end]
+        assert ticks and all(re.fullmatch(r"\d+|10\^\{?-?\d+\}?|\$.*\$", t) for t in ticks), ticks

@@ -192,6 +192,8 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
     ``MIN_HISTOGRAM_SAMPLES`` samples or when every sample is the same (no shape to show)."""
     if len(samples) < max(MIN_HISTOGRAM_SAMPLES, MIN_SAMPLES) or min(samples) == max(samples):
         return None
+    from matplotlib.ticker import MaxNLocator
+
     with _styled(salt):
         fig, ax = _figure(6.4, 2.2)
         lo, hi = min(samples), max(samples)
@@ -228,6 +230,7 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
         else:
             ax.set_ylim(0, ymax * 1.2)
             ax.set_ylabel("steps")
+            ax.yaxis.set_major_locator(MaxNLocator(MAX_TICKS, integer=True))  # a count of steps: no 2.5 steps
         ax.set_xlabel("step time (s), after warm-up")
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.2, top=0.95)
         return _markup(_svg(fig, salt))
