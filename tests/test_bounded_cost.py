@@ -169,7 +169,7 @@ def test_cli_four_thousand_duplicates_on_one_line(tmp_path):
         done = run_cli("check", "--format", fmt, str(spec))
         assert done.returncode == 1, done.stderr
         assert len(done.stdout) < 200_000, (fmt, len(done.stdout))
-    document = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
+    (document,) = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
     assert document["omitted"] == {"total": 3_799, "error": 3_799}
     big = tmp_path / "dup10k.eff"
     big.write_text(duplicate_keys(10_000, one_line=True))
@@ -214,7 +214,7 @@ def test_sparse_rank_grid_is_refused_before_a_matrix_is_allocated(tmp_path):
     (tmp_path / "s.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ranks.csv" }\n}\n')
     rss, _wall, _cpu, status, out = BENCH.peak([EFFSPEC, "check", "--format", "json", str(tmp_path / "s.eff")], TIMEOUT)
     assert status == 1, out
-    (d,) = [d for d in json.loads(out)["diagnostics"] if d["code"] == "EFF030"]
+    (d,) = [d for d in json.loads(out)[0]["diagnostics"] if d["code"] == "EFF030"]
     assert (d["line"], d["column"], d["severity"]) == (3, 21, "error")
     assert d["message"] == ("`ranks.csv`: 5,470 ranks × 5,470 steps is a grid of 29,920,900 cells for 5,470 rows; "
                             "the limit is 4 cells per row")
@@ -501,7 +501,7 @@ def test_cli_rank_grid_bound_on_the_reproduction(tmp_path):
                                      + "".join(f"{i % 8},n0,{i // 8},1,0.1,0\n" for i in range(rows)))
     (tmp_path / "ok.eff").write_text('eff 1\nrun a {\n  ranks { samples = file "ok.csv" }\n}\n')
     ok = run_cli("check", "--format", "json", str(tmp_path / "ok.eff"))
-    assert not [d for d in json.loads(ok.stdout)["diagnostics"] if d["code"] == "EFF030"], ok.stdout[-2000:]
+    assert not [d for d in json.loads(ok.stdout)[0]["diagnostics"] if d["code"] == "EFF030"], ok.stdout[-2000:]
 
 
 @pytest.mark.parametrize("value", ["inf", "nan", "1e308", "-1"])

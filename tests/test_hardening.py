@@ -559,7 +559,7 @@ def test_parallel_check_matches_one_by_one_in_argument_order(tmp_path, capsys):
     one_by_one = []
     for n in names:
         cli.main(["check", n, "--format", "json"])
-        one_by_one.append(json.loads(capsys.readouterr().out))
+        one_by_one += json.loads(capsys.readouterr().out)  # an array of one file object
     cli.main(["check", *names, "--format", "json", "--jobs", "2"])
     together = json.loads(capsys.readouterr().out)
     assert [doc["file"] for doc in together] == names
