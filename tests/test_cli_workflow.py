@@ -66,3 +66,127 @@ def test_json_from_stdin_and_from_a_folder_of_one_are_arrays(tmp_path):
 def test_show_settings_json_is_an_array_of_file_objects():
     doc = json.loads(run("check", "--show-settings", "--isolated", "--format", "json", C).stdout)
     assert [(d["file"], d["ignore"], d["inline_config"]) for d in doc] == [(C, [], False)]
+
+
+# ---------------------------------------------------------------------------- 2. report: several inputs, several outputs
+
+def _copy_examples(tmp_path: Path, *names: str) -> Path:
+    folder = tmp_path / "specs"
+    folder.mkdir()
+    for name in names:
+        (folder / name).write_bytes((ROOT / "examples" / name).read_bytes())
+    for csv in (ROOT / "examples").glob("*.csv"):
+        (folder / csv.name).write_bytes(csv.read_bytes())
+    return folder
+
+
+def test_report_of_a_folder_is_one_report_of_every_spec(tmp_path):
+    folder = _copy_examples(tmp_path, "example_c_scaling.eff", "example_a_measured.eff")
+    out = tmp_path / "all.json"
+    done = run("report", str(folder), "-o", str(out))
+    assert done.returncode == 1, done.stderr  # example A's two EFF601 errors
+    doc = json.loads(out.read_text(encoding="utf-8"))
+    # a folder's specs sorted by name, as `check` takes them
+    assert [d["file"] for d in doc] == [str(folder / "example_a_measured.eff"), str(folder / "example_c_scaling.eff")]
+    assert [d["code"] for d in doc[0]["diagnostics"] if d["severity"] == "error"] == ["EFF601", "EFF601"]
+    assert sorted(d["code"] for d in doc[1]["diagnostics"]) == C_CODES
+    assert done.stderr.rstrip("\n").split("\n")[-1] == f"wrote {out}"
+
+
+def test_report_of_several_files_in_sarif_markdown_html_and_tex(tmp_path):
+    outs = [tmp_path / f"both.{ext}" for ext in ("sarif", "md", "html", "tex")]
+    done = run("report", C, A, *[x for o in outs for x in ("-o", str(o))])
+    assert done.returncode == 1, done.stderr
+    log = json.loads(outs[0].read_text(encoding="utf-8"))
+    assert [a["location"]["uri"] for a in log["runs"][0]["artifacts"]] == [f"./{C}", f"./{A}"]
+    md = outs[1].read_text(encoding="utf-8")
+    assert md.count("## effspec audit: ") == 2 and md.index(f"`{os.path.basename(C)}`") < md.index(f"`{os.path.basename(A)}`")
+    html = outs[2].read_text(encoding="utf-8")
+    assert "<title>effspec audit of 2 specs</title>" in html and html.count("<html") == 1
+    assert 'id="s1-summary"' in html and 'id="s2-summary"' in html and 'href="#s2-summary"' in html
+    assert 'id="summary"' not in html  # every section id is prefixed: unique in the document
+    import re
+
+    # the source listing's line anchors are per spec, and every line link points into its own spec
+    assert re.search(r'href="#s2-L61"', html) and 'id="s2-L61"' in html
+    tex = outs[3].read_text(encoding="utf-8")
+    assert tex.count("\\newcommand{\\effClaimsTable}") == 1  # defined once; the second spec's is skipped with a comment
+    assert "% skipped claims of every run and scaling: the name \\effClaimsTable is already defined above" in tex
+
+
+def test_several_outputs_share_one_evaluation(tmp_path, monkeypatch, capsys):
+    import effspec.engine.evaluate as evaluate_module
+    from effspec.cli import main
+
+    calls = []
+    real = evaluate_module.evaluate
+
+    def counted(spec, *a, **k):
+        calls.append(spec)
+        return real(spec, *a, **k)
+
+    monkeypatch.setattr(evaluate_module, "evaluate", counted)
+    outs = [tmp_path / f"c.{ext}" for ext in ("html", "json", "md", "sarif")]
+    assert main(["report", str(ROOT / C), *[x for o in outs for x in ("-o", str(o))]]) == 0
+    assert len(calls) == 1  # one spec, four outputs: evaluated once
+    assert all(o.exists() for o in outs)
+    assert capsys.readouterr().err.rstrip("\n").split("\n")[-4:] == [f"wrote {o}" for o in outs]
+    calls.clear()
+    assert main(["report", str(ROOT / C), str(ROOT / A), "-o", str(tmp_path / "x.json"), "-o", str(tmp_path / "x.md")]) == 1
+    assert len(calls) == 2  # two specs, two outputs: each spec evaluated once
+
+
+def test_report_creates_the_output_folder(tmp_path):
+    out = tmp_path / "build" / "reports" / "c.html"
+    done = run("report", C, "-o", str(out), "-o", str(tmp_path / "build" / "c.md"))
+    assert done.returncode == 0, done.stderr
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert sorted(p.name for p in (tmp_path / "build").iterdir()) == ["c.md", "reports"]
+
+
+def test_report_does_not_create_a_folder_through_a_dangling_symlink(tmp_path):
+    os.symlink(tmp_path / "nowhere", tmp_path / "link")
+    done = run("report", C, "-o", str(tmp_path / "link" / "c.md"))
+    assert done.returncode == 2
+    assert done.stderr.startswith(f"effspec: {tmp_path / 'link' / 'c.md'}: cannot create its folder (File exists")
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_failed_output_leaves_every_existing_output_untouched(tmp_path, monkeypatch, capsys):
+    import effspec.report
+    from effspec.cli import main
+
+    real = effspec.report.render_many
+
+    def md_breaks(results, fmt, paper="a4"):
+        if fmt == "md":
+            raise ValueError("no Markdown today")
+        return real(results, fmt, paper=paper)
+
+    monkeypatch.setattr(effspec.report, "render_many", md_breaks)
+    html, md = tmp_path / "c.html", tmp_path / "c.md"
+    html.write_bytes(b"OLD HTML")
+    assert main(["report", str(ROOT / C), "-o", str(html), "-o", str(md), "-o", str(tmp_path / "new" / "c.json")]) == 1
+    assert capsys.readouterr().err.rstrip("\n").split("\n")[-1] == (
+        f"effspec: could not render {md}: ValueError: no Markdown today; no output was written")
+    assert html.read_bytes() == b"OLD HTML" and not md.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.html"]  # no temporary file, no folder `new`
+
+
+def test_a_spec_that_does_not_compile_among_several_leaves_every_output(tmp_path):
+    bad = tmp_path / "bad.eff"
+    bad.write_text("eff 1\nrun a {\n", encoding="utf-8")  # EFF001: the file ends before the `}`
+    a, b = tmp_path / "r.html", tmp_path / "r.json"
+    a.write_bytes(b"OLD")
+    done = run("report", C, str(bad), "-o", str(a), "-o", str(b), "-o", str(tmp_path / "new" / "r.md"))
+    assert done.returncode == 1
+    assert a.read_bytes() == b"OLD" and not b.exists() and not (tmp_path / "new").exists()
+    assert f"{bad} does not compile (the EFF0xx errors above); {a} was not written and is unchanged" in done.stderr
+    assert f"{bad} does not compile (the EFF0xx errors above); {b} was not written\n" in done.stderr
+
+
+def test_report_refuses_stdin_and_an_output_named_twice(tmp_path):
+    done = run("report", "-", "-o", str(tmp_path / "r.json"), stdin="eff 1\n")
+    assert (done.returncode, done.stderr) == (2, "effspec: -: `effspec report` reads no spec from stdin; name the file\n")
+    twice = run("report", C, "-o", str(tmp_path / "r.json"), "-o", str(tmp_path / "." / "r.json"))
+    assert (twice.returncode, twice.stderr) == (2, f"effspec: {tmp_path / '.' / 'r.json'}: named twice with -o\n")

@@ -78,14 +78,18 @@ def render_pdf(report, paper: str = "a4") -> bytes:
     """The report as PDF bytes, byte-identical for identical input on one machine."""
     if paper not in PAGE_SIZES:
         raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
+    from effspec.report.html import render_html
+
+    return render_pdf_html(render_html(report, print_css(paper)))
+
+
+def render_pdf_html(html: str) -> bytes:
+    """The PDF of a report page already rendered with :func:`print_css` (one spec's, or several specs' combined)."""
     # fontTools stamps subset fonts with the current time unless this is set.
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     from weasyprint import HTML
     from weasyprint.text.fonts import FontConfiguration
 
-    from effspec.report.html import render_html
-
-    html = render_html(report, print_css(paper))
     font_config = FontConfiguration()
     document = HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=font_config)
     # A fixed identifier from the content keeps the trailer /ID stable.
