@@ -106,7 +106,8 @@ def _rendered(results: list, name: str, fmt: str, args, count: int) -> bytes | N
         return _render_bounded(render_many, results, fmt, args.paper, args.timeout)  # every format: HTML grew 0.5 s a run
     except TimeoutError:
         raise ToolError(f"{name}: {FORMAT_NAMES[fmt]} rendering took longer than {args.timeout:g} s and was abandoned; "
-                        + ("the old output, if any, is unchanged" if count == 1 else "no output was written; the old ones, if any, are unchanged")
+                        + ("the old output, if any, is unchanged" if count == 1
+                           else "no output was written; the old ones, if any, are unchanged")
                         + " (raise the bound with --timeout)") from None
     except Exception as exc:  # a report that fails midway leaves every OUT untouched
         if args.debug:
