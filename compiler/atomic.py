@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def write_atomic(path: str, data: bytes | str | Iterable[bytes]) -> None:
@@ -43,7 +43,7 @@ def _staged(path: str, data: bytes | str | Iterable[bytes]) -> str:
     return tmp
 
 
-def write_all_atomic(items: list[tuple[str, bytes | str | Iterable[bytes]]]) -> None:
+def write_all_atomic(items: Sequence[tuple[str, bytes | str | Iterable[bytes]]]) -> None:
     """Several outputs, all or none: every one is written to a temporary file
     first, and only when all are complete are they renamed into place; if
     staging any of them fails, every output stays as it was."""

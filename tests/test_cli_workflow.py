@@ -190,3 +190,113 @@ def test_report_refuses_stdin_and_an_output_named_twice(tmp_path):
     assert (done.returncode, done.stderr) == (2, "effspec: -: `effspec report` reads no spec from stdin; name the file\n")
     twice = run("report", C, "-o", str(tmp_path / "r.json"), "-o", str(tmp_path / "." / "r.json"))
     assert (twice.returncode, twice.stderr) == (2, f"effspec: {tmp_path / '.' / 'r.json'}: named twice with -o\n")
+
+
+# ---------------------------------------------------------------------------- 3. configuration errors and bad pragmas
+
+SPEC = "eff 1\nrun a { work { seq_len = 2048 token/sequence  global_batch = 8 sequence } }\n"
+
+
+def _project(tmp_path: Path, pyproject: str, spec: str = SPEC) -> Path:
+    root = tmp_path / "proj"
+    (root / ".git").mkdir(parents=True)  # the project root: nothing above it applies
+    (root / "pyproject.toml").write_text(pyproject, encoding="utf-8")
+    (root / "s.eff").write_text(spec, encoding="utf-8")
+    return root
+
+
+def _config_diagnostics(root: Path) -> list[dict]:
+    (doc,) = json.loads(run("check", "--format", "json", "s.eff", cwd=root).stdout)
+    return [d for d in doc["diagnostics"] if d["code"] in ("EFF031", "EFF032", "EFF033")]
+
+
+@pytest.mark.parametrize("pyproject, line, column, message, help_", [
+    # tomllib: "Expected ']' at the end of a table declaration (at line 3, column 14)"
+    ('[project]\nname = "x"\n[tool.effspec\n', 3, 14,
+     "is not valid TOML (Expected ']' at the end of a table declaration (at line 3, column 14))", "fix the TOML syntax"),
+    # the misspelt key is on line 4, from column 1; difflib's closest key is inline_config
+    ('[project]\nname = "x"\n\n[tool.effspec]\ninline-config = false\n', 5, 1,
+     "unknown key `inline-config` in [tool.effspec]",
+     "did you mean `inline_config`? the keys are `ignore`, `severity`, `inline_config`"),
+    ('[tool.effspec]\nseverity = { EFF503 = "error" }\n  ignore = "EFF504"\n', 3, 3,
+     "`ignore` is not a list of codes", 'write `ignore = ["EFF504"]`'),
+    ('[tool.effspec]\ninline_config = "no"\n', 2, 1, "`inline_config` is not true or false", "write `inline_config = false`"),
+    ('[tool.effspec.severity]\nEFF503 = "fatal"\n', 1, 15,  # the key in the sub-table's header: `[tool.effspec.` is 14 characters
+     "`severity` is not a table of codes to error, warning or info", 'write `severity = { EFF503 = "error" }`'),
+])
+def test_a_configuration_error_is_at_its_line_and_column_in_pyproject(tmp_path, pyproject, line, column, message, help_):
+    root = _project(tmp_path, pyproject)
+    config = str(root / "pyproject.toml")
+    assert _config_diagnostics(root) == [{
+        "code": "EFF031", "severity": "error", "line": line, "column": column, "end_line": line,
+        "end_column": column + _length(message),
+        "message": f"configuration {config}: {message}; none of its settings apply", "help": help_, "file": config}]
+    text = run("check", "s.eff", cwd=root)
+    assert text.returncode == 1  # the configuration error is an error
+    assert f"error[EFF031]: configuration {config}: {message}; none of its settings apply\n --> {config}:{line}:{column}\n" \
+        in text.stdout
+    assert "Traceback" not in text.stdout + text.stderr
+
+
+def _length(message: str) -> int:
+    """The span's length: the key's for a key, one character where tomllib stopped."""
+    for key in ("inline-config", "ignore", "inline_config", "severity"):
+        if message.startswith((f"unknown key `{key}`", f"`{key}`")):
+            return len(key)
+    return 1
+
+
+def test_an_unknown_code_in_the_configuration_is_a_warning_at_the_code(tmp_path):
+    root = _project(tmp_path, '[tool.effspec]\nignore = ["EFF101", "EFF5044"]\nseverity = { EFF9999 = "info" }\n')
+    config = str(root / "pyproject.toml")
+    found = _config_diagnostics(root)
+    # `ignore = ["EFF101", "EFF5044"]`: its quote is column 21 of line 2, the code from 22 to 28;
+    # `severity = { EFF9999 = "info" }`: the code from column 14 to 20 of line 3 (end columns exclusive)
+    assert [(d["code"], d["severity"], d["line"], d["column"], d["end_column"], d["file"]) for d in found] == [
+        ("EFF033", "warning", 2, 22, 29, config), ("EFF033", "warning", 3, 14, 21, config)]
+    assert found[0]["message"] == f"configuration {config}: unknown code `EFF5044` in [tool.effspec]; it matches no finding"
+    assert found[0]["help"] == "did you mean `EFF504`? `effspec explain --list` lists every code"
+    # the rest of the configuration applies: EFF101 (no `convention` on line 2) is ignored
+    (doc,) = json.loads(run("check", "--format", "json", "s.eff", cwd=root).stdout)
+    assert [s["code"] for s in doc["suppressed"]] == ["EFF101"]
+
+
+@pytest.mark.parametrize("pragma, code, why, help_", [
+    ("# effspec: ignore[EFF9999]", "EFF033", "unknown code `EFF9999` in `# effspec: ignore[EFF9999]` at line 3",
+     "did you mean `EFF099`? `effspec explain --list` lists every code"),  # difflib's nearest: five of seven letters
+    ("# effspec: ignore[EFF5020]", "EFF033", "unknown code `EFF5020` in `# effspec: ignore[EFF5020]` at line 3",
+     "did you mean `EFF502`? `effspec explain --list` lists every code"),
+    ("# effspec: severity[EFF201]=fatal", "EFF032",
+     "pragma `# effspec: severity[EFF201]=fatal` is not applied: `fatal` is not a severity",
+     "write `=error`, `=warning` or `=info`"),
+    ("# effspec: ignroe[EFF101]", "EFF032", "pragma `# effspec: ignroe[EFF101]` is not applied: `ignroe` is not a pragma",
+     "did you mean `ignore`? write `# effspec: ignore[CODES]`, `# effspec: file-ignore[CODES]` or "
+     "`# effspec: severity[CODES]=error|warning|info`"),
+    ("# effspec: ignore[eff101]", "EFF032", "pragma `# effspec: ignore[eff101]` is not applied: `eff101` is not a code",
+     "write `EFF101`; codes are written EFF and three digits, separated by commas: `ignore[EFF202,EFF601]`"),
+    ("# effspec: file-ignore", "EFF032", "pragma `# effspec: file-ignore` is not applied: `file-ignore` needs the codes "
+     "it applies to", "write `# effspec: ignore[CODES]`, `# effspec: file-ignore[CODES]` or "
+     "`# effspec: severity[CODES]=error|warning|info`"),
+    ("# effspec: file-ignore[EFF001]", "EFF032", "`# effspec: file-ignore[EFF001]` at line 3 names EFF001, a front-end "
+     "error, which no pragma or setting drops or lowers", "fix what the error says instead"),
+])
+def test_a_bad_pragma_is_a_coded_diagnostic_at_the_pragma(tmp_path, pragma, code, why, help_):
+    spec = tmp_path / "s.eff"
+    spec.write_text(SPEC + pragma + "\n", encoding="utf-8")  # the pragma is on line 3, from column 1
+    done = run("check", "--format", "json", "--isolated", str(spec))
+    assert not [d for d in json.loads(done.stdout)[0]["diagnostics"] if d["code"] in ("EFF032", "EFF033")]  # not read
+    (doc,) = json.loads(run("check", "--format", "json", str(spec)).stdout)
+    found = [d for d in doc["diagnostics"] if d["code"] in ("EFF032", "EFF033")]
+    assert [(d["code"], d["severity"], d["line"], d["column"], d["end_column"], d["message"], d["help"])
+            for d in found] == [(code, "warning", 3, 1, 1 + len(pragma), why, help_)]
+    assert doc["suppressed"] == []  # none of these pragmas drops anything
+
+
+def test_a_bad_pragma_suppresses_nothing_but_a_good_one_beside_it_applies(tmp_path):
+    spec = tmp_path / "s.eff"
+    # line 2 holds run `a` (EFF101 at 2:5, EFF605 at 2:5); `ignore[eff101]` was once read as a bare `ignore`
+    spec.write_text(SPEC.replace("} }\n", "} }  # effspec: ignore[eff101]\n# effspec: file-ignore[EFF605]\n"),
+                    encoding="utf-8")
+    (doc,) = json.loads(run("check", "--format", "json", str(spec)).stdout)
+    assert [(d["code"], d["line"]) for d in doc["diagnostics"]] == [("EFF101", 2), ("EFF032", 2)]
+    assert [s["code"] for s in doc["suppressed"]] == ["EFF605"]

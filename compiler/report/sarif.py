@@ -82,7 +82,11 @@ def _location(uri: str) -> dict:
 
 def _result(diag, uri: str, index: dict[str, int]) -> dict:
     message = diag.message + (f" Help: {diag.help}" if diag.help else "")
-    location: dict = {"physicalLocation": {"artifactLocation": {**_location(uri), "index": index["artifact"]}}}
+    if getattr(diag, "file", ""):  # a position in another file (the project's pyproject.toml)
+        artifact = _location(artifact_uri(diag.file))
+    else:
+        artifact = {**_location(uri), "index": index["artifact"]}
+    location: dict = {"physicalLocation": {"artifactLocation": artifact}}
     s = diag.span
     if s is not None:
         end_line = max(s.end_line, s.line)
