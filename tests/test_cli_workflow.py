@@ -404,3 +404,37 @@ def test_a_configuration_finding_is_located_in_pyproject_in_sarif(tmp_path):
     physical = r["locations"][0]["physicalLocation"]
     assert physical["artifactLocation"] == {"uri": "./pyproject.toml", "uriBaseId": "%SRCROOT%"}
     assert physical["region"] == {"startLine": 2, "startColumn": 1, "endLine": 2, "endColumn": 14}
+
+
+# ---------------------------------------------------------------------------- 5. the PDF without libharfbuzz-subset
+
+def test_without_harfbuzz_subset_the_pdf_is_made_with_a_one_line_notice_once(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("weasyprint")
+    from weasyprint.text import ffi
+
+    import effspec.report.pdf as pdf
+    from effspec.cli import main
+
+    monkeypatch.setattr(ffi, "harfbuzz_subset", None)  # as when the library is not installed: WeasyPrint uses fontTools
+    monkeypatch.setitem(pdf._NOTICE, "given", False)
+    assert not pdf.fast_font_subsetting()
+    outs = [tmp_path / "a.pdf", tmp_path / "b.pdf"]
+    assert main(["report", str(ROOT / C), "-o", str(outs[0]), "-o", str(outs[1])]) == 0
+    assert all(o.read_bytes().startswith(b"%PDF-") for o in outs)
+    err = capsys.readouterr().err.splitlines()
+    assert [line for line in err if line.startswith("effspec: note:")] == [pdf.SLOW_SUBSET_NOTICE]  # one line, once per process
+    assert pdf.SLOW_SUBSET_NOTICE.startswith("effspec: note: libharfbuzz-subset") and "\n" not in pdf.SLOW_SUBSET_NOTICE
+    assert main(["report", str(ROOT / C), "-o", str(tmp_path / "c.pdf")]) == 0
+    assert "note: libharfbuzz" not in capsys.readouterr().err
+
+
+def test_with_harfbuzz_subset_there_is_no_notice(tmp_path, monkeypatch, capsys):
+    pytest.importorskip("weasyprint")
+    import effspec.report.pdf as pdf
+    from effspec.cli import main
+
+    if not pdf.fast_font_subsetting():
+        pytest.skip("libharfbuzz-subset is not installed here (make sysdeps)")
+    monkeypatch.setitem(pdf._NOTICE, "given", False)
+    assert main(["report", str(ROOT / C), "-o", str(tmp_path / "c.pdf")]) == 0
+    assert "note: libharfbuzz" not in capsys.readouterr().err
