@@ -438,3 +438,12 @@ def test_with_harfbuzz_subset_there_is_no_notice(tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(pdf._NOTICE, "given", False)
     assert main(["report", str(ROOT / C), "-o", str(tmp_path / "c.pdf")]) == 0
     assert "note: libharfbuzz" not in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------------------- 6. examples/README.md speaks to users
+
+def test_the_examples_readme_speaks_to_users_and_lists_every_example():
+    text = (ROOT / "examples" / "README.md").read_text(encoding="utf-8")
+    assert "sketch" not in text.lower()
+    listed = {line.split("`")[1] for line in text.splitlines() if line.startswith("| `")}
+    assert {p.name for p in (ROOT / "examples").glob("*.eff")} <= listed
