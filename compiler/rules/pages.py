@@ -187,6 +187,14 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
 _PYPROJECT_SPEC = _spec()
 
 
+def _config_keys() -> str:
+    """The known keys of [tool.effspec], from the front end's one table: "`a`, `b` and `c`"."""
+    from effspec.front.config import KEYS
+
+    names = [f"`{k}`" for k in KEYS]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
 def _toml(text: str) -> str:
     return "```toml\n" + text.rstrip("\n") + "\n```"
 
@@ -194,9 +202,8 @@ def _toml(text: str) -> str:
 FRONT_END["EFF031"] = (
     "Reports a project configuration that was found but not applied: the "
     "pyproject.toml that holds the spec's `[tool.effspec]` table is not valid "
-    "TOML or UTF-8, names a key other than `ignore`, `severity` and "
-    "`inline_config` (the closest key is suggested), gives one a value of the "
-    "wrong kind, is not a regular "
+    "TOML or UTF-8, names a key other than " + _config_keys() + " (the closest key is suggested), "
+    "gives one a value of the wrong kind, is not a regular "
     "file, or cannot be trusted: every user may write it, or another user owns "
     "it in a folder every user may write (such as /tmp). None of its settings "
     "apply, and the spec is checked with the defaults. The diagnostic is at "
