@@ -52,23 +52,27 @@ CONFIG_FILE = "pyproject.toml"
 
 @dataclass(frozen=True)
 class Key:
-    """One key of ``[tool.effspec]``: its name, the test a value must pass, what a wrong value is, an example."""
+    """One key of ``[tool.effspec]``: its name, why a value is wrong (None when it is right), an example."""
 
     name: str
-    valid: Callable[[object], bool]
-    wrong: str  # "is not a list of codes": the message after the key's name
+    problem: Callable[[object], str | None]  # "is not a list of codes": the message after the key's name
     example: str  # 'ignore = ["EFF504"]': the help says "write" it
 
 
-# The one table of configuration keys: `_settings_from` checks names and value
-# types against it, an unknown key gets the closest of these as a suggestion,
-# and Settings reads each by name.  A new key is a row here and a field there.
+def _kind(test: Callable[[object], bool], wrong: str) -> Callable[[object], str | None]:
+    return lambda value: None if test(value) else wrong
+
+
+# The one table of configuration keys: `_settings_from` checks names and values
+# against it, an unknown key gets the closest of these as a suggestion, and the
+# rule page of EFF031 lists them.  A new key is a row here (its check may be any
+# function returning why a value is wrong) and a field of Settings.
 KEYS: dict[str, Key] = {k.name: k for k in (
-    Key("ignore", lambda v: isinstance(v, list) and all(isinstance(c, str) for c in v),
-        "is not a list of codes", 'ignore = ["EFF504"]'),
-    Key("severity", lambda v: isinstance(v, dict) and all(isinstance(x, str) and x in SEVERITIES for x in v.values()),
-        "is not a table of codes to error, warning or info", 'severity = { EFF503 = "error" }'),
-    Key("inline_config", lambda v: isinstance(v, bool), "is not true or false", "inline_config = false"),
+    Key("ignore", _kind(lambda v: isinstance(v, list) and all(isinstance(c, str) for c in v), "is not a list of codes"),
+        'ignore = ["EFF504"]'),
+    Key("severity", _kind(lambda v: isinstance(v, dict) and all(isinstance(x, str) and x in SEVERITIES for x in v.values()),
+                          "is not a table of codes to error, warning or info"), 'severity = { EFF503 = "error" }'),
+    Key("inline_config", _kind(lambda v: isinstance(v, bool), "is not true or false"), "inline_config = false"),
 )}
 
 
@@ -430,8 +434,9 @@ def _settings_from(tool: object, path: str, text: str = "") -> tuple[Settings | 
                               (f"did you mean `{near}`? " if near else "") + "the keys are " + ", ".join(f"`{k}`" for k in KEYS),
                               where(text, unknown[0], key=True))
     for name, key in KEYS.items():
-        if name in tool and not key.valid(tool[name]):
-            return None, _problem("EFF031", path, f"`{name}` {key.wrong}", f"write `{key.example}`", where(text, name, key=True))
+        why = key.problem(tool[name]) if name in tool else None
+        if why is not None:
+            return None, _problem("EFF031", path, f"`{name}` {why}", f"write `{key.example}`", where(text, name, key=True))
     ignore: list[str] = tool.get("ignore", [])
     severity: dict[str, str] = tool.get("severity", {})
     codes = sorted(set(ignore) | set(severity))
