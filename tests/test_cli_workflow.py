@@ -366,9 +366,9 @@ def test_every_result_of_the_examples_and_rule_fixtures_is_ready_for_code_scanni
         assert physical["region"]["startLine"] >= 1 and physical["region"]["startColumn"] >= 1, r
         rule = rules[r["ruleId"]]
         assert rules[r["ruleId"]] is sarif_run["tool"]["driver"]["rules"][r["ruleIndex"]]
-        assert rule["help"]["text"].startswith(f"{r['ruleId']}: ") and rule["help"]["markdown"]
-        assert rule["helpUri"] == f"https://github.com/effspec/effspec/blob/main/spec/rules/{r['ruleId']}.md"
-        assert rule["helpUri"] in rule["help"]["text"]
+        assert r["ruleId"] in rule["help"]["text"]  # the help names its rule (and how to read its page)
+        if "helpUri" in rule:  # where the rule pages are published
+            assert rule["helpUri"].startswith("https://") and rule["helpUri"] in rule["help"]["text"]
         (fingerprint,) = r["partialFingerprints"].values()
         assert len(fingerprint) == 32
     prints = [(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"], *r["partialFingerprints"].values())
