@@ -135,7 +135,9 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
                 result.evaluation = evaluation
                 diags += evaluation.diagnostics
                 diags += audit(spec, evaluation, text)
-    configured = configure(diags, text, folder, inline_config, isolated)
+    from effspec.rules import code_table
+
+    configured = configure(diags, text, folder, inline_config, isolated, known_codes=code_table())
     result.diagnostics = sorted(configured.diagnostics, key=sort_key)
     result.suppressed = configured.suppressed
     result.settings = configured.settings

@@ -9,11 +9,16 @@ from __future__ import annotations
 import contextlib
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 
 def write_atomic(path: str, data: bytes | str | Iterable[bytes]) -> None:
     """``data`` may also be an iterable of byte chunks, written as they come (a large CSV)."""
+    write_all_atomic([(path, data)])
+
+
+def _staged(path: str, data: bytes | str | Iterable[bytes]) -> str:
+    """A complete, fsynced temporary file beside ``path`` holding ``data``, with the mode ``path`` will have."""
     if isinstance(data, str):
         data = data.encode("utf-8")
     chunks = (data,) if isinstance(data, bytes) else data
@@ -31,8 +36,27 @@ def write_atomic(path: str, data: bytes | str | Iterable[bytes]) -> None:
             umask = os.umask(0)
             os.umask(umask)
             os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        raise
+    return tmp
+
+
+def write_all_atomic(items: Sequence[tuple[str, bytes | str | Iterable[bytes]]]) -> None:
+    """Several outputs, all or none: every one is written to a temporary file
+    first, and only when all are complete are they renamed into place; if
+    staging any of them fails, every output stays as it was."""
+    staged: list[tuple[str, str]] = []
+    try:
+        for path, data in items:
+            staged.append((_staged(path, data), path))
+        while staged:
+            tmp, path = staged[0]
+            os.replace(tmp, path)
+            staged.pop(0)
+    except BaseException:
+        for tmp, _path in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp)
         raise

@@ -18,6 +18,8 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF020": ("unresolved reference or file", "error"),
     "EFF030": ("input exceeds a limit", "error"),
     "EFF031": ("project configuration not applied", "error"),
+    "EFF032": ("`# effspec:` pragma not understood or not applied", "warning"),
+    "EFF033": ("unknown code in a pragma or the configuration", "warning"),
     "EFF040": ("value left to fill in (`TODO`)", "error"),
     "EFF099": ("internal error", "error"),
     # EFF8xx: the log importers (effspec import), not audit rules

@@ -78,11 +78,13 @@ class Diagnostic:
         }
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.file:
+            out["file"] = self.file  # line and column are in this file (a pyproject.toml), not in the spec
         return out
 
 
 def sort_key(d: Diagnostic) -> tuple:
-    s = d.span or Span(0, 0, 0, 0)
+    s = d.span if d.span and not d.file else Span(0, 0, 0, 0)  # another file's (the configuration's) first
     return (s.line, s.column, d.code)
 
 
@@ -154,6 +156,8 @@ def render_text(diag: Diagnostic, source: str | None, filename: str, lines: list
     one line quadratic).  A source line longer than ``EXCERPT_COLUMNS`` is cut
     to a window around the caret, marked with "…" on the cut sides.
     """
+    if diag.file and diag.file != filename:  # a position in another file (the configuration): no spec excerpt
+        filename, source, lines = diag.file, None, []
     out = [f"{diag.severity}[{diag.code}]: {_line(diag.message)}"]
     pad = " " * (len(str(diag.span.line)) if diag.span else 1)  # the gutter: as wide as the line number
     if diag.span is None:

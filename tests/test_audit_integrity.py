@@ -165,7 +165,7 @@ def test_a_pragma_inside_a_string_silences_nothing(tmp_path):
     last = done.stdout.rstrip("\n").split("\n")[-1]
     assert last == f"{spec}: 3 errors, 2 warnings, 1 info"
     assert "suppressed" not in done.stdout
-    doc = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
     assert [(d["code"], d["line"], d["column"]) for d in doc["diagnostics"]] == [
         ("EFF101", 3, 5), ("EFF605", 3, 5), ("EFF202", 26, 19), ("EFF601", 29, 22), ("EFF602", 30, 9), ("EFF401", 31, 34)]
     assert doc["suppressed"] == []
@@ -287,7 +287,7 @@ EXPECTED_SUPPRESSED = [
 
 
 def test_json_lists_the_suppressed_findings(pragma_spec):
-    doc = json.loads(run_cli("check", "--format", "json", str(pragma_spec)).stdout)
+    (doc,) = json.loads(run_cli("check", "--format", "json", str(pragma_spec)).stdout)
     assert _suppressed_triples(doc) == EXPECTED_SUPPRESSED
     assert doc["suppressed"][0]["message"].startswith("the peak 624 TFLOP/s is the 2:4-sparse BF16 figure")
     assert [(d["code"], d["severity"]) for d in doc["diagnostics"]] == [
@@ -390,7 +390,7 @@ def test_no_inline_config_ignores_every_pragma(pragma_spec):
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == (
         f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --no-inline-config)")
-    doc = json.loads(run_cli("check", "--no-inline-config", "--format", "json", str(pragma_spec)).stdout)
+    (doc,) = json.loads(run_cli("check", "--no-inline-config", "--format", "json", str(pragma_spec)).stdout)
     assert doc["suppressed"] == []
     assert doc["pragmas_not_applied"] == [
         {"line": 26, "column": 57, "pragma": BY_LINE}, {"line": 33, "column": 1, "pragma": BY_FILE},
@@ -405,7 +405,7 @@ def test_inline_config_false_in_the_project_ignores_pragmas(pragma_spec):
     (pragma_spec.parent / "pyproject.toml").write_text("[tool.effspec]\ninline_config = false\n", encoding="utf-8")
     done = run_cli("check", "--format", "json", str(pragma_spec))
     assert done.returncode == 1
-    doc = json.loads(done.stdout)
+    (doc,) = json.loads(done.stdout)
     assert doc["suppressed"] == [] and len(doc["pragmas_not_applied"]) == 3
     assert doc["config"] == "pyproject.toml"
     assert doc["pragmas_off_by"] == "`inline_config = false` in [tool.effspec] of pyproject.toml"
@@ -496,12 +496,12 @@ def test_a_pyproject_without_the_table_does_not_end_the_search_below_the_root(tm
     (root / "vendor" / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
     spec = root / "vendor" / "claims.eff"
     spec.write_text(EXAMPLE_B, encoding="utf-8")
-    doc = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
     assert doc["diagnostics"] == [] and doc["config"] == "../pyproject.toml"
     assert [(s["code"], s["kind"], s["by"], s["config_file"]) for s in doc["suppressed"]][:2] == [
         ("EFF101", "external", "`ignore` in [tool.effspec] of ../pyproject.toml", "../pyproject.toml"),
         ("EFF605", "external", "`ignore` in [tool.effspec] of ../pyproject.toml", "../pyproject.toml")]
-    shown = json.loads(run_cli("check", "--show-settings", "--format", "json", str(spec)).stdout)
+    (shown,) = json.loads(run_cli("check", "--show-settings", "--format", "json", str(spec)).stdout)
     assert shown["config"] == str(root / "pyproject.toml")
     assert shown["ignore"] == ["EFF101", "EFF202", "EFF401", "EFF601", "EFF602", "EFF605"]
     # Suppressed by the configuration: SARIF says "external", with the key and file as the justification.
@@ -748,7 +748,7 @@ def test_an_internal_error_in_one_file_leaves_the_others_reported(tmp_path, monk
         assert [(d["code"], d["severity"], d["line"], d["message"]) for d in by_file[bad]["diagnostics"]] == [
             ("EFF099", "error", None, message)]
         others = [d for d in docs if d["file"] != bad]
-        assert others == [json.loads(text) for _status, text, _err in clean]
+        assert others == [doc for _status, text, _err in clean for doc in json.loads(text)]
     else:
         run = json.loads(out)["runs"][0]
         uris = [a["location"]["uri"] for a in run["artifacts"]]
@@ -901,12 +901,12 @@ def test_isolated_applies_no_configuration_in_the_audited_tree_and_no_pragma(tmp
     (vendor / "pyproject.toml").write_text(IGNORE_ALL, encoding="utf-8")
     spec = vendor / "claims.eff"
     spec.write_text(PRAGMA_SPEC, encoding="utf-8")
-    assert json.loads(run_cli("check", "--format", "json", str(spec)).stdout)["diagnostics"] == []  # all ignored (visibly)
+    assert json.loads(run_cli("check", "--format", "json", str(spec)).stdout)[0]["diagnostics"] == []  # all ignored (visibly)
     done = run_cli("check", "--isolated", str(spec))
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == (
         f"{spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --isolated)")
-    doc = json.loads(run_cli("check", "--isolated", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_cli("check", "--isolated", "--format", "json", str(spec)).stdout)
     assert [(d["code"], d["severity"]) for d in doc["diagnostics"]] == [
         ("EFF101", "warning"), ("EFF605", "info"), ("EFF202", "error"), ("EFF601", "error"), ("EFF602", "warning"),
         ("EFF401", "error")]
@@ -929,7 +929,7 @@ def test_suppression_records_are_capped_per_file_like_findings(tmp_path):
     spec.write_text("eff 1\n# effspec: file-ignore[EFF101,EFF605]\n" + runs, encoding="utf-8")
     done = run_cli("check", "--format", "json", str(spec))
     assert done.returncode == 0, done.stderr
-    doc = json.loads(done.stdout)
+    (doc,) = json.loads(done.stdout)
     assert doc["diagnostics"] == []
     assert len(doc["suppressed"]) == 200 and doc["suppressed_omitted"] == 400
     assert [s["code"] for s in doc["suppressed"][:2]] == ["EFF101", "EFF605"]  # run r0's two, in finding order

@@ -44,7 +44,7 @@ def codes(out: str) -> list[str]:
 def test_ignore_prefix_drops_the_family_and_records_it_as_suppressed():
     proc = run("check", C, "--ignore", "EFF50", "--format", "json")
     assert proc.returncode == 0, proc.stderr
-    doc = json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)
     assert [d["code"] for d in doc["diagnostics"]] == ["EFF405"]
     assert sorted(s["code"] for s in doc["suppressed"]) == ["EFF502", "EFF502", "EFF503", "EFF504", "EFF504"]
     assert {s["by"] for s in doc["suppressed"]} == {"--ignore EFF50"}

@@ -256,7 +256,7 @@ def run_cli(*args, cwd=ROOT):
 def test_cli_json_contract_shape():
     proc = run_cli("check", "examples/example_a_measured.eff", "--format", "json")
     assert proc.returncode in (0, 1), proc.stderr
-    doc = json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)  # an array of file objects, even for one file
     assert set(doc) >= {"file", "diagnostics", "runs", "scalings"}
     mfu = doc["runs"]["llm3b_64"]["metrics"]["mfu"]
     assert mfu["unit"] == "" and mfu["formula"] and mfu["inputs"]

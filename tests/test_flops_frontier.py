@@ -377,7 +377,7 @@ def test_aggregate_flops_in_the_json_through_the_cli(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
                           capture_output=True, text=True)
     doc = json.loads(proc.stdout)
-    run = doc[0]["runs"]["r"] if isinstance(doc, list) else doc["runs"]["r"]
+    run = doc[0]["runs"]["r"]  # an array, even for one file
     assert run["metrics"]["aggregate_flops"]["unit"] == "FLOP/s"
     assert run["metrics"]["aggregate_flops"]["value"] == small_fpt([4096] * 6) * 4096 * 16 / 2
     assert run["claims"]["aggregate_flops"]["status"] == "consistent"       # 11.88 TFLOP/s vs 11.9 ± (0.05 + 0.119)

@@ -24,7 +24,8 @@ def cli_json(path: Path) -> dict:
     out = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
                          capture_output=True, text=True, check=False)
     assert out.returncode in (0, 1), out.stderr
-    return json.loads(out.stdout)
+    (doc,) = json.loads(out.stdout)
+    return doc
 
 
 def codes(result) -> list[tuple[str, int, int]]:

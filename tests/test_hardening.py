@@ -496,10 +496,14 @@ def test_output_path_that_is_a_directory_exits_2(tmp_path, capsys):
     assert "is a directory" in capsys.readouterr().err
 
 
-def test_output_in_a_missing_folder_exits_2(tmp_path, capsys):
+def test_output_in_a_missing_folder_creates_it_and_a_file_in_the_way_exits_2(tmp_path, capsys):
     target = tmp_path / "no" / "such" / "report.json"
-    assert cli.main(["report", _example("example_c_scaling.eff"), "-o", str(target)]) == 2
-    assert "cannot write" in capsys.readouterr().err
+    assert cli.main(["report", _example("example_c_scaling.eff"), "-o", str(target)]) == 0  # issue 15: folders created
+    assert target.is_file()
+    (tmp_path / "file").write_bytes(b"x")
+    blocked = tmp_path / "file" / "such" / "report.json"
+    assert cli.main(["report", _example("example_c_scaling.eff"), "-o", str(blocked)]) == 2
+    assert f"{blocked}: cannot create its folder" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(hasattr(os, "geteuid") and os.geteuid() == 0, reason="root writes anywhere")
@@ -559,7 +563,7 @@ def test_parallel_check_matches_one_by_one_in_argument_order(tmp_path, capsys):
     one_by_one = []
     for n in names:
         cli.main(["check", n, "--format", "json"])
-        one_by_one.append(json.loads(capsys.readouterr().out))
+        one_by_one += json.loads(capsys.readouterr().out)  # an array of one file object
     cli.main(["check", *names, "--format", "json", "--jobs", "2"])
     together = json.loads(capsys.readouterr().out)
     assert [doc["file"] for doc in together] == names

@@ -255,8 +255,9 @@ def test_report_errors_echo_escaped(tmp_path):
 
 
 def test_argument_errors_echo_escaped(tmp_path):
-    """`effspec report vendor/*.eff -o x.md`: the extra names come back in argparse's error."""
-    proc = cli("report", "a.eff", "b\x1b[2J\x1b]0;t\x07.eff", "-o", "x.md", cwd=tmp_path)
+    """`effspec explain EFF101 vendor/*.eff`: the extra names come back in argparse's error.
+    (`report` took one FILE when this was written; it takes several now.)"""
+    proc = cli("explain", "EFF101", "b\x1b[2J\x1b]0;t\x07.eff", cwd=tmp_path)
     assert proc.returncode == 2
     err = assert_terminal_safe(proc.stderr)
     assert err.endswith("effspec: error: unrecognized arguments: b\\x1b[2J\\x1b]0;t\\x07.eff\n")

@@ -106,7 +106,8 @@ def cli_json(path: Path) -> dict:
     proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
                           capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert proc.returncode in (0, 1), proc.stderr
-    return json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)  # an array of file objects, even for one file
+    return doc
 
 
 def apply(text: str, edits: list[dict]) -> str:

@@ -266,7 +266,7 @@ def test_example_a_matches_the_contract_figures():
 def test_example_b_implies_mfu_per_preset_and_mfu_claim_mismatches():
     proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(ROOT / "examples" / "example_b_vendor_claim.eff"),
                            "--format", "json"], capture_output=True, text=True)
-    doc = json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)
     run = doc["runs"]["vendor_claim"]
     tokens = 2048 * 1024
     step = tokens / 780000                                    # implied by the claimed throughput: 2.6887 s
@@ -283,7 +283,7 @@ def test_example_b_implies_mfu_per_preset_and_mfu_claim_mismatches():
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.eff")), ids=lambda p: p.name)
 def test_every_example_metric_has_formula_and_inputs(path):
     proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"], capture_output=True, text=True)
-    doc = json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)
     assert doc["runs"]
     for run in doc["runs"].values():
         assert run["metrics"]

@@ -66,7 +66,7 @@ def test_recipe_add_a_rule_is_one_new_file(package_copy: Path, tmp_path: Path):
     (tmp_path / "spec.eff").write_text(fixture, encoding="utf-8")
 
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
-    found = [d for d in json.loads(checked.stdout)["diagnostics"] if d["code"] == code]
+    found = [d for d in json.loads(checked.stdout)[0]["diagnostics"] if d["code"] == code]
     assert len(found) == 1, checked.stdout + checked.stderr
     assert (found[0]["line"], found[0]["column"]) == (5, 9)  # at the claimed metric's name
     explained = run(package_copy, "explain", code, cwd=tmp_path)
@@ -83,7 +83,7 @@ def test_recipe_add_a_rule_is_not_discovered_without_the_file(package_copy: Path
     code = re.search(r'code = "(EFF\d{3})"', rule).group(1)
     (tmp_path / "spec.eff").write_text(recipe_block("Add a rule", "eff"), encoding="utf-8")
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
-    assert code not in {d["code"] for d in json.loads(checked.stdout)["diagnostics"]}
+    assert code not in {d["code"] for d in json.loads(checked.stdout)[0]["diagnostics"]}
 
 
 def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_path: Path):
@@ -95,7 +95,7 @@ def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_pat
     (tmp_path / "spec.eff").write_text(recipe_block("Add a catalog row", "eff"), encoding="utf-8")
 
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
-    run_json = json.loads(checked.stdout)["runs"]["acme"]
+    run_json = json.loads(checked.stdout)[0]["runs"]["acme"]
     # 16 devices × 1,000 TFLOP/s (the row's dense BF16 figure)
     assert run_json["metrics"]["aggregate_peak"]["value"] == pytest.approx(16 * 1000e12)
     cited = [i for i in run_json["metrics"]["aggregate_peak"]["input_details"] if i["provenance"] == "catalog"]
@@ -120,7 +120,7 @@ def test_recipe_add_a_convention_preset_is_one_edited_file(package_copy: Path, t
     (tmp_path / "spec.eff").write_text(recipe_block("Add a convention preset", "eff"), encoding="utf-8")
 
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
-    doc = json.loads(checked.stdout)
+    (doc,) = json.loads(checked.stdout)
     assert not [d for d in doc["diagnostics"] if d["code"] < "EFF100"], checked.stdout + checked.stderr
     run_json = doc["runs"]["acme"]
     assert run_json["convention"]["preset"] == name
@@ -139,7 +139,7 @@ def test_recipe_add_a_convention_preset_is_one_edited_file(package_copy: Path, t
 def test_recipe_add_a_convention_preset_is_unknown_without_the_entry(package_copy: Path, tmp_path: Path):
     (tmp_path / "spec.eff").write_text(recipe_block("Add a convention preset", "eff"), encoding="utf-8")
     checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
-    codes = [(d["code"], d["line"]) for d in json.loads(checked.stdout)["diagnostics"] if d["code"] < "EFF100"]
+    codes = [(d["code"], d["line"]) for d in json.loads(checked.stdout)[0]["diagnostics"] if d["code"] < "EFF100"]
     assert codes == [("EFF003", 5)]
 
 
@@ -174,7 +174,7 @@ def test_recipe_add_a_log_importer_is_one_new_file(package_copy: Path, tmp_path:
     todo = [n for n, line in enumerate(spec.split("\n"), 1) if " = TODO" in line]
     checked = run(package_copy, "check", "acme.eff", "--format", "json", cwd=tmp_path)
     assert checked.returncode == 1
-    assert [(d["code"], d["line"]) for d in json.loads(checked.stdout)["diagnostics"] if d["code"] < "EFF100"] == [
+    assert [(d["code"], d["line"]) for d in json.loads(checked.stdout)[0]["diagnostics"] if d["code"] < "EFF100"] == [
         ("EFF040", n) for n in todo]
 
 

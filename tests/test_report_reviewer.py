@@ -259,13 +259,16 @@ def test_rule_links_follow_the_doc_base_in_html_and_sarif(tmp_path):
     sarif = json.loads(render(result, "sarif", doc_base=DOCS))
     rules = {r["id"]: r for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
     assert rules["EFF202"]["helpUri"] == f"{DOCS}/EFF202.md"
-    assert rules["EFF202"]["help"]["text"] == (f"The rule's page: {DOCS}/EFF202.md; run `effspec explain EFF202` to print it "
-                                               "(shipped with effspec as effspec/spec/rules/EFF202.md).")
+    assert rules["EFF202"]["help"]["text"].startswith("EFF202: ")  # what the rule reports, then where its page is
+    assert rules["EFF202"]["help"]["text"].endswith(
+        f"Example and fix: the rule's page: {DOCS}/EFF202.md; run `effspec explain EFF202` to print it "
+        "(shipped with effspec as effspec/spec/rules/EFF202.md).")
+    assert f"[Example and fix]({DOCS}/EFF202.md)" in rules["EFF202"]["help"]["markdown"]
     plain = json.loads(render(result, "sarif"))
     rules = {r["id"]: r for r in plain["runs"][0]["tool"]["driver"]["rules"]}
     assert all("helpUri" not in r for r in rules.values())
-    assert rules["EFF202"]["help"]["text"] == ("Run `effspec explain EFF202` to print it (shipped with effspec as "
-                                               "effspec/spec/rules/EFF202.md).")
+    assert rules["EFF202"]["help"]["text"].endswith("Example and fix: run `effspec explain EFF202` to print it "
+                                                    "(shipped with effspec as effspec/spec/rules/EFF202.md).")
 
 
 

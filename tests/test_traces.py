@@ -345,7 +345,7 @@ def test_a_spec_citing_the_csv_gets_the_diagnosis(cpu_tables, tmp_path):
     out = subprocess.run([sys.executable, "-m", "effspec", "check", str(spec), "--format", "json"],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    diagnosis = json.loads(out.stdout)["runs"]["traced"]["diagnosis"]
+    diagnosis = json.loads(out.stdout)[0]["runs"]["traced"]["diagnosis"]
     assert (diagnosis["family"], diagnosis["ranks"], diagnosis["comm_column"]) == ("straggler", [2], "comm_exposed")
     assert diagnosis["provenance"][0].startswith("effspec-traces 1: method=spec/traces.md files=4 ranks=4 world_size=4")
 
@@ -852,7 +852,7 @@ def test_the_readme_workflow_runs_as_written(tmp_path):
     (tmp_path / "run.eff").write_text(textwrap.dedent(spec), encoding="utf-8")
     done = subprocess.run([*effspec, *sh[1].split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    diagnosis = json.loads(done.stdout)["runs"]["traced"]["diagnosis"]
+    diagnosis = json.loads(done.stdout)[0]["runs"]["traced"]["diagnosis"]
     assert (diagnosis["family"], diagnosis["ranks"]) == ("straggler", [2])
     done = subprocess.run([*effspec, *sh[2].split()[1:]], cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr

@@ -419,13 +419,13 @@ def test_a_hard_link_in_the_folder_is_refused_unless_allowed(tmp_path):
     (spec / "a.eff").write_text(CSV_SPEC.replace("d/steps.csv", "steps.csv"))
     proc = run_cli("check", "--format", "json", "spec/a.eff", cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
-    doc = json.loads(proc.stdout)
+    (doc,) = json.loads(proc.stdout)
     assert [(d["code"], d["line"], d["column"]) for d in doc["diagnostics"]] == [("EFF020", 3, 29)]
     assert doc["diagnostics"][0]["message"] == "`steps.csv` is a hard link (one file with 2 names)"
     assert SECRET not in proc.stdout + proc.stderr
     # The user vouches for the folder: the file is read (its note column is not).
     allowed = run_cli("check", "--format", "json", "--allow-hardlinks", "spec/a.eff", cwd=tmp_path)
-    assert not [d for d in json.loads(allowed.stdout)["diagnostics"] if d["code"] in ("EFF020", "EFF003")]
+    assert not [d for d in json.loads(allowed.stdout)[0]["diagnostics"] if d["code"] in ("EFF020", "EFF003")]
     assert SECRET not in allowed.stdout
 
 

@@ -110,9 +110,13 @@ def parser() -> argparse.ArgumentParser:
                    help="print the settings that apply to each FILE, and the configuration file they come from; check nothing")
     add_fix_flags(c)
     c.set_defaults(func=cmd_check)
-    r = sub.add_parser("report", help="render an auditable report; the format follows OUT's suffix")
-    r.add_argument("input", metavar="FILE")
-    r.add_argument("-o", "--output", required=True, metavar="OUT", help=".html .pdf .json .sarif .md .tex")
+    r = sub.add_parser("report", help="render an auditable report; the format follows OUT's suffix",
+                       description="One report of every FILE (a folder: its .eff files), evaluated once and written "
+                                   "to each OUT (the format follows its suffix); OUT's folder is created if missing. "
+                                   "All outputs are written, or none.")
+    r.add_argument("inputs", nargs="+", metavar="FILE", help=".eff files or folders; several make one report of them all")
+    r.add_argument("-o", "--output", required=True, action="append", metavar="OUT",
+                   help=".html .pdf .json .sarif .md .tex; repeat for several outputs of one evaluation")
     r.add_argument("--paper", choices=("a4", "letter"), default="a4")
     r.add_argument("--no-inline-config", action="store_true",
                    help="ignore `# effspec:` pragmas in the spec (for specs written by someone else)")
@@ -167,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a raw traceback
         if args.debug:
             raise
-        target = getattr(args, "input", None) or ", ".join(getattr(args, "files", []) or [])
+        target = ", ".join(getattr(args, "inputs", None) or getattr(args, "files", None) or [])
         print(f"effspec: internal error while processing {printable(target)}: {type(exc).__name__}: {printable(str(exc))}\n"
               f"This is a bug in effspec {__version__}. Please report it with the spec that triggers it: {BUG_URL}\n"
               f"(run with --debug for the traceback)", file=sys.stderr)

@@ -186,9 +186,8 @@ def cmd_check(args) -> int:
             status = 2
         elif status == 0 and not args.exit_zero and fails({sev for _, sev in summary}, args.fail_on):
             status = 1
-    if args.format == "json":
-        one = len(args.files) == 1 and len(paths) == 1 and payloads
-        sys.stdout.write(json.dumps(payloads[0] if one else payloads, indent=2, allow_nan=False) + "\n")
+    if args.format == "json":  # always an array of file objects, even for one file (see spec/language.md)
+        sys.stdout.write(json.dumps(payloads, indent=2, allow_nan=False) + "\n")
     elif args.format == "sarif":
         from effspec.report.sarif import sarif_log
 
@@ -266,5 +265,5 @@ def show_settings(paths: list[str], fmt: str, inline_config: bool | None, isolat
     if fmt == "text":
         sys.stdout.write("\n\n".join(blocks) + "\n")
     else:
-        sys.stdout.write(json.dumps(docs[0] if len(docs) == 1 else docs, indent=2) + "\n")
+        sys.stdout.write(json.dumps(docs, indent=2) + "\n")  # an array of file objects, as `check --format json`
     return 0

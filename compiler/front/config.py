@@ -31,19 +31,56 @@ that does not parse or type-check has no meaning to audit.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import stat
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, replace
 from functools import cache
 
-from effspec.diagnostics import MAX_DIAGNOSTICS, SEVERITIES, Diagnostic, _clipped, sort_key
+from effspec.diagnostics import MAX_DIAGNOSTICS, SEVERITIES, Diagnostic, Span, _clipped, sort_key
 from effspec.front.limits import LIMITS
 
-_PRAGMA = re.compile(r"#\s*effspec:\s*(ignore|file-ignore|severity)(?:\[([A-Z0-9, ]+)\](?:\s*=\s*(\w+))?)?")
+# A pragma as written, however wrong: `# effspec:`, a verb, an optional [codes] (maybe unclosed), an optional =value.
+_PRAGMA = re.compile(r"#\s*effspec:[ \t]*(?P<verb>[A-Za-z_-]*)(?P<codes>\[[^\]\n#]*\]?)?(?:[ \t]*=[ \t]*(?P<value>[A-Za-z_0-9]*))?")
+_CODE = re.compile(r"EFF[0-9]+")  # code-shaped; whether such a code exists is EFF033's question
+VERBS = ("ignore", "file-ignore", "severity")
 _RANK = {s: i for i, s in enumerate(SEVERITIES)}  # error 0, warning 1, info 2: a larger rank is lower
-_KEYS = ("ignore", "severity", "inline_config", "doc_base")
 CONFIG_FILE = "pyproject.toml"
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of ``[tool.effspec]``: its name, why a value is wrong (None when it is right), an example."""
+
+    name: str
+    problem: Callable[[object], str | None]  # "is not a list of codes": the message after the key's name
+    example: str  # 'ignore = ["EFF504"]': the help says "write" it
+
+
+def _kind(test: Callable[[object], bool], wrong: str) -> Callable[[object], str | None]:
+    return lambda value: None if test(value) else wrong
+
+
+# The one table of configuration keys: `_settings_from` checks names and values
+# against it, an unknown key gets the closest of these as a suggestion, and the
+# rule page of EFF031 lists them.  A new key is a row here (its check may be any
+# function returning why a value is wrong) and a field of Settings.
+KEYS: dict[str, Key] = {k.name: k for k in (
+    Key("ignore", _kind(lambda v: isinstance(v, list) and all(isinstance(c, str) for c in v), "is not a list of codes"),
+        'ignore = ["EFF504"]'),
+    Key("severity", _kind(lambda v: isinstance(v, dict) and all(isinstance(x, str) and x in SEVERITIES for x in v.values()),
+                          "is not a table of codes to error, warning or info"), 'severity = { EFF503 = "error" }'),
+    Key("inline_config", _kind(lambda v: isinstance(v, bool), "is not true or false"), "inline_config = false"),
+    Key("doc_base", lambda v: doc_base_error(v), 'doc_base = "https://docs.example.org/rules/"'),
+)}
+
+
+def closest(word: str, choices: Collection[str]) -> str | None:
+    """The choice nearest ``word`` (difflib's ratio of at least 0.6), or None."""
+    found = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return found[0] if found else None
 
 
 def _protected(code: str) -> bool:
@@ -68,6 +105,7 @@ class Settings:
     # appended); None: the page shipped with the package and `effspec explain CODE`.
     doc_base: str | None = None
     problems: tuple[Diagnostic, ...] = ()  # EFF030/EFF031: the configuration file was not applied
+    locations: tuple[tuple[str, int, int, int], ...] = ()  # (code, line, column, length) of each code it names
 
     def to_json(self) -> dict[str, object]:
         return {"config": self.path, "config_relative": self.name, "ignore": list(self.ignore), "severity": dict(self.severity),
@@ -105,6 +143,7 @@ class Pragma:
     kind: str  # ignore, file-ignore, severity
     codes: tuple[str, ...] | None  # None: every code (a bare `ignore`)
     value: str = ""  # the severity of a `severity` pragma
+    length: int = 0  # its length as written, for a diagnostic's span
 
     def written(self) -> str:
         """The pragma in canonical form (only codes and keywords: nothing else from the spec)."""
@@ -160,16 +199,77 @@ def comments(text: str) -> list[tuple[int, int, str]]:
 
 
 def pragmas(text: str) -> list[Pragma]:
-    """Every pragma written in a comment of ``text``, in order."""
+    """Every well-formed pragma written in a comment of ``text``, in order."""
+    return scan_pragmas(text)[0]
+
+
+def scan_pragmas(text: str) -> tuple[list[Pragma], list[Diagnostic]]:
+    """The pragmas in the comments of ``text``, and an EFF032 warning at each one that is not
+    understood (an unknown verb, a code list that is not codes, a missing or unknown severity);
+    such a pragma is not applied."""
     if "effspec:" not in text:
-        return []
-    out = []
+        return [], []
+    out: list[Pragma] = []
+    problems: list[Diagnostic] = []
     for line, column, comment in comments(text):
         for m in _PRAGMA.finditer(comment):
-            kind, codes, value = m.groups()
-            code_list = tuple(sorted({c.strip() for c in codes.split(",") if c.strip()})) if codes else None
-            if kind == "ignore" or (code_list and (kind == "file-ignore" or value in SEVERITIES)):
-                out.append(Pragma(line, column + m.start(), kind, code_list, value or ""))
+            at = column + m.start()
+            span = Span(line, at, line, at + len(m.group()))
+            why, help_ = _pragma_problem(m)
+            if why:
+                problems.append(Diagnostic("EFF032", "warning", span, f"pragma `{m.group()[:80]}` is not applied: {why}",
+                                           help_, label="not applied"))
+                continue
+            codes = m.group("codes")
+            code_list = tuple(sorted({c.strip() for c in codes[1:-1].split(",") if c.strip()})) if codes else None
+            out.append(Pragma(line, at, m.group("verb"), code_list, m.group("value") or "", len(m.group())))
+    return out, problems
+
+
+_PRAGMA_FORMS = "`# effspec: ignore[CODES]`, `# effspec: file-ignore[CODES]` or `# effspec: severity[CODES]=error|warning|info`"
+
+
+def _pragma_problem(m: re.Match[str]) -> tuple[str, str]:
+    """Why a pragma as written cannot apply, and the help; ("", "") when it can."""
+    verb, codes, value = m.group("verb"), m.group("codes"), m.group("value")
+    if verb not in VERBS:
+        near = closest(verb, VERBS)
+        what = f"`{verb[:40]}` is not a pragma" if verb else "no pragma follows `effspec:`"
+        return what, (f"did you mean `{near}`? " if near else "") + "write " + _PRAGMA_FORMS
+    if codes is not None and not codes.endswith("]"):
+        return "the code list is not closed with `]`", "write " + _PRAGMA_FORMS
+    listed = [c.strip() for c in codes[1:-1].split(",")] if codes else []
+    bad = next((c for c in listed if not _CODE.fullmatch(c)), None)
+    if bad is not None:
+        shown = f"`{bad[:40]}` is not a code" if bad else "an empty code in the list"
+        hint = f"write `{bad.upper()}`; " if _CODE.fullmatch(bad.upper()) else ""
+        return shown, hint + "codes are written EFF and three digits, separated by commas: `ignore[EFF202,EFF601]`"
+    if verb != "ignore" and not codes:
+        return f"`{verb}` needs the codes it applies to", "write " + _PRAGMA_FORMS
+    if verb == "severity" and value not in SEVERITIES:
+        near = closest(value or "", SEVERITIES)
+        what = f"`{value[:40]}` is not a severity" if value else "no severity after the codes"
+        return what, (f"did you mean `{near}`? " if near else "") + "write `=error`, `=warning` or `=info`"
+    if verb != "severity" and value is not None:
+        return f"`{verb}` takes no `=` value", "write " + _PRAGMA_FORMS
+    return "", ""
+
+
+def unknown_codes(pragmas_: list[Pragma], known: Collection[str]) -> list[Diagnostic]:
+    """EFF033 at each pragma that names a code no rule has, and EFF032 for front-end codes, which no pragma drops."""
+    out = []
+    for p in pragmas_:
+        span = Span(p.line, p.column, p.line, p.column + max(1, p.length))
+        for code in p.codes or ():
+            if code not in known:
+                near = closest(code, known)
+                out.append(Diagnostic("EFF033", "warning", span, f"unknown code `{code}` in {p.written()}",
+                                      (f"did you mean `{near}`? " if near else "") + "`effspec explain --list` lists every code",
+                                      label="no such code"))
+            elif _protected(code):
+                out.append(Diagnostic("EFF032", "warning", span, f"{p.written()} names {code}, a front-end error, "
+                                      "which no pragma or setting drops or lowers", "fix what the error says instead",
+                                      label="not applied"))
     return out
 
 
@@ -177,8 +277,50 @@ def pragmas(text: str) -> list[Pragma]:
 # The project's pyproject.toml
 
 
-def _problem(code: str, path: str, message: str, help_: str) -> Diagnostic:
-    return Diagnostic(code, "error", None, f"configuration {path}: {message}; none of its settings apply", help_)
+def _problem(code: str, path: str, message: str, help_: str, at: tuple[int, int, int] | None = None) -> Diagnostic:
+    """A configuration problem; ``at`` is (line, column, length) in the configuration file, which the diagnostic names."""
+    span = Span(at[0], at[1], at[0], at[1] + max(1, at[2])) if at else None
+    return Diagnostic(code, "error", span, f"configuration {path}: {message}; none of its settings apply", help_,
+                      file=path if at else "")
+
+
+_HEADER = re.compile(r"^[ \t]*\[\[?([^\]\n#]*)\]", re.M)
+
+
+def _effspec_tables(text: str) -> list[tuple[int, int]]:
+    """The character ranges of the `[tool.effspec]` table and its sub-tables (`[tool.effspec.severity]`)."""
+    heads = list(_HEADER.finditer(text))
+    out = []
+    for i, m in enumerate(heads):
+        name = re.sub(r"[\s\"']", "", m.group(1))
+        if name == "tool.effspec" or name.startswith("tool.effspec."):
+            out.append((m.start(), heads[i + 1].start() if i + 1 < len(heads) else len(text)))
+    return out
+
+
+def where(text: str, word: str, key: bool = False) -> tuple[int, int, int]:
+    """(line, column, length) of ``word`` in a configuration file: a key (at a line's start, before
+    `=` or `.`) or a code (a whole word), first in the [tool.effspec] tables, else anywhere; else 1:1."""
+    w = re.escape(word)
+    pattern = re.compile(rf"^[ \t]*(?:[\w.\"' \t-]*\.[ \t]*)?[\"']?({w})[\"']?[ \t]*[=.]"  # `key =`, `a.key =`
+                         rf"|^[ \t]*\[[^\]\n]*\.[ \t]*[\"']?({w})[\"']?[ \t]*\]" if key  # `[tool.effspec.key]`
+                         else rf"(?<![A-Za-z0-9_-])({w})(?![A-Za-z0-9_-])", re.M)
+    for start, end in [*_effspec_tables(text), (0, len(text))]:
+        m = pattern.search(text, start, end)
+        if m:
+            at = m.start(m.lastindex or 1)
+            line_start = text.rfind("\n", 0, at) + 1
+            return text.count("\n", 0, at) + 1, at - line_start + 1, len(word)
+    return 1, 1, 1
+
+
+def _toml_error_at(message: str, text: str) -> tuple[int, int, int]:
+    """Where tomllib says the TOML is wrong: `(at line L, column C)`, or the end of the document."""
+    m = re.search(r"\(at line (\d+), column (\d+)\)", message)
+    if m:
+        return int(m.group(1)), int(m.group(2)), 1
+    lines = text.split("\n")
+    return len(lines), len(lines[-1]) + 1, 1
 
 
 # Strings and comments (so that their brackets and dots do not count), dotted
@@ -282,32 +424,29 @@ def _untrusted(path: str, st: os.stat_result) -> str:
     return ""
 
 
-def _settings_from(tool: object, path: str) -> tuple[Settings | None, Diagnostic | None]:
-    """Settings from a [tool.effspec] table (None when the file has none), or EFF031."""
+def _settings_from(tool: object, path: str, text: str = "") -> tuple[Settings | None, Diagnostic | None]:
+    """Settings from a [tool.effspec] table (None when the file has none), or EFF031 at the key that is wrong."""
     if tool is None:
         return None, None
     if not isinstance(tool, dict):
-        return None, _problem("EFF031", path, "`tool.effspec` is not a table", "write `[tool.effspec]` as a table")
-    unknown = sorted(k for k in tool if k not in _KEYS)
+        return None, _problem("EFF031", path, "`tool.effspec` is not a table", "write `[tool.effspec]` as a table",
+                              where(text, "effspec", key=True))
+    unknown = sorted(k for k in tool if k not in KEYS)
     if unknown:
+        near = closest(unknown[0], KEYS)
         return None, _problem("EFF031", path, f"unknown key `{str(unknown[0])[:60]}` in [tool.effspec]",
-                              "the keys are " + ", ".join(f"`{k}`" for k in _KEYS))
-    ignore = tool.get("ignore", [])
-    if not isinstance(ignore, list) or not all(isinstance(c, str) for c in ignore):
-        return None, _problem("EFF031", path, "`ignore` is not a list of codes", 'write `ignore = ["EFF504"]`')
-    severity = tool.get("severity", {})
-    if not isinstance(severity, dict) or not all(isinstance(v, str) and v in SEVERITIES for v in severity.values()):
-        return None, _problem("EFF031", path, "`severity` is not a table of codes to error, warning or info",
-                              'write `severity = { EFF503 = "error" }`')
-    inline = tool.get("inline_config", True)
-    if not isinstance(inline, bool):
-        return None, _problem("EFF031", path, "`inline_config` is not true or false", "write `inline_config = false`")
-    doc_base = tool.get("doc_base")
-    why = doc_base_error(doc_base) if doc_base is not None else None
-    if why is not None:
-        return None, _problem("EFF031", path, f"`doc_base` {why}", 'write `doc_base = "https://docs.example.org/rules/"`')
+                              (f"did you mean `{near}`? " if near else "") + "the keys are " + ", ".join(f"`{k}`" for k in KEYS),
+                              where(text, unknown[0], key=True))
+    for name, key in KEYS.items():
+        why = key.problem(tool[name]) if name in tool else None
+        if why is not None:
+            return None, _problem("EFF031", path, f"`{name}` {why}", f"write `{key.example}`", where(text, name, key=True))
+    ignore: list[str] = tool.get("ignore", [])
+    severity: dict[str, str] = tool.get("severity", {})
+    codes = sorted(set(ignore) | set(severity))
     return Settings(path=path, ignore=tuple(sorted(set(ignore))), severity=tuple(sorted(severity.items())),
-                    inline_config=inline, doc_base=doc_base), None
+                    inline_config=tool.get("inline_config", True), doc_base=tool.get("doc_base"),
+                    locations=tuple((c, *where(text, c)) for c in codes)), None
 
 
 MAX_DOC_BASE = 500
@@ -348,9 +487,10 @@ def read_config(path: str) -> tuple[Settings | None, Diagnostic | None]:
     try:
         document = tomllib.loads(text)
     except (tomllib.TOMLDecodeError, RecursionError, ValueError) as exc:
-        return None, _problem("EFF031", path, f"is not valid TOML ({str(exc)[:200]})", "fix the TOML syntax")
+        return None, _problem("EFF031", path, f"is not valid TOML ({str(exc)[:200]})", "fix the TOML syntax",
+                              _toml_error_at(str(exc), text))
     tool = document.get("tool")
-    return _settings_from(tool.get("effspec") if isinstance(tool, dict) else None, path)
+    return _settings_from(tool.get("effspec") if isinstance(tool, dict) else None, path, text)
 
 
 @cache
@@ -420,14 +560,32 @@ def _overrides(settings: Settings, applied: list[Pragma]) -> tuple[_FileIgnores,
     return file_ignored, severity, line_ignored
 
 
+def _unknown_in_settings(settings: Settings, known: Collection[str]) -> list[Diagnostic]:
+    """EFF033 at each code the configuration names that no rule has (it matches nothing; the rest applies)."""
+    out = []
+    for code, line, column, length in settings.locations:
+        if code not in known and settings.path:
+            near = closest(code, known)
+            out.append(Diagnostic("EFF033", "warning", Span(line, column, line, column + length),
+                                  f"configuration {settings.path}: unknown code `{code[:40]}` in [tool.effspec]; "
+                                  "it matches no finding",
+                                  (f"did you mean `{near}`? " if near else "") + "`effspec explain --list` lists every code",
+                                  file=settings.path))
+    return out
+
+
 def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_config: bool | None = None,
-              isolated: bool = False) -> Configured:
+              isolated: bool = False, known_codes: Collection[str] | None = None) -> Configured:
     """Apply the project settings and the spec's pragmas to ``diags``.
 
     ``inline_config`` False ignores the pragmas (None: as the settings say);
     ``isolated`` ignores the configuration files and the pragmas (`--isolated`).
     Returns the diagnostics to show (the configuration's own problems
     included) and a record of every finding that was dropped or lowered.
+    A pragma that is not understood is an EFF032 warning at it (when pragmas
+    are applied); with ``known_codes`` (the code table, which the front end
+    does not know), a code the configuration or a pragma names that is not in
+    it is an EFF033 warning.
     """
     settings = Settings() if isolated else project_settings(folder)
     if isolated:
@@ -437,14 +595,17 @@ def configure(diags: list[Diagnostic], text: str, folder: str | None, inline_con
     # Pragmas are looked for only in text that lexed (no EFF001/EFF030): there
     # the comment scan is linear, and otherwise no rule finding exists to touch.
     lexed = not any(d.code in ("EFF001", "EFF030") for d in diags)
-    found = pragmas(text) if lexed else []
+    found, bad_pragmas = scan_pragmas(text) if lexed else ([], [])
     file_ignored, severity, line_ignored = _overrides(settings, found if inline else [])
+    own = list(settings.problems) + (_unknown_in_settings(settings, known_codes) if known_codes else [])
+    if inline:
+        own += bad_pragmas + (unknown_codes(found, known_codes) if known_codes else [])
 
     def record(d: Diagnostic, by: str, kind: str, effect: str, pragma: Pragma | None) -> Suppression:
         return Suppression(d, by, kind, effect, pragma.line if pragma else None, pragma.column if pragma else None,
                            config_name if kind == "external" else None)
 
-    out, suppressed = list(settings.problems), []
+    out, suppressed = own, []
     for d in diags:
         if _protected(d.code):
             out.append(d)

@@ -89,7 +89,7 @@ def cursor(a: Analysis, pos: T.Position) -> tuple[int, int]:
 
 
 def lsp_diagnostic(a: Analysis, d: Diagnostic) -> T.Diagnostic:
-    rng = span_range(a, d.span)
+    rng = span_range(a, None if d.file else d.span)  # a position in another file (the configuration): the document's start
     related = [T.DiagnosticRelatedInformation(location=T.Location(uri=a.uri, range=rng), message=note) for note in d.notes]
     message = d.message + (f"\nhelp: {d.help}" if d.help else "")
     # A link only under a configured documentation base (`doc_base` in [tool.effspec]): never a guessed URL.

@@ -1,6 +1,7 @@
 """Auditable reports of a checked spec: HTML, PDF, JSON, SARIF, Markdown, LaTeX.
 
-``render(result, fmt, paper=...)`` returns the bytes of one report.  Heavy
+``render(result, fmt, paper=...)`` returns the bytes of one report;
+``render_many(results, fmt, paper=...)`` one report of several specs.  Heavy
 libraries (Jinja2, matplotlib, WeasyPrint) are imported only inside the
 formats that need them, so ``effspec check`` never pays for them.
 """
@@ -53,4 +54,54 @@ def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> 
         from effspec.report.pdf import render_pdf
 
         return render_pdf(report, paper)
+    raise ValueError(f"unknown report format {fmt!r}; use one of " + ", ".join(FORMATS))
+
+
+def render_many(results, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
+    """One report of several checked specs, in the order given.
+
+    JSON: an array of the file objects (one object each, as ``render`` writes
+    for one spec); SARIF: one log, one artifact per spec; Markdown: the specs'
+    sections one after the other; LaTeX: one file of macros, a name defined
+    once (later specs' clashing names are skipped with a comment); HTML and
+    PDF: one document, a contents list of the specs, then each spec's report
+    with its anchors prefixed (``s1-``, ``s2-``…) so that every id is unique.
+    One spec is exactly ``render(result, fmt)``; ``doc_base`` as there.
+    """
+    results = list(results)
+    if len(results) == 1:
+        return render(results[0], fmt, paper=paper, doc_base=doc_base)
+    if fmt == "json":
+        from effspec.report.text import result_json
+
+        return (json.dumps([result_json(r) for r in results], indent=2, allow_nan=False) + "\n").encode("utf-8")
+    if fmt == "sarif":
+        from effspec.report.sarif import sarif_log
+
+        return (json.dumps(sarif_log(results, doc_base), indent=2) + "\n").encode("utf-8")
+    if fmt == "md":
+        from effspec.report.markdown import render_markdown
+
+        return "\n".join(render_markdown(r) for r in results).encode("utf-8")
+    if fmt == "tex":
+        from effspec.report.latex import render_latex
+
+        seen: set[str] = set()
+        return "\n".join(render_latex(r, seen) for r in results).encode("utf-8")
+    if fmt in ("html", "pdf"):
+        from effspec.report.context import build
+        from effspec.report.html import combine_html, render_html
+
+        extra = ""
+        if fmt == "pdf":
+            from effspec.report.pdf import print_css
+
+            extra = print_css(paper)
+        reports = [build(r, charts=True, doc_base=doc_base) for r in results]
+        html = combine_html([(report.title, report.file, render_html(report, extra)) for report in reports])
+        if fmt == "html":
+            return html.encode("utf-8")
+        from effspec.report.pdf import render_pdf_html
+
+        return render_pdf_html(html)
     raise ValueError(f"unknown report format {fmt!r}; use one of " + ", ".join(FORMATS))

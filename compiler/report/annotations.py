@@ -29,7 +29,7 @@ def github(result) -> str:
     """One `::error file=…,line=…,col=…,title=EFF601::message` line per finding (info is a `notice`)."""
     out = []
     for d in result.diagnostics:
-        props = [f"file={_property(printable(result.file))}"]
+        props = [f"file={_property(printable(d.file or result.file))}"]  # d.file: the configuration's position
         if d.span is not None:
             props += [f"line={d.span.line}", f"col={d.span.column}",
                       f"endLine={d.span.end_line}", f"endColumn={d.span.end_column}"]
@@ -53,8 +53,9 @@ def junit_suite(result) -> str:
     cases = []
     for d in result.diagnostics:
         where = f"{d.span.line}:{d.span.column}" if d.span else "-"
-        text = f"{d.severity}[{d.code}] {name}:{where}: {d.message}" + (f"\nhelp: {d.help}" if d.help else "")
-        line = f" line=\"{d.span.line}\"" if d.span else ""
+        shown = printable(d.file) if d.file else name  # d.file: a position in the configuration, not the spec
+        text = f"{d.severity}[{d.code}] {shown}:{where}: {d.message}" + (f"\nhelp: {d.help}" if d.help else "")
+        line = f" line=\"{d.span.line}\"" if d.span and not d.file else ""
         cases.append(f"    <testcase name={quoteattr(_xml(f'{d.code} at {where}'))} classname={quoteattr(_xml(name))} "
                      f"file={quoteattr(_xml(name))}{line}>\n"
                      f"      <failure type={quoteattr(d.code)} message={quoteattr(_xml(d.message))}>{escape(_xml(text))}</failure>\n"

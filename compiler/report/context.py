@@ -823,11 +823,12 @@ def _excerpt(lines: list[str], span) -> tuple[ExcerptLine, ...]:
 
 
 def finding_view(d, lines: list[str], doc_base: str | None = None) -> FindingView:
-    s = d.span
+    s = d.span if not getattr(d, "file", "") else None  # in another file (the configuration): no spec line to link
+    message = d.message + (f" (at {d.file}:{d.span.line}:{d.span.column})" if s is None and d.span else "")
     # Only codes from our own table get a page: never a link built from other text.
     page = rule_page(d.code, doc_base)
     return FindingView(d.code, d.severity, code_table().get(d.code, ("", ""))[0], s.line if s else None,
-                       s.column if s else None, _clean(d.message), _clean(d.help), _clean(d.label),
+                       s.column if s else None, _clean(message), _clean(d.help), _clean(d.label),
                        tuple(_clean(n) for n in d.notes), _excerpt(lines, s),
                        page.url if page else "", page.shipped if page else "", page.explain if page else "")
 

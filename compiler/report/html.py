@@ -66,3 +66,39 @@ def render_html(report, extra_css: str = "") -> str:
     # The stylesheet is a bundled file, not spec input; inside <style> entities
     # are not decoded, so it must go in unescaped.
     return environment().get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__)
+
+
+_ANCHORS = re.compile(r'(\sid="|href="#|xlink:href="#|url\(#)')
+
+
+def _prefixed(body: str, prefix: str) -> str:
+    """Every id, and every reference to one, in one spec's report body, with ``prefix``.
+
+    Spec text is autoescaped (``"`` is ``&#34;``), so these attribute openings
+    are ours (the template's and the charts'), never a spec's."""
+    return _ANCHORS.sub(lambda m: m.group(1) + prefix, body)
+
+
+def combine_html(pages: list[tuple[str, str, str]]) -> str:
+    """One HTML document of several specs' report pages ((title, file, page) each, escaped as rendered).
+
+    The first page's head (stylesheet) is kept; each page's body becomes an
+    ``<article>`` whose ids are prefixed ``s1-``, ``s2-``…, so the document
+    has unique ids and its own contents list links to each spec's summary."""
+    from markupsafe import escape
+
+    head = pages[0][2].split("<body>", 1)[0]
+    head = re.sub(r"<title>.*?</title>", f"<title>effspec audit of {len(pages)} specs</title>", head, count=1, flags=re.S)
+    css = ('<style>section[id$="-findings"], section[id$="-source"] { page-break-before: always; break-before: page; }\n'
+           "article.spec + article.spec { page-break-before: always; break-before: page; }</style>\n</head>")
+    head = head.replace("</head>", css, 1)
+    items = "".join(f'<li><a href="#s{i}-summary">{escape(title)}</a> <code>{escape(file)}</code></li>'
+                    for i, (title, file, _page) in enumerate(pages, 1))
+    out = [head, "<body>\n<header class=\"cover\">\n",
+           f'<h1 class="doc-title">effspec audit of {len(pages)} specs</h1>\n',
+           f'<nav class="toc"><h2 class="toc-title">Specs</h2><ol>{items}</ol></nav>\n</header>\n']
+    for i, (_title, _file, page) in enumerate(pages, 1):
+        body = page.split("<body>", 1)[1].rsplit("</body>", 1)[0]
+        out.append(f'<article class="spec" id="s{i}">{_prefixed(body, f"s{i}-")}</article>\n')
+    out.append("</body>\n</html>\n")
+    return "".join(out)

@@ -68,7 +68,8 @@ def suppression_comments(result, most: int = 50) -> list[str]:
     return out
 
 
-def render_latex(result) -> str:
+def render_latex(result, seen: set[str] | None = None) -> str:
+    """The spec's figures as LaTeX macros; ``seen`` (names already defined, updated) joins several specs in one file."""
     ev = result.evaluation
     out = [
         "% effspec: figures from the audited spec " + tex_escape(printable(result.file)),
@@ -81,7 +82,7 @@ def render_latex(result) -> str:
     ]
     out += suppression_comments(result)
     out.append("")
-    seen: set[str] = set()
+    seen = set() if seen is None else seen
 
     def define(name: str, body: str, what: str) -> None:
         if name in seen:

@@ -78,16 +78,53 @@ def layout_pdf(report, paper: str = "a4"):
     """The laid-out WeasyPrint document and the HTML it came from (the tests read its pages and boxes)."""
     if paper not in PAGE_SIZES:
         raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
+    from effspec.report.html import render_html
+
+    html = render_html(report, print_css(paper))
+    return layout_html(html), html
+
+
+def render_pdf(report, paper: str = "a4") -> bytes:
+    """The report as PDF bytes, byte-identical for identical input on one machine."""
+    return write_pdf(*layout_pdf(report, paper))
+
+
+_NOTICE = {"given": False}
+SLOW_SUBSET_NOTICE = ("effspec: note: libharfbuzz-subset (HarfBuzz 4.1 or newer) not found; WeasyPrint subsets the PDF's "
+                      "fonts with fontTools instead, which is slower (Debian/Ubuntu: apt install libharfbuzz-subset0; "
+                      "macOS: brew install harfbuzz)")
+
+
+def fast_font_subsetting() -> bool:
+    """Whether WeasyPrint will subset fonts with HarfBuzz: its own test (`harfbuzz_subset` loaded, HarfBuzz ≥ 4.1)."""
+    from weasyprint.text import ffi
+
+    subset = getattr(ffi, "harfbuzz_subset", None)
+    try:
+        return bool(subset) and bool(ffi.harfbuzz.hb_version_atleast(4, 1, 0))
+    except Exception:  # another WeasyPrint: say nothing rather than guess
+        return True
+
+
+def _notice_slow_subsetting() -> None:
+    """One line on stderr, once per process, when PDFs will be slow for want of libharfbuzz-subset."""
+    if _NOTICE["given"] or fast_font_subsetting():
+        return
+    _NOTICE["given"] = True
+    import sys
+
+    print(SLOW_SUBSET_NOTICE, file=sys.stderr)
+
+
+def layout_html(html: str):
+    """The laid-out WeasyPrint document of a report page already rendered with :func:`print_css`."""
     # fontTools stamps subset fonts with the current time unless this is set.
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
     from weasyprint import HTML
     from weasyprint.text.fonts import FontConfiguration
 
-    from effspec.report.html import render_html
-
-    html = render_html(report, print_css(paper))
-    document = HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=FontConfiguration())
-    return document, html
+    _notice_slow_subsetting()
+    return HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=FontConfiguration())
 
 
 def write_pdf(document, html: str) -> bytes:
@@ -96,6 +133,6 @@ def write_pdf(document, html: str) -> bytes:
     return document.write_pdf(pdf_identifier=ident)
 
 
-def render_pdf(report, paper: str = "a4") -> bytes:
-    """The report as PDF bytes, byte-identical for identical input on one machine."""
-    return write_pdf(*layout_pdf(report, paper))
+def render_pdf_html(html: str) -> bytes:
+    """The PDF of a report page already rendered with :func:`print_css` (one spec's, or several specs' combined)."""
+    return write_pdf(layout_html(html), html)

@@ -8,6 +8,7 @@ so with ``columnKind = unicodeCodePoints``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from urllib.parse import quote
 
@@ -29,6 +30,10 @@ def _full_description(code: str, title: str) -> str:
     except Exception:  # a broken rule module must not break the log of the others
         rule = None
     doc = (rule.__class__.__doc__ or "") if rule is not None else ""
+    if rule is None:  # a front-end or importer code: its page's first section
+        from effspec.rules.pages import FRONT_END, IMPORTER
+
+        doc = (FRONT_END.get(code) or IMPORTER.get(code) or ("",))[0]
     text = " ".join(line.strip() for line in doc.strip().split("\n\n", 1)[0].splitlines()).strip()
     # Rule pages start with a "What it does" heading; take what follows it.
     for head in ("## What it does", "What it does"):
@@ -65,10 +70,18 @@ def rule_descriptors(doc_base: str | None = None) -> list[dict]:
     for rule in plain_descriptors():
         page = known_page(rule["id"], doc_base)
         head = {k: rule[k] for k in ("id", "name", "shortDescription", "fullDescription")}
-        out.append({**head, **({"helpUri": page.url} if page.url else {}),
-                    "help": {"text": page.help_text[:1].upper() + page.help_text[1:]},
+        out.append({**head, **({"helpUri": page.url} if page.url else {}), "help": _help(rule, page),
                     "defaultConfiguration": rule["defaultConfiguration"]})
     return out
+
+
+def _help(rule: dict, page) -> dict:
+    """The rule's help for code scanning: what it reports, and where its page is (an example and the fix):
+    under the documentation base when one is set, always `effspec explain CODE` (no guessed URL)."""
+    code, title, what = rule["id"], rule["shortDescription"]["text"], rule["fullDescription"]["text"]
+    link = f"[Example and fix]({page.url}), or " if page.url else "Example and fix: "
+    return {"text": f"{code}: {what} Example and fix: {page.help_text}",
+            "markdown": f"**{code}: {title}.** {what}\n\n{link}`effspec explain {code}` (shipped as `{page.shipped}`)."}
 
 
 def artifact_uri(path: str) -> str:
@@ -100,13 +113,19 @@ def _location(uri: str) -> dict:
 
 def _result(diag, uri: str, index: dict[str, int]) -> dict:
     message = diag.message + (f" Help: {diag.help}" if diag.help else "")
-    location: dict = {"physicalLocation": {"artifactLocation": {**_location(uri), "index": index["artifact"]}}}
+    if getattr(diag, "file", ""):  # a position in another file (the project's pyproject.toml)
+        artifact = _location(artifact_uri(diag.file))
+    else:
+        artifact = {**_location(uri), "index": index["artifact"]}
+    location: dict = {"physicalLocation": {"artifactLocation": artifact}}
     s = diag.span
     if s is not None:
         end_line = max(s.end_line, s.line)
         end_column = s.end_column if (end_line > s.line or s.end_column > s.column) else s.column + 1
         location["physicalLocation"]["region"] = {"startLine": s.line, "startColumn": s.column,
                                                   "endLine": end_line, "endColumn": end_column}
+    else:  # about the whole file (an internal error, a configuration that cannot be read): its first character
+        location["physicalLocation"]["region"] = {"startLine": 1, "startColumn": 1}
     out = {
         "ruleId": diag.code,
         "level": LEVELS.get(diag.severity, "warning"),
@@ -158,6 +177,24 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
+def _fingerprints(out: list[dict], results_of_file: list, lines: list[str]) -> None:
+    """``partialFingerprints`` for code scanning, so that an alert is the same alert after lines
+    above it move: the code, the file, the flagged line's text (whitespace-trimmed; for a finding
+    in the configuration file, the message) and the how-manieth such finding it is."""
+    seen: dict[tuple[str, str, str], int] = {}
+    for result, diag in zip(out, results_of_file, strict=True):
+        uri = result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+        s = diag.span
+        if getattr(diag, "file", "") or s is None or not 1 <= s.line <= len(lines):
+            anchor = diag.message
+        else:
+            anchor = " ".join(lines[s.line - 1].split())
+        key = (diag.code, uri, anchor)
+        seen[key] = seen.get(key, 0) + 1
+        digest = hashlib.sha256("\0".join((*key, str(seen[key]))).encode("utf-8", "surrogatepass")).hexdigest()[:32]
+        result["partialFingerprints"] = {"effspecFindingHash/v1": digest}
+
+
 def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     """One checked file's part of a log: its artifact and its results, JSON data only.
 
@@ -173,20 +210,29 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     index = {**rule_index, "artifact": 0}
     suppressed = getattr(result, "suppressed", ())
     lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
+    hidden = [s for s in suppressed if not s.lowered]
     results = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
-    results += [_suppressed_result(s, uri, index) for s in suppressed if not s.lowered]
+    results += [_suppressed_result(s, uri, index) for s in hidden]
+    from effspec.diagnostics import source_lines
+
+    _fingerprints(results, [*result.diagnostics, *(s.diagnostic for s in hidden)], source_lines(getattr(result, "source", None)))
     base = getattr(getattr(result, "settings", None), "doc_base", None)
     return {"artifact": artifact, "results": results, **({"doc_base": str(base)} if base else {})}
 
 
 def _numbered(part: dict, artifact: int) -> list[dict]:
     """The part's results, naming its artifact by its index in the log."""
+    def number(location: dict) -> None:
+        place = location["physicalLocation"]["artifactLocation"]
+        if "index" in place:  # the spec's; a finding in the configuration file names that file by its URI only
+            place["index"] = artifact
+
     for res in part["results"]:
         for loc in res["locations"]:
-            loc["physicalLocation"]["artifactLocation"]["index"] = artifact
+            number(loc)
         for sup in res.get("suppressions", ()):
             if "location" in sup:
-                sup["location"]["physicalLocation"]["artifactLocation"]["index"] = artifact
+                number(sup["location"])
     return part["results"]
 
 

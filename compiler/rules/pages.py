@@ -190,6 +190,14 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
 _PYPROJECT_SPEC = _spec()
 
 
+def _config_keys() -> str:
+    """The known keys of [tool.effspec], from the front end's one table: "`a`, `b` and `c`"."""
+    from effspec.front.config import KEYS
+
+    names = [f"`{k}`" for k in KEYS]
+    return ", ".join(names[:-1]) + " and " + names[-1] if len(names) > 1 else names[0]
+
+
 def _toml(text: str) -> str:
     return "```toml\n" + text.rstrip("\n") + "\n```"
 
@@ -197,11 +205,13 @@ def _toml(text: str) -> str:
 FRONT_END["EFF031"] = (
     "Reports a project configuration that was found but not applied: the "
     "pyproject.toml that holds the spec's `[tool.effspec]` table is not valid "
-    "TOML or UTF-8, names a key other than `ignore`, `severity` and "
-    "`inline_config`, gives one a value of the wrong kind, is not a regular "
+    "TOML or UTF-8, names a key other than " + _config_keys() + " (the closest key is suggested), "
+    "gives one a value of the wrong kind, is not a regular "
     "file, or cannot be trusted: every user may write it, or another user owns "
     "it in a folder every user may write (such as /tmp). None of its settings "
-    "apply, and the spec is checked with the defaults.",
+    "apply, and the spec is checked with the defaults. The diagnostic is at "
+    "the line and column in pyproject.toml: the key that is wrong, or where "
+    "the TOML parser stopped.",
     "The configuration decides which findings are dropped or re-graded. A "
     "misspelt key (`inline-config`) would otherwise leave a vendor's pragmas "
     "in force without a word, and a file planted in a shared folder above the "
@@ -211,6 +221,34 @@ FRONT_END["EFF031"] = (
     _toml('[tool.effspec]\ninline-config = false') + "\n\n" + _eff(_PYPROJECT_SPEC),
     "",
     _toml('[tool.effspec]\ninline_config = false') + "\n\n" + _eff(_PYPROJECT_SPEC),
+)
+FRONT_END["EFF032"] = (
+    "Reports a `# effspec:` comment that is not a pragma effspec understands: "
+    "an unknown verb (`ignroe`), a code list that is not codes (`[eff202]`), "
+    "`file-ignore` or `severity` without codes, a severity other than `error`, "
+    "`warning` or `info`, or a front-end code (EFF001-EFF099), which no pragma "
+    "drops or lowers. The pragma is not applied; the caret is on it.",
+    "A pragma that silently does nothing leaves its author believing a "
+    "finding was dealt with; one read loosely (`ignore[eff202]` taken as a "
+    "bare `ignore`) would drop every finding on its line. Reported when "
+    "pragmas apply (not under `--no-inline-config` or `--isolated`).",
+    "The severity is not one effspec has:",
+    _eff(_spec(after="# effspec: severity[EFF502]=fatal\n")),
+    "",
+    _eff(_spec(after="# effspec: severity[EFF502]=info\n")),
+)
+FRONT_END["EFF033"] = (
+    "Reports a code, in a pragma or in the `ignore` or `severity` settings of "
+    "the project's pyproject.toml, that no rule has, with the closest code "
+    "that exists. A pragma's is reported at the pragma; the configuration's "
+    "at the code's line and column in pyproject.toml. The rest of the pragma "
+    "or configuration applies: the unknown code matches nothing.",
+    "A misspelt code (`EFF5020` for `EFF502`) suppresses nothing, so the "
+    "finding it was meant for is still reported, and nothing says why.",
+    "The code has one digit too many:",
+    _eff(_spec(after="# effspec: file-ignore[EFF5020]\n")),
+    "",
+    _eff(_spec(after="# effspec: file-ignore[EFF502]\n")),
 )
 FRONT_END["EFF099"] = (
     "Reports that effspec itself failed while checking the file: an exception "
