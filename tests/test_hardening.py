@@ -451,7 +451,7 @@ def test_report_failing_midway_leaves_the_old_output(tmp_path, monkeypatch, caps
     out = tmp_path / "report.json"
     out.write_bytes(b"OLD REPORT\n")
 
-    def broken(result, fmt, paper="a4"):
+    def broken(result, fmt, paper="a4", doc_base=None):
         raise RuntimeError("renderer died halfway")
 
     monkeypatch.setattr(effspec.report, "render", broken)
