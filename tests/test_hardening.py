@@ -584,7 +584,7 @@ def test_pdf_rendering_has_a_wall_clock_bound(tmp_path, monkeypatch, capsys):
     out.write_bytes(b"%PDF old")
     release = threading.Event()
 
-    def stuck(result, fmt, paper="a4"):
+    def stuck(result, fmt, paper="a4", doc_base=None):
         release.wait()  # a layout that never finishes, until the test lets it go
         return b"%PDF new"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from effspec.diagnostics import sanitize
+from effspec.report.assumptions import named
 from effspec.report.context import HEADLINE, build
 
 LIMIT = 65_000
@@ -86,6 +87,8 @@ def _headline_cell(h) -> str:
     extra = [f"wrong input: {h.finding}" + (f", line {h.finding_line}" if h.finding_line else "")] if h.finding else []
     extra += [x for x in (h.corrected, h.claimed) if x]
     extra += [h.note] if h.note and not h.finding else []
+    if h.causes and not h.finding:  # the HTML links these; a comment names them
+        extra.append("rests on assumed inputs: " + named([c.text for c in h.causes]))
     return value + (" (" + "; ".join(prose(x, cell=True) for x in extra) + ")" if extra else "")
 
 
