@@ -332,6 +332,34 @@ def test_claims_only_compaction_keeps_every_input_figure_and_formula():
             assert escape(c.written) in html and escape(c.reconstructed) in html
 
 
+def test_grouped_findings_keep_every_finding_its_anchor_place_message_notes_and_help():
+    from effspec.report.html import code_spans, render_html
+
+    result = effspec.load(ROOT / "examples" / "llama3_405b_table4.eff")
+    report = build(result)
+    html = render_html(report)
+    findings = html[html.index('<section id="findings">'):html.index('<h3 id="suppressed">')]
+    # 13 findings, by hand from the spec's comment block: EFF101, EFF605, EFF602, EFF603 on each run, EFF205 on the third
+    codes = [f.code for f in report.findings]
+    assert sorted(codes) == sorted(["EFF101", "EFF605", "EFF602", "EFF603"] * 3 + ["EFF205"])
+    # one block a rule: five blocks, in the order each rule first occurs
+    assert [g.code for g in report.finding_groups] == ["EFF101", "EFF605", "EFF602", "EFF603", "EFF205"]
+    assert findings.count('<div class="finding ') == 5
+    for n, f in enumerate(report.findings, 1):
+        block = findings[findings.index(f'id="finding-{n}"'):]
+        block = block[:block.index("</div>")]
+        assert f'<a class="lineref" href="#L{f.line}">{f.line}</a>:{f.column}' in block
+        assert str(code_spans(f.message)) in block
+        for note in f.notes:
+            assert str(code_spans(note)) in block
+        assert f'<span class="ln">{f.line}</span>' in block  # its own source line
+        assert str(code_spans(f.help)) in findings  # its help: with it, or once for the group when every member shares it
+    # EFF101's help is the same on the three runs: printed once; EFF603's names each run's figure: printed three times
+    eff101 = next(f for f in report.findings if f.code == "EFF101")
+    assert findings.count(str(code_spans(eff101.help))) == 1
+    assert sum(findings.count(str(code_spans(f.help))) for f in report.findings if f.code == "EFF603") == 3
+
+
 def escape(text: str) -> str:
     from markupsafe import escape as html_escape
 
