@@ -20,6 +20,13 @@ class Cause:
     text: str  # "convention.preset, convention.attention and 3 more (EFF101)", or "work.padded_tokens"
     anchor: str  # "finding-3", "input-1-14"
 
+    @property
+    def code(self) -> str:
+        """The code of the finding a cause links to ("EFF101"); "" for an input row."""
+        if self.anchor.startswith("finding-") and self.text.endswith(")") and " (" in self.text:
+            return self.text[self.text.rindex(" (") + 2:-1]
+        return ""
+
 
 def assumed_inputs(rr, metric, seen: frozenset[str] = frozenset()) -> dict[str, object]:
     """{name: input} of the written or defaulted inputs, under the derived ones, that make ``metric`` assumed."""

@@ -309,6 +309,22 @@ class RunView:
         formula and claim is still printed."""
         return bool(self.claims) and not (self.step_stats or self.breakdown or self.calendar or self.diagnosis)
 
+    @property
+    def derivation_inputs(self) -> tuple[InputView, ...]:
+        """Every input of the run's derivations, each once (in order of first use): a claims-only
+        run lists them after its derivations rather than under each derivation it feeds."""
+        return tuple(dict.fromkeys(i for metric in self.metrics for i in metric.inputs))
+
+    @property
+    def headline_notes(self) -> tuple[tuple[str, HeadlineView], ...]:
+        """A claims-only run's page-1 notes, each distinct note once, with the figures it applies to
+        (``"MFU, Step time"``, and the first such figure for its note and causes)."""
+        shared: dict[tuple[str, tuple[Cause, ...]], list[HeadlineView]] = {}
+        for h in self.headline:
+            if h.note or h.causes:
+                shared.setdefault((h.note, h.causes), []).append(h)
+        return tuple((", ".join(h.label for h in hs), hs[0]) for hs in shared.values())
+
 
 @dataclass(frozen=True)
 class ScalingRunView:
@@ -360,6 +376,41 @@ class FindingView:
 
 
 @dataclass(frozen=True)
+class FindingGroup:
+    """One rule's findings, set as one block (issue 14's page budget: the same finding on
+    three quoted runs reads once, with each run's own place, message, lines and notes).
+
+    ``members`` pairs each finding with its place in the findings (its ``#finding-N``
+    anchor, which the "assumed" badges link to).  ``help`` is the help every member
+    shares, printed once; a member whose help differs prints its own."""
+
+    code: str
+    severity: str
+    title: str
+    members: tuple[tuple[int, FindingView], ...]
+    help: str
+    rule_url: str
+    label: str  # the caret label every member shares, printed once; "" when they differ
+    rule_page: str
+    explain: str
+
+
+def group_findings(findings: tuple[FindingView, ...]) -> tuple[FindingGroup, ...]:
+    """The findings grouped by rule and severity, in the order each group first occurs; nothing dropped."""
+    by_rule: dict[tuple[str, str], list[tuple[int, FindingView]]] = {}
+    for n, f in enumerate(findings, 1):
+        by_rule.setdefault((f.code, f.severity), []).append((n, f))
+    groups = []
+    for (code, severity), members in by_rule.items():
+        first = members[0][1]
+        helps, labels = {f.help for _, f in members}, {f.label for _, f in members}
+        groups.append(FindingGroup(code, severity, first.title, tuple(members), first.help if len(helps) == 1 else "",
+                                   first.rule_url, first.label if len(labels) == 1 and len(members) > 1 else "",
+                                   first.rule_page, first.explain))
+    return tuple(groups)
+
+
+@dataclass(frozen=True)
 class SuppressedView:
     """A finding a pragma or the configuration dropped or lowered, and what did it."""
 
@@ -395,6 +446,23 @@ class Report:
     not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
     off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
     suppressed_omitted: int = 0  # suppressed findings beyond the per-file cap, not in ``suppressed``
+
+    def shared_formulas(self, index: int) -> tuple[int, str] | None:
+        """(1-based place, id) of the first claims-only run whose derivations have, figure by figure,
+        the same formulas as run ``index``'s, when that is an earlier run: then the later run prints
+        each figure's values under the formulas printed once (issue 14's page budget)."""
+        run = self.runs[index]
+        if not run.claims_only:
+            return None
+        formulas = [(m.name, m.formula) for m in run.metrics]
+        for n, other in enumerate(self.runs[:index]):
+            if other.claims_only and [(m.name, m.formula) for m in other.metrics] == formulas:
+                return n + 1, other.id
+        return None
+
+    @property
+    def finding_groups(self) -> tuple[FindingGroup, ...]:
+        return group_findings(self.findings)
 
 
 # ----------------------------------------------------------------------------
