@@ -37,7 +37,7 @@ def prune(folder: str, stem: str, keep: int = KEEP) -> None:
             for entry in it:
                 if entry.name.startswith(stem + "-") and entry.name.endswith(".json"):
                     st = entry.stat(follow_symlinks=False)
-                    if stat.S_ISREG(st.st_mode) and _ours(st):
+                    if stat.S_ISREG(st.st_mode) and ours(st):
                         entries.append((st.st_mtime_ns, entry.name))
         for _, name in sorted(entries, reverse=True)[keep:]:
             with contextlib.suppress(OSError):
@@ -51,16 +51,11 @@ def cache_root() -> str:
     return os.path.join(base, "effspec")
 
 
-def _ours(st: os.stat_result) -> bool:
-    """Owned by this user and not writable by group or others."""
+def ours(st: os.stat_result) -> bool:
+    """Owned by this user and not writable by group or others (the test every cache folder and file passes)."""
     if hasattr(os, "getuid") and st.st_uid != os.getuid():
         return False
     return not st.st_mode & 0o022
-
-
-def ours(st: os.stat_result) -> bool:
-    """Owned by this user and not writable by group or others (the test every cache folder and file passes)."""
-    return _ours(st)
 
 
 def owned_folder(folder: str) -> str | None:
@@ -71,7 +66,7 @@ def owned_folder(folder: str) -> str | None:
     """
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
-        return folder if _ours(os.stat(folder)) else None
+        return folder if ours(os.stat(folder)) else None
     except OSError:
         return None
 
@@ -88,7 +83,7 @@ def read_owned(folder: str, name: str, limit: int) -> bytes | None:
     try:
         if os.open in os.supports_dir_fd:
             dir_fd = os.open(folder, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_CLOEXEC", 0))
-            if not _ours(os.fstat(dir_fd)):
+            if not ours(os.fstat(dir_fd)):
                 return None
             fd = os.open(name, flags, dir_fd=dir_fd)
         else:  # pragma: no cover - platforms without openat
@@ -96,7 +91,7 @@ def read_owned(folder: str, name: str, limit: int) -> bytes | None:
                 return None
             fd = os.open(os.path.join(folder, name), flags)
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not _ours(st) or st.st_size > limit:
+        if not stat.S_ISREG(st.st_mode) or not ours(st) or st.st_size > limit:
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1
