@@ -7,8 +7,7 @@ import os
 import sys
 from functools import partial
 
-from effspec.cli.common import BUG_URL, STDIN, ToolError, load_spec
-from effspec.cli.common import expand_paths as _expand
+from effspec.cli.common import BUG_URL, STDIN, ToolError, expand_paths, load_spec
 from effspec.cli.fix import fix_first, print_fix_summary, with_fixable
 from effspec.diagnostics import printable
 from effspec.version import __version__
@@ -151,7 +150,7 @@ def _selection(args):
 def cmd_check(args) -> int:
     from effspec.cli.select import fails
 
-    paths = _expand(args.files)
+    paths = expand_paths(args.files)
     if not paths:
         raise ToolError("no .eff files found in " + ", ".join(args.files))
     inline_config = False if args.no_inline_config else None

@@ -32,10 +32,9 @@ def _outputs(names: list[str]) -> list[tuple[str, str]]:
 
 def _inputs(names: list[str]) -> list[tuple[str, str | None]]:
     """Each spec to report on, with the folder it was found in (None when named): `check`'s rules."""
-    from effspec.cli.common import STDIN
-    from effspec.cli.common import expand_paths as _expand
+    from effspec.cli.common import STDIN, expand_paths
 
-    items = _expand(names)
+    items = expand_paths(names)
     if any(root == STDIN for _, root in items):
         raise ToolError("-: `effspec report` reads no spec from stdin; name the file")
     if not items:
