@@ -192,6 +192,35 @@ def test_pdf_no_page_has_overlapping_text(laid, name):
     assert clashes[:5] == []
 
 
+def test_breakable_marks_identifier_wrap_points_and_keeps_markup_and_entities_whole():
+    from effspec.report.html import breakable, code_spans
+
+    assert breakable("work.padded_tokens, parallelism.recompute") == (
+        "work.<wbr>padded_<wbr>tokens, parallelism.<wbr>recompute")
+    # numbers and a lone dot are not identifiers: "3.5 s", "1.2e10", "end."
+    assert breakable("3.5 s, 1.2e10 at end.") == "3.5 s, 1.2e10 at end."
+    # a hostile string stays escaped; a 40-character run gets a point every 16 characters, outside any entity
+    out = breakable(code_spans("`claim_name` <b>&" + "x" * 40))
+    # (the run is "<b>&" and the 40 x: 16, 16 and 12 characters, the entities whole)
+    assert out == "<code>claim_<wbr>name</code> &lt;b&gt;&amp;" + "x" * 12 + "<wbr>" + "x" * 16 + "<wbr>" + "x" * 12
+    assert breakable("a\0b") == "ab"  # the marker character cannot be smuggled in
+
+
+@pytest.mark.parametrize("name", [p.name for p in EXAMPLES])
+def test_pdf_page_one_notes_wrap_identifiers_only_at_dots_and_underscores(laid, name):
+    # "parallelism.recompute, w / ork.padded_tokens" on Example C's page 1 before: a line may
+    # end inside an identifier only after its ".", "_" or "/".
+    report = build(effspec.load(ROOT / "examples" / name))
+    idents = {t for run in report.runs for h in run.headline for c in h.causes for t in re.findall(r"[a-z_]+\.[a-z_.]+", c.text)}
+    idents |= {t for run in report.runs for h in run.headline for t in re.findall(r"[a-z_]+\.[a-z_.]+", h.note)}
+    with pdfplumber.open(io.BytesIO(laid[name].pdf)) as pdf:
+        text = pdf.pages[0].extract_text()
+    for ident in idents:
+        for match in re.finditer("\n?".join(map(re.escape, ident)), text):
+            broken = [k for k, ch in enumerate(match[0]) if ch == "\n"]
+            assert all(match[0][k - 1] in "._/" for k in broken), (ident, match[0])
+
+
 # --- 2. Source listings wrap inside the gutter -----------------------------------
 
 MINIMAL_RUN = '''run {name} {{
@@ -313,23 +342,85 @@ def test_claims_only_runs_are_recognised_and_no_other_example_run_is():
     assert not any(v.claims_only for v in runs["example_a_measured.eff"] + runs["straggler_ranks.eff"])
 
 
+def _run_parts(html: str, run_ids: list[str]) -> dict[str, str]:
+    """Each run's own text in sections 2 to 5 (from its <h3> to the next heading), joined."""
+    parts = {rid: "" for rid in run_ids}
+    for section in ("inputs", "convention", "derivations", "claims"):
+        body = html[html.index(f'<section id="{section}">'):]
+        body = body[:body.index("</section>")]
+        for chunk in re.split(r"<h3[^>]*>", body)[1:]:
+            rid = chunk[:chunk.index("</h3>")]
+            parts[rid] += chunk
+    return parts
+
+
+def _shown(part: str, name: str, value: str) -> bool:
+    """Whether an input is printed in a run's part: as an entry, a knob, a figure row or a claim row."""
+    bare = re.sub(r"<wbr>|,|×", "", value)
+    text = re.sub(r"<wbr>|,|×", "", part)
+    knob = name.removeprefix("convention.")
+    claim = name.removeprefix("claim ")
+    return (f'<code>{name}</code> = <span class="num">{escape(bare)}</span>' in text
+            or f'<code>{knob}</code> = {escape(bare)} (' in text
+            or f'<td class="num d-value">{escape(bare)}</td>' in text or f'<span class="d-value">{escape(bare)}</span>' in text
+            or (f'<code>{claim}</code></td><td class="num">{escape(bare)}<br>' in text))
+
+
 def test_claims_only_compaction_keeps_every_input_figure_and_formula():
     from effspec.report.html import render_html
 
     result = effspec.load(ROOT / "examples" / "llama3_405b_table4.eff")
     report = build(result)
     html = render_html(report)
-    for run in report.runs:
+    parts = _run_parts(html, [run.id for run in report.runs])
+    first = report.runs[0]
+    for n, run in enumerate(report.runs):
+        part = parts[run.id]
+        sibling = report.sibling(n)
         for i in run.inputs:
-            assert f"<code>{i.name}</code> = <span class=\"num\">{escape(i.value)}</span> ({escape(i.provenance)}" in html
+            # its own entry, or the sibling's identical one (lines aside), which the part names
+            own = f"<code>{i.name}</code> = <span class=\"num\">{escape(i.value)}</span> ({escape(i.provenance)}"
+            assert own in part or (sibling is not None and own in parts[sibling.id] and sibling.id in part), (run.id, i)
         for metric in run.metrics:
-            assert escape(metric.formula) in html and escape(metric.substituted) in html and escape(metric.value) in html
+            assert escape(metric.value) in part and escape(metric.substituted) in part
+            assert escape(metric.formula) in (part if sibling is None else parts[sibling.id])
             for i in metric.inputs:
-                assert f"<code>{i.name}</code> = <span class=\"num\">{escape(i.value)}</span>" in html
+                assert _shown(part, i.name, i.value) or (sibling is not None and _shown(parts[sibling.id], i.name, i.value)), (run.id, i)
         for k in run.knobs:
-            assert f"<code>{k.knob}</code>" in html
+            assert f"<code>{k.knob}</code> = {escape(k.value)}" in (part if not report.same_knobs(n) else parts[first.id])
         for c in run.claims:
-            assert escape(c.written) in html and escape(c.reconstructed) in html
+            assert escape(c.reconstructed) in part and f"<code>{c.written}</code>".replace("_", "_<wbr>") in part
+
+
+def test_a_claims_only_run_like_an_earlier_one_prints_what_differs():
+    # By hand from the spec (Llama 3, Table 4): the 16,384-GPU 8K row differs from the 8,192-GPU
+    # row in the GPU count and DP (64 -> 128); the 128K row also in sequence length, batch and CP.
+    report = build(effspec.load(ROOT / "examples" / "llama3_405b_table4.eff"))
+    assert [report.sibling(n) and report.sibling(n).id for n in range(3)] == [None, "llama3_405b_8k_8192gpu", "llama3_405b_8k_8192gpu"]
+    assert [(i.name, i.value) for i in report.changed_inputs(1)] == [("parallelism.dp", "128"), ("hardware.count", "16384 device")]
+    assert [i.name for i in report.changed_inputs(2)] == ["work.seq_len", "work.global_batch", "parallelism.cp", "parallelism.dp",
+                                                          "hardware.count"]
+    assert report.inputs_not_here(1) == () and report.same_knobs(1) and report.same_knobs(2)
+    # what only the derivations know, once: the head dimension and the catalog peak with its source
+    extra = {i.name: i.value for i in report.runs[0].derivation_extra_inputs}
+    assert extra["model.head_dim"] == "128" and extra["hardware.peak"] == "989.4 TFLOP/s"
+    assert "model.layers" not in extra and "convention.attention" not in extra and "mfu" not in extra
+    assert report.changed_derivation_inputs(1) == ()  # the same head dimension and peak as the 8,192-GPU row
+
+
+def test_a_sibling_that_lacks_an_input_says_so():
+    spec = claims_only_spec(2).replace('    params = 405e9 param from paper "A paper, Table 3"\n', "", 1)
+    # the first run now lacks model.params; the second still declares it
+    report = build(effspec.check_text(spec, "claims_only.eff"))
+    assert report.sibling(1) is not None
+    assert [i.name for i in report.changed_inputs(1)] == ["model.params", "parallelism.dp", "hardware.count"]
+    spec = claims_only_spec(2)
+    at = spec.index("run claims_only_1")
+    spec = spec[:at] + spec[at:].replace('    params = 405e9 param from paper "A paper, Table 3"\n', "", 1)
+    report = build(effspec.check_text(spec, "claims_only.eff"))
+    assert report.inputs_not_here(1) == ("model.params",)
+    from effspec.report.html import render_html
+    assert "Not declared here: <code>model.params</code>." in render_html(report)
 
 
 def test_grouped_findings_keep_every_finding_its_anchor_place_message_notes_and_help():

@@ -316,6 +316,26 @@ class RunView:
         return tuple(dict.fromkeys(i for metric in self.metrics for i in metric.inputs))
 
     @property
+    def derivation_extra_inputs(self) -> tuple[InputView, ...]:
+        """The inputs of a claims-only run's derivations that its other parts do not already print
+        with the same value: not a declared input (section 2), a convention knob (section 3), a
+        figure of its derivations or a claim (section 5).  What is left is what only the
+        derivations know: a default such as ``model.head_dim``, the catalog peak with its source."""
+        declared = {i.name: i.value for i in self.inputs}
+        knobs = {"convention." + k.knob: k.value for k in self.knobs}
+        figures = {m.name: m.value for m in self.metrics}
+        claims = {"claim " + c.written: c.claimed for c in self.claims}
+        shown = {**declared, **knobs, **figures, **claims}
+        return tuple(i for i in self.derivation_inputs
+                     if i.name not in shown or _bare(shown[i.name]) != _bare(i.value))
+
+    @property
+    def input_lines(self) -> str:
+        """The lines the run's declared inputs are written on, as a range ("24–35"), or ""."""
+        lines = [i.line for i in self.inputs if i.line]
+        return "" if not lines else str(min(lines)) if min(lines) == max(lines) else f"{min(lines)}–{max(lines)}"
+
+    @property
     def headline_notes(self) -> tuple[tuple[str, HeadlineView], ...]:
         """A claims-only run's page-1 notes, each distinct note once, with the figures it applies to
         (``"MFU, Step time"``, and the first such figure for its note and causes)."""
@@ -395,6 +415,20 @@ class FindingGroup:
     explain: str
 
 
+def _bare(value: str) -> str:
+    """A value without its digit grouping or multiplication sign: ``16,384 device`` as ``16384 device``."""
+    return value.replace(",", "").replace("×", "").strip()
+
+
+def _differing(items: tuple[InputView, ...], sibling: RunView | None, derivations: bool = False) -> tuple[InputView, ...]:
+    """The items the sibling run lacks with the same name, value, provenance and citation (lines aside)."""
+    if sibling is None:
+        return items
+    theirs = {(i.name, _bare(i.value), i.provenance, i.citation)
+              for i in (sibling.derivation_extra_inputs if derivations else sibling.inputs)}
+    return tuple(i for i in items if (i.name, _bare(i.value), i.provenance, i.citation) not in theirs)
+
+
 def group_findings(findings: tuple[FindingView, ...]) -> tuple[FindingGroup, ...]:
     """The findings grouped by rule and severity, in the order each group first occurs; nothing dropped."""
     by_rule: dict[tuple[str, str], list[tuple[int, FindingView]]] = {}
@@ -459,6 +493,48 @@ class Report:
             if other.claims_only and [(m.name, m.formula) for m in other.metrics] == formulas:
                 return n + 1, other.id
         return None
+
+    def sibling(self, index: int) -> RunView | None:
+        """The earlier claims-only run whose formulas run ``index`` shares (:meth:`shared_formulas`):
+        its inputs, knobs and the derivations' other inputs are printed as what differs from that run."""
+        shared = self.shared_formulas(index)
+        return self.runs[shared[0] - 1] if shared else None
+
+    def changed_inputs(self, index: int) -> tuple[InputView, ...]:
+        """Run ``index``'s declared inputs that its sibling run does not have as they are here (value,
+        provenance and citation; the line is this run's own): the rest read as under the sibling."""
+        return _differing(self.runs[index].inputs, self.sibling(index))
+
+    def numbered_inputs(self, index: int) -> tuple[tuple[int, InputView, bool], ...]:
+        """Run ``index``'s inputs with their 1-based place (their ``#input-R-K`` anchor, which
+        "assumed" badges link to) and whether the run prints them (not those as under its sibling)."""
+        changed = set(self.changed_inputs(index))
+        return tuple((n, i, i in changed) for n, i in enumerate(self.runs[index].inputs, 1))
+
+    def inputs_not_here(self, index: int) -> tuple[str, ...]:
+        """The sibling run's declared inputs that run ``index`` does not declare at all."""
+        sibling = self.sibling(index)
+        ours = {i.name for i in self.runs[index].inputs}
+        return () if sibling is None else tuple(i.name for i in sibling.inputs if i.name not in ours)
+
+    def changed_derivation_inputs(self, index: int) -> tuple[InputView, ...]:
+        """Like :meth:`changed_inputs`, for the derivations' other inputs (:attr:`RunView.derivation_extra_inputs`)."""
+        sibling = self.sibling(index)
+        extra = self.runs[index].derivation_extra_inputs
+        return extra if sibling is None else _differing(extra, sibling, derivations=True)
+
+    def same_knobs(self, index: int) -> bool:
+        """Whether run ``index`` has its sibling's knobs, each with the same value, set the same way."""
+        sibling = self.sibling(index)
+        return sibling is not None and sibling.knobs == self.runs[index].knobs
+
+    def same_presets(self, index: int) -> bool:
+        """Whether run ``index`` counts each preset with its sibling's knobs (the same rows but for
+        FLOPs and MFU): then only its own FLOPs per token and MFU are printed beside each preset."""
+        sibling = self.sibling(index)
+        def knobs(run: RunView) -> list[tuple[str, ...]]:
+            return [(c.label, c.attention, c.logits, c.embeddings, c.recompute) for c in run.conventions]
+        return sibling is not None and knobs(sibling) == knobs(self.runs[index])
 
     @property
     def finding_groups(self) -> tuple[FindingGroup, ...]:

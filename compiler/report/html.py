@@ -40,6 +40,7 @@ def environment():
     env = jinja2.Environment(loader=jinja2.FunctionLoader(load), autoescape=True,
                              undefined=jinja2.StrictUndefined, trim_blocks=False, lstrip_blocks=False)
     env.filters["code_spans"] = code_spans
+    env.filters["breakable"] = breakable
     return env
 
 
@@ -54,6 +55,31 @@ def code_spans(text: str):
     from markupsafe import Markup, escape
 
     return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
+
+
+_WRAP_POINT = re.compile(r"(?<=[A-Za-z0-9])([._/])(?=[A-Za-z])")
+_LONG_RUN = re.compile(r"[^\s\0]{25,}")
+_RUN_PIECE = 16
+
+
+def breakable(text):
+    """Text (plain, which is escaped, or markup already safe) with a line-break opportunity
+    (``<wbr>``) after each ``.``, ``_`` or ``/`` inside an identifier, and every 16 characters
+    of a longer unbroken run, for narrow cells set with ``overflow-wrap: normal``:
+    ``work.padded_tokens`` wraps as ``work.`` / ``padded_tokens``, where WeasyPrint's
+    emergency wrapping broke it as ``w`` / ``ork.padded_tokens``.  Tags are left as they are;
+    text is unescaped, marked, and escaped again, so no entity is split."""
+    from markupsafe import Markup, escape
+
+    out = []
+    for part in re.split(r"(<[^>]*>)", str(text if isinstance(text, Markup) else escape(text))):
+        if part.startswith("<"):
+            out.append(part)
+            continue
+        plain = _WRAP_POINT.sub("\\1\0", Markup(part).unescape().replace("\0", ""))
+        plain = _LONG_RUN.sub(lambda m: "\0".join(m[0][i:i + _RUN_PIECE] for i in range(0, len(m[0]), _RUN_PIECE)), plain)
+        out.append(str(escape(plain)).replace("\0", "<wbr>"))
+    return Markup("".join(out))
 
 
 def render_html(report, extra_css: str = "") -> str:
