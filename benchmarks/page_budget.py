@@ -18,10 +18,11 @@ import sys
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from test_report_layout import claims_only_spec  # noqa: E402
+
 import effspec  # noqa: E402
 from effspec.report.context import build  # noqa: E402
 from effspec.report.pdf import layout_pdf  # noqa: E402
-from test_report_layout import claims_only_spec  # noqa: E402
 
 
 def section_heights(n: int) -> tuple[dict[str, float], int, float]:
