@@ -4,6 +4,7 @@ page 1 as the verdict, Markdown that renders, notebooks that escape."""
 from __future__ import annotations
 
 import pathlib
+import re
 import statistics
 from html.parser import HTMLParser
 
@@ -240,18 +241,37 @@ def test_repr_html_shows_summary_and_findings_with_the_report_escaping():
     assert result.evaluation is not None and "<script>" in result.spec.runs[0].title
     html = result._repr_html_()
     assert html.startswith('<div class="effspec-report">') and html.endswith("</div>")
-    assert '<section id="summary">' in html and '<section id="findings">' in html
-    assert '<section id="source">' not in html  # the inline view is the verdict, not the appendix
+    prefix = re.search(r'<section id="(effspec-[0-9a-f]{10}-)summary">', html)[1]
+    assert f'<section id="{prefix}findings">' in html
+    assert 'id="source"' not in html and f'id="{prefix}source"' not in html  # the verdict, not the appendix
     assert "<script" not in html and "<img" not in html and "<iframe" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "&amp;amp;" in html  # an entity in the spec is text, escaped once more
     assert "{{ 7*7 }}" in html and ">49<" not in html  # spec text is never a template
-    # the same fragment as the HTML report's own summary
+    # the same fragment as the HTML report's own summary, its ids prefixed and links out of it made text
     page = render(result, "html").decode()
     start = page.index('<section id="summary">')
-    assert page[start:page.index("</section>", start)] in html
+    ours = page[start:page.index("</section>", start)]
+    ours = re.sub(r'<a([^>]*) href="#(?:L\d+|input-[\d-]+)">(.*?)</a>', r"<span\1>\2</span>", ours)
+    assert ours.replace(' id="', f' id="{prefix}').replace('href="#', f'href="#{prefix}') in html
     # with a finding: the claim of 1 % against 5 samples is EFF502's (5 < 10)
     assert "EFF502" in html
+
+
+def test_repr_html_links_resolve_inside_the_fragment_and_two_reports_share_no_id():
+    a = effspec.load(ROOT / "examples" / "example_c_scaling.eff")._repr_html_()
+    b = effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff")._repr_html_()
+    for html in (a, b):
+        ids = re.findall(r'\sid="([^"]*)"', html)
+        assert len(ids) == len(set(ids))
+        links = re.findall(r'href="#([^"]*)"', html)
+        assert set(links) <= set(ids)  # every link kept has its target in the fragment
+    # Example B's assumed figures link to EFF101's finding, which is inline too
+    assert re.search(r'href="#effspec-[0-9a-f]{10}-finding-1"', b)
+    # Example C's HFU badge links to an input row in the report; inline it is the word, not a dead link
+    assert '<span class="badge badge-assumed">assumed</span>' in a
+    assert not set(re.findall(r'\sid="([^"]*)"', a)) & set(re.findall(r'\sid="([^"]*)"', b))
+    assert a == effspec.load(ROOT / "examples" / "example_c_scaling.eff")._repr_html_()  # deterministic
 
 
 # --- Charts: none below EFF502's count, captions true to the picture --------------------

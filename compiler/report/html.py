@@ -97,7 +97,7 @@ def render_html(report, extra_css: str = "") -> str:
 _ANCHORS = re.compile(r'(\sid="|href="#|xlink:href="#|url\(#)')
 
 
-def _prefixed(body: str, prefix: str) -> str:
+def prefixed(body: str, prefix: str) -> str:
     """Every id, and every reference to one, in one spec's report body, with ``prefix``.
 
     Spec text is autoescaped (``"`` is ``&#34;``), so these attribute openings
@@ -125,6 +125,6 @@ def combine_html(pages: list[tuple[str, str, str]]) -> str:
            f'<nav class="toc"><h2 class="toc-title">Specs</h2><ol>{items}</ol></nav>\n</header>\n']
     for i, (_title, _file, page) in enumerate(pages, 1):
         body = page.split("<body>", 1)[1].rsplit("</body>", 1)[0]
-        out.append(f'<article class="spec" id="s{i}">{_prefixed(body, f"s{i}-")}</article>\n')
+        out.append(f'<article class="spec" id="s{i}">{prefixed(body, f"s{i}-")}</article>\n')
     out.append("</body>\n</html>\n")
     return "".join(out)

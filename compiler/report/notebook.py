@@ -9,8 +9,11 @@ rules scoped to the fragment's own class keep the tables readable.
 
 from __future__ import annotations
 
+import hashlib
+import re
+
 from effspec.report.context import build
-from effspec.report.html import render_html
+from effspec.report.html import prefixed, render_html
 
 SECTIONS = ("summary", "findings")
 _STYLE = ("<style>.effspec-report table{border-collapse:collapse}"
@@ -28,6 +31,19 @@ def section(page: str, name: str) -> str:
     return page[start:end + len("</section>")]
 
 
+_LINK = re.compile(r'<a([^>]*?) href="#([^"]*)"([^>]*)>(.*?)</a>', re.S)
+_ID = re.compile(r'\sid="([^"]*)"')
+
+
 def render_notebook(result) -> str:
+    """The summary and findings of the result's report, as one fragment a notebook page can hold
+    several of: every id is prefixed with a digest of the fragment (two reports in one notebook
+    do not share ``#finding-1``), and a link whose target is not in the fragment (an input row
+    or a source line: those sections are the appendix, not shown inline) becomes plain text."""
     page = render_html(build(result))
-    return f'<div class="effspec-report">{_STYLE}' + "\n".join(section(page, s) for s in SECTIONS) + "</div>"
+    body = "\n".join(section(page, s) for s in SECTIONS)
+    prefix = "effspec-" + hashlib.sha256(body.encode("utf-8")).hexdigest()[:10] + "-"
+    body = prefixed(body, prefix)
+    ids = set(_ID.findall(body))
+    body = _LINK.sub(lambda m: m[0] if m[2] in ids else f"<span{m[1]}{m[3]}>{m[4]}</span>", body)
+    return f'<div class="effspec-report">{_STYLE}{body}</div>'
