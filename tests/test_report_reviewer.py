@@ -501,3 +501,33 @@ def test_histogram_counts_steps_in_whole_numbers(example):
         end = next(i for i, t in enumerate(labels) if t.startswith("steps"))
         ticks = labels[start:end]
         assert ticks and all(re.fullmatch(r"\d+|10\^\{?-?\d+\}?|\$.*\$", t) for t in ticks), ticks
+
+
+def test_rank_split_with_comm_exposed_draws_and_names_the_exposed_part(tmp_path):
+    # A rank table from `effspec traces` carries `comm_exposed`, the communication no compute
+    # hides: the chart's hatched segment is that column, and the caption says so.
+    import csv
+    import shutil
+    import statistics
+
+    rows = list(csv.DictReader((ROOT / "examples" / "straggler_ranks.csv").open(encoding="utf-8")))
+    with (tmp_path / "straggler_ranks.csv").open("w", encoding="utf-8", newline="") as out:
+        writer = csv.writer(out)
+        writer.writerow(["rank", "node", "step", "compute", "comm", "stall", "comm_exposed"])
+        for row in rows:  # a quarter of each rank's communication exposed
+            writer.writerow([row["rank"], row["node"], row["step"], row["compute"], row["comm"], row["stall"],
+                             f"{float(row['comm']) / 4:.6f}"])
+    for name in ("straggler_ranks.eff", "straggler_steps.csv"):
+        shutil.copy(ROOT / "examples" / name, tmp_path / name)
+    charts = _rank_charts(effspec.load(tmp_path / "straggler_ranks.eff"))
+    assert charts["ranks_caption"].startswith(
+        "Each rank's mean seconds per step, split into compute (dark), exposed communication (hatched) and stall (light)")
+    bars = _bars(charts["ranks"])
+    assert len(bars) == 64
+    for bar, seg in bars.items():
+        mine = [row for row in rows if row["rank"] == bar.split("-")[1]]
+        compute = statistics.fmean(float(r["compute"]) for r in mine)
+        exposed = statistics.fmean(float(f"{float(r['comm']) / 4:.6f}") for r in mine)
+        stall = statistics.fmean(float(r["stall"]) for r in mine)
+        total_px = sum(h for _, h in seg.values())
+        assert seg["comm"][1] / total_px == pytest.approx(exposed / (compute + exposed + stall), abs=2e-4), bar
