@@ -558,3 +558,23 @@ def test_a_planted_entry_costs_one_small_read(in_process, project, tmp_path, mon
     assert bodies == []
     assert _in_process(project, tmp_path, monkeypatch, capsys)[1] == []  # rewritten, then a hit...
     assert len(bodies) == 1  # ...whose body was read once
+
+
+def test_a_chosen_cache_folder_that_cannot_be_used_is_named_with_the_reason(project, tmp_path):
+    # a file where the folder should be, then a folder others can write to: a note each, the check
+    # itself as without a cache, and nothing written there
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x", encoding="utf-8")
+    proc = run(["check", "specs/s.eff", "--cache-dir", str(blocker)], project, _env(tmp_path))
+    assert "has 12 samples" in proc.stdout  # checked all the same
+    assert (f"effspec: note: the cache folder {blocker} is not used: it cannot be opened as a folder"
+            in proc.stderr) and "checking without the cache" in proc.stderr
+    shared = tmp_path / "shared-cache"
+    shared.mkdir()
+    shared.chmod(0o777)
+    proc = run(["check", "specs/s.eff"], project, _env(tmp_path, EFFSPEC_CACHE_DIR=str(shared)))
+    assert "is not used: it is not owned by you, or others can write to it" in proc.stderr
+    assert entries(shared) == {}
+    # the project's default folder is not the user's choice: no note for it
+    proc = run(["check", "specs/s.eff"], project, _env(tmp_path))
+    assert "cache folder" not in proc.stderr and len(entries(project / ".effspec_cache")) == 1

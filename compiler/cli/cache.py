@@ -138,24 +138,33 @@ def _mark(dir_fd: int) -> None:
             fh.write(data)
 
 
+_refused: dict[str, str] = {}  # cache folder -> why it is not used
+
+
 def _open_folder(path: str) -> int | None:
-    """A descriptor of the cache folder, made if missing; None unless it is ours and not a symlink."""
+    """A descriptor of the cache folder, made if missing; None unless it is ours and not a symlink
+    (then ``_refused[path]`` says why)."""
     from effspec.front.cachedir import ours
 
     if os.open not in os.supports_dir_fd or not _NOFOLLOW:  # pragma: no cover - no openat: no cache
+        _refused[path] = "this system cannot open files beneath a folder descriptor"
         return None
     try:
         os.mkdir(path, 0o755)
     except FileExistsError:
         pass
-    except OSError:
+    except OSError as e:
+        _refused[path] = f"it cannot be created ({e.strerror or e})"
         return None
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | _CLOEXEC)
-    except OSError:
+    except OSError as e:
+        _refused[path] = f"it cannot be opened as a folder ({e.strerror or e})"
         return None
     if not ours(os.fstat(fd)):
         os.close(fd)
+        _refused[path] = ("it is not owned by you, or others can write to it: an entry there could be "
+                          "planted (chmod go-w, or choose another folder)")
         return None
     _mark(fd)
     return fd
@@ -438,6 +447,7 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
         todo.append(i)
         if p is not None:
             plans[(path, root)] = p
+    _say_refused(args)
     if args.format == "sarif":
         with contextlib.suppress(OSError, ValueError):
             _sarif_rules(done=not todo)
@@ -446,3 +456,19 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
         for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):
             out[i] = res
     return out  # type: ignore[return-value]
+
+
+def _say_refused(args) -> None:
+    """One note on stderr when the folder the user chose (``--cache-dir``, ``$EFFSPEC_CACHE_DIR``)
+    cannot be used; the check goes on without the cache.  A project's default folder that is not
+    ours is passed over silently: auditing someone else's read-only tree is normal."""
+    import sys
+
+    from effspec.diagnostics import printable
+
+    chosen = args.cache_dir or os.environ.get(ENV)
+    folder = os.path.realpath(chosen) if chosen else None
+    if folder is not None and folder in _folders and _folders[folder] is None:
+        why = _refused.get(folder, "it cannot be used")
+        print(f"effspec: note: the cache folder {printable(chosen)} is not used: {why}; checking without the cache",
+              file=sys.stderr)
