@@ -466,7 +466,7 @@ def _say_refused(args) -> None:
 
     from effspec.diagnostics import printable
 
-    chosen = args.cache_dir or os.environ.get(ENV)
+    chosen = str(args.cache_dir or os.environ.get(ENV) or "")
     folder = os.path.realpath(chosen) if chosen else None
     if folder is not None and folder in _folders and _folders[folder] is None:
         why = _refused.get(folder, "it cannot be used")
