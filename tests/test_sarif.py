@@ -104,3 +104,44 @@ def test_check_format_sarif_from_the_cli_without_report_libraries():
             "print(sorted(m for m in ('jinja2', 'weasyprint', 'matplotlib') if m in sys.modules))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _replaced(text: str, replacements: list[dict]) -> str:
+    """``text`` with SARIF replacements made (one-line regions, 1-based, end column exclusive), last first."""
+    lines = text.split("\n")
+    for r in sorted(replacements, key=lambda r: (r["deletedRegion"]["startLine"], r["deletedRegion"]["startColumn"]),
+                    reverse=True):
+        region = r["deletedRegion"]
+        assert region["startLine"] == region["endLine"]
+        line = lines[region["startLine"] - 1]
+        lines[region["startLine"] - 1] = (line[:region["startColumn"] - 1] + r["insertedContent"]["text"]
+                                          + line[region["endColumn"] - 1:])
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("name, unsafe", [("units", False), ("bare_mfu", False), ("sparse_peak", True)])
+def test_results_carry_the_fixes_check_fix_makes(name, unsafe):
+    # The fixtures of tests/test_check_fix.py: NAME.in corrected by hand is NAME.eff.  The log's safe
+    # fixes (and, for an unsafe case, its unsafe ones), made as SARIF says, give the same edits on
+    # their first round as `check --fix` does: every edit of the hand-corrected text is one of them.
+    fixtures = ROOT / "tests" / "fixtures" / "fix"
+    text = (fixtures / f"{name}.in").read_text(encoding="utf-8")
+    result = effspec.check_text(text, "spec.eff")
+    log = sarif_log([result])
+    jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(log)
+    fixes = [f for res in log["runs"][0]["results"] for f in res.get("fixes", ())]
+    assert fixes and all(f["artifactChanges"][0]["artifactLocation"]["index"] == 0 for f in fixes)
+    from effspec.rules.fixes import apply, chosen
+
+    made, _ = apply(text, [f for _, f in chosen(result.diagnostics, text, result.spec, unsafe=unsafe)])
+    taken = {}
+    for res in log["runs"][0]["results"]:  # the first fix of a result that `--fix` may apply, one per place
+        for f in res.get("fixes", ()):
+            if f["properties"]["effspec/safe"] or unsafe:
+                (r,) = f["artifactChanges"][0]["replacements"]
+                key = tuple(sorted(r["deletedRegion"].items()))
+                taken.setdefault(key, r)
+                break
+    assert made != text and _replaced(text, list(taken.values())) == made
+    if name == "sparse_peak":  # the catalog peak is not a safe edit: marked so
+        assert not any(f["properties"]["effspec/safe"] for f in fixes)

@@ -55,7 +55,7 @@ ENV = "EFFSPEC_CACHE_DIR"
 NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
 KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
 ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
-LAYOUT = 2  # the entry layout: part of every key (2: the fixable counts)
+LAYOUT = 3  # the entry layout: part of every key (2: the fixable counts; 3: SARIF results carry fixes)
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by effspec.\n"
                 b"# For information about cache directory tags see https://bford.info/cachedir/\n")

@@ -137,6 +137,18 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
     return out
 
 
+def _fixes(fixes, artifact: dict) -> list[dict]:
+    """SARIF ``fix`` objects: each edit as a replacement of its region (1-based, end column exclusive,
+    as the results' regions); whether `effspec check --fix` applies it alone is the property
+    ``effspec/safe`` (an unsafe one needs ``--unsafe-fixes``)."""
+    return [{"description": {"text": f.title},
+             "artifactChanges": [{"artifactLocation": artifact, "replacements": [{
+                 "deletedRegion": {"startLine": f.span.line, "startColumn": f.span.column,
+                                   "endLine": f.span.end_line, "endColumn": f.span.end_column},
+                 "insertedContent": {"text": f.new_text}}]}],
+             "properties": {"effspec/safe": f.safe}} for f in fixes]
+
+
 def _suppressed_result(s, uri: str, index: dict[str, int]) -> dict:
     """A finding a pragma or the configuration dropped: a result at its own level with a SARIF
     ``suppressions`` entry (kind inSource for a pragma, located at it; external for the
@@ -212,6 +224,15 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     lowered = {(s.diagnostic.code, s.diagnostic.span, s.diagnostic.message): s for s in suppressed if s.lowered}
     hidden = [s for s in suppressed if not s.lowered]
     results = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
+    source = getattr(result, "source", None)
+    if isinstance(source, str):  # the edits `check --fix` and the editor's quick fixes make, for other tools
+        from effspec.rules.fixes import claim_units, fixes_for, source_reader
+
+        under, unit = source_reader(source), claim_units(getattr(result, "spec", None))
+        for out, d in zip(results, result.diagnostics, strict=True):
+            fixes = fixes_for(d, under, unit) if d.span is not None and not getattr(d, "file", "") else []
+            if fixes:
+                out["fixes"] = _fixes(fixes, {**_location(uri), "index": 0})
     results += [_suppressed_result(s, uri, index) for s in hidden]
     from effspec.diagnostics import source_lines
 
@@ -233,6 +254,9 @@ def _numbered(part: dict, artifact: int) -> list[dict]:
         for sup in res.get("suppressions", ()):
             if "location" in sup:
                 number(sup["location"])
+        for fix in res.get("fixes", ()):
+            for change in fix["artifactChanges"]:
+                change["artifactLocation"]["index"] = artifact
     return part["results"]
 
 
