@@ -31,8 +31,7 @@ def __dir__() -> list[str]:
     """``dir()`` of the package lists its API (``__all__``), not its imports and private helpers."""
     return sorted(__all__)
 
-_UNKNOWN_UNIT = re.compile(r"unknown unit `([^`]+)`")
-_WRITE = re.compile(r"write `([^`]+)`$")
+
 _MAX_FIX_ROUNDS = 20
 
 
@@ -105,20 +104,20 @@ def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, 
 
 
 def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str, str, Span]] | None:
-    """One edit per diagnostic if every one is an unknown unit with a named fix; else None."""
+    """One edit per diagnostic if every one is an unknown unit with a safe fix (the fixes table
+    `check --fix` and the editor read, effspec.rules.fixes); else None."""
+    from effspec.rules.fixes import fixes_for, source_reader
+
+    under = source_reader(text)
     edits: list[tuple[int, int, str, str, Span]] = []
     for d in diags:
-        unit = _UNKNOWN_UNIT.match(d.message)
-        hint = _WRITE.match(d.help or "")
-        if d.code != "EFF001" or unit is None or hint is None or d.span is None:
+        if d.code != "EFF001" or d.span is None or not d.message.startswith("unknown unit"):
             return None
-        written, now = unit.group(1), hint.group(1)
-        start = _offset(text, d.span.line, d.span.column)
-        if text[start:start + len(written)] != written:
+        fix = next((f for f in fixes_for(d, under) if f.safe), None)
+        if fix is None:
             return None
-        if "/" in written:  # `TFLOPS/device`: the hint names the first word's fix
-            now += written[written.index("/"):]
-        edits.append((start, start + len(written), written, now, d.span))
+        start, end = _offset(text, fix.span.line, fix.span.column), _offset(text, fix.span.end_line, fix.span.end_column)
+        edits.append((start, end, text[start:end], fix.new_text, d.span))
     return edits or None
 
 
