@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
@@ -485,14 +486,23 @@ class Report:
         """(1-based place, id) of the first claims-only run whose derivations have, figure by figure,
         the same formulas as run ``index``'s, when that is an earlier run: then the later run prints
         each figure's values under the formulas printed once (issue 14's page budget)."""
-        run = self.runs[index]
-        if not run.claims_only:
-            return None
-        formulas = [(m.name, m.formula) for m in run.metrics]
-        for n, other in enumerate(self.runs[:index]):
-            if other.claims_only and [(m.name, m.formula) for m in other.metrics] == formulas:
-                return n + 1, other.id
-        return None
+        first = self._first_with_formulas[index]
+        return None if first is None else (first + 1, self.runs[first].id)
+
+    @cached_property
+    def _first_with_formulas(self) -> tuple[int | None, ...]:
+        """For each run, the 0-based place of the earlier claims-only run with its formulas, or None:
+        worked out once, in one pass (the template asks for every run in several sections)."""
+        seen: dict[tuple[tuple[str, str], ...], int] = {}
+        out: list[int | None] = []
+        for n, run in enumerate(self.runs):
+            if not run.claims_only:
+                out.append(None)
+                continue
+            formulas = tuple((m.name, m.formula) for m in run.metrics)
+            out.append(seen.get(formulas))
+            seen.setdefault(formulas, n)
+        return tuple(out)
 
     def sibling(self, index: int) -> RunView | None:
         """The earlier claims-only run whose formulas run ``index`` shares (:meth:`shared_formulas`):
