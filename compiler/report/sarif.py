@@ -232,7 +232,7 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
         for out, d in zip(results, result.diagnostics, strict=True):
             fixes = fixes_for(d, under, unit) if d.span is not None and not getattr(d, "file", "") else []
             if fixes:
-                out["fixes"] = _fixes(fixes, {**_location(uri), "index": 0})
+                out["fixes"] = _fixes(fixes, {**_location(uri), "index": index["artifact"]})
     results += [_suppressed_result(s, uri, index) for s in hidden]
     from effspec.diagnostics import source_lines
 
