@@ -1,11 +1,12 @@
 """Where a claims-only run's pages go (issue 14's page budget: at most one page a run).
 
 Renders the page-budget test's generated spec with 1 and N claims-only runs and prints, per
-report section, the page height its boxes take and the cost of each run after the first, from
-WeasyPrint's laid-out boxes (a section split by a page counts each piece; blank space left by a
-block moved to the next page is not counted).  Run from the repository root:
+report section, the height its content takes and the cost of each run after the first, in A4
+pages of content.  Heights come from a layout on one page 20 m tall, so no page break splits a
+block or leaves a gap: they are what the content needs, not where the breaks fell.  The last
+line gives the real page counts of the A4 PDFs.  Run from the repository root:
 
-    .venv/bin/python benchmarks/page_budget.py          # --runs N (default 3)
+    .venv/bin/python benchmarks/page_budget.py          # --runs N (default 4)
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import collections
 import pathlib
+import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
@@ -22,12 +24,27 @@ from test_report_layout import claims_only_spec  # noqa: E402
 
 import effspec  # noqa: E402
 from effspec.report.context import build  # noqa: E402
-from effspec.report.pdf import layout_pdf  # noqa: E402
+from effspec.report.html import render_html  # noqa: E402
+from effspec.report.pdf import layout_html, print_css  # noqa: E402
+
+MM = 96 / 25.4  # CSS px a millimetre
 
 
-def section_heights(n: int) -> tuple[dict[str, float], int, float]:
-    """Height per section in points, the page count, and a page's content height."""
-    document, _ = layout_pdf(build(effspec.check_text(claims_only_spec(n), "claims_only.eff"), charts=True))
+def content_height() -> float:
+    """An A4 page's content height in CSS px, from the stylesheet's @page margins."""
+    css = (ROOT / "templates" / "report.css").read_text(encoding="utf-8")
+    top, _, bottom, _ = (float(v) for v in re.search(r"@page \{\s*margin:\s*([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm\s+([\d.]+)mm",
+                                                       css).groups())
+    return (297 - top - bottom) * MM
+
+
+def report_of(n: int):
+    return build(effspec.check_text(claims_only_spec(n), "claims_only.eff"), charts=True)
+
+
+def section_heights(n: int) -> dict[str, float]:
+    """Height per section in CSS px, laid out on one tall page."""
+    document = layout_html(render_html(report_of(n), print_css("a4") + "@page { size: 210mm 20000mm; }"))
     heights: collections.Counter[str] = collections.Counter()
 
     def walk(box) -> None:
@@ -40,21 +57,26 @@ def section_heights(n: int) -> tuple[dict[str, float], int, float]:
 
     for page in document.pages:
         walk(page._page_box)
-    return dict(heights), len(document.pages), document.pages[0]._page_box.height
+    return dict(heights)
+
+
+def pages(n: int) -> int:
+    return len(layout_html(render_html(report_of(n), print_css("a4"))).pages)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=4)
     n = max(2, parser.parse_args().runs)
-    one, pages_one, page = section_heights(1)
-    many, pages_many, _ = section_heights(n)
-    print(f"{'section':12s} {'1 run':>7s} {f'{n} runs':>7s} {'each later run':>15s}   (pages)")
+    page = content_height()
+    one, many = section_heights(1), section_heights(n)
+    print(f"{'section':12s} {'1 run':>7s} {f'{n} runs':>7s} {'each later run':>15s}   (A4 pages of content)")
     for key in many:
         a, b = one.get(key, 0.0), many[key]
-        print(f"{key:12s} {a / page:7.2f} {b / page:7.2f} {(b - a) / (n - 1) / page:15.2f}")
+        print(f"{key:12s} {a / page:7.2f} {b / page:7.2f} {(b - a) / (n - 1) / page:15.3f}")
     total = (sum(many.values()) - sum(one.values())) / (n - 1) / page
-    print(f"each later run: {total:.2f} pages of boxes; the PDF has {pages_one} pages for 1 run, {pages_many} for {n}")
+    print(f"each later run: {total:.3f} pages of content; the first: {sum(one.values()) / page:.2f}")
+    print("PDF pages for 1.." + str(n) + " runs: " + ", ".join(str(pages(k)) for k in range(1, n + 1)))
 
 
 if __name__ == "__main__":

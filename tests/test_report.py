@@ -343,7 +343,8 @@ def test_report_view_degrades_without_optional_attributes():
 def regenerate_golden() -> None:
     """Write the page-1 PNGs people look at (``python tests/test_report.py``)."""
     for name, example in (("example_a_page1", "example_a_measured.eff"), ("example_b_page1", "example_b_vendor_claim.eff"),
-                          ("example_c_page1", "example_c_scaling.eff"), ("straggler_page1", "straggler_ranks.eff")):
+                          ("example_c_page1", "example_c_scaling.eff"), ("straggler_page1", "straggler_ranks.eff"),
+                          ("llama3_page1", "llama3_405b_table4.eff")):
         data = render(effspec.load(_example(example)), "pdf")
         subprocess.run(["pdftoppm", "-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile", "-", str(GOLDEN / name)],
                        input=data, check=True)

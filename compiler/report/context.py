@@ -414,6 +414,11 @@ class FindingGroup:
     label: str  # the caret label every member shares, printed once; "" when they differ
     rule_page: str
     explain: str
+    notes: tuple[str, ...] = ()  # the notes every member has, word for word: printed once, not with each
+
+    def own_notes(self, finding: FindingView) -> tuple[str, ...]:
+        """A member's notes but those every member shares (:attr:`notes`)."""
+        return tuple(n for n in finding.notes if n not in self.notes)
 
 
 def _bare(value: str) -> str:
@@ -430,6 +435,32 @@ def _differing(items: tuple[InputView, ...], sibling: RunView | None, derivation
     return tuple(i for i in items if (i.name, _bare(i.value), i.provenance, i.citation) not in theirs)
 
 
+def _figure_key(metric: MetricView) -> tuple[object, ...]:
+    """What makes two runs' figures the same figure: name, formula, values put in, result and standing."""
+    return (metric.name, metric.formula, metric.substituted, metric.value, metric.implied, metric.assumed, metric.basis)
+
+
+_LINE_REF = re.compile(r"\(line (\d+)\)")
+
+
+def _standing_key(metric: MetricView) -> tuple[tuple[object, ...], list[str]]:
+    """What a figure rests on, with the lines of the claim it is implied by taken out, and those lines."""
+    lines = _LINE_REF.findall(metric.basis)
+    return (metric.implied, _LINE_REF.sub("(line)", metric.basis), metric.assumed, tuple(c.text for c in metric.causes)), lines
+
+
+def _notes_key(run: RunView) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], list[str]]:
+    """A run's page-1 notes with the lines they cite taken out, and those lines in order."""
+    lines: list[str] = []
+
+    def cut(match: re.Match[str]) -> str:
+        lines.append(match[1])
+        return "(line)"
+
+    key = tuple((labels, _LINE_REF.sub(cut, h.note), tuple(c.text for c in h.causes)) for labels, h in run.headline_notes)
+    return key, lines
+
+
 def group_findings(findings: tuple[FindingView, ...]) -> tuple[FindingGroup, ...]:
     """The findings grouped by rule and severity, in the order each group first occurs; nothing dropped."""
     by_rule: dict[tuple[str, str], list[tuple[int, FindingView]]] = {}
@@ -439,9 +470,10 @@ def group_findings(findings: tuple[FindingView, ...]) -> tuple[FindingGroup, ...
     for (code, severity), members in by_rule.items():
         first = members[0][1]
         helps, labels = {f.help for _, f in members}, {f.label for _, f in members}
+        shared = tuple(n for n in first.notes if len(members) > 1 and all(n in f.notes for _, f in members))
         groups.append(FindingGroup(code, severity, first.title, tuple(members), first.help if len(helps) == 1 else "",
                                    first.rule_url, first.label if len(labels) == 1 and len(members) > 1 else "",
-                                   first.rule_page, first.explain))
+                                   first.rule_page, first.explain, shared))
     return tuple(groups)
 
 
@@ -533,6 +565,78 @@ class Report:
         extra = self.runs[index].derivation_extra_inputs
         return extra if sibling is None else _differing(extra, sibling, derivations=True)
 
+    def counted_like(self, index: int) -> bool:
+        """Whether run ``index`` has its sibling's knobs and counts every preset with the sibling's
+        knobs: section 3 then gives only its FLOPs per token and MFU under each, a row of a table."""
+        return bool(self.runs[index].conventions) and self.same_knobs(index) and self.same_presets(index)
+
+    @cached_property
+    def convention_blocks(self) -> tuple[tuple[int, ...], ...]:
+        """Section 3's blocks, as 0-based run places: consecutive runs counted like the same sibling
+        (:meth:`counted_like`) share one table; every other run is set alone."""
+        groups: list[list[int]] = []
+        for n in range(len(self.runs)):
+            if (groups and self.counted_like(n) and self.counted_like(groups[-1][-1])
+                    and self.sibling(n) is self.sibling(groups[-1][-1])):
+                groups[-1].append(n)
+            else:
+                groups.append([n])
+        return tuple(tuple(g) for g in groups)
+
+    def same_figures(self, index: int) -> tuple[MetricView, ...]:
+        """Run ``index``'s figures that its sibling run has with the same result from the same values
+        put in (the same standing too): printed as that run's results, by name and value."""
+        sibling = self.sibling(index)
+        if sibling is None:
+            return ()
+        theirs = {_figure_key(m) for m in sibling.metrics}
+        return tuple(m for m in self.runs[index].metrics if _figure_key(m) in theirs)
+
+    def own_figures(self, index: int) -> tuple[MetricView, ...]:
+        """Run ``index``'s other figures (all of them, without a sibling): each with its own values put in."""
+        same = set(self.same_figures(index))
+        return tuple(m for m in self.runs[index].metrics if m not in same)
+
+    def standings_like(self, index: int) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+        """When each of run ``index``'s own figures (:meth:`own_figures`) rests on what the sibling's
+        figure of that name rests on, but for the lines of the claims it is implied by: (this run's
+        lines, the sibling's lines), each pair once.  None when some standing differs."""
+        sibling = self.sibling(index)
+        if sibling is None:
+            return None
+        theirs = {m.name: m for m in sibling.metrics}
+        ours_lines: list[str] = []
+        their_lines: list[str] = []
+        for m in self.own_figures(index):
+            other = theirs.get(m.name)
+            if other is None:
+                return None
+            (here, a), (there, b) = _standing_key(m), _standing_key(other)
+            if here != there or len(a) != len(b):
+                return None
+            ours_lines += a
+            their_lines += b
+        moved = [pair for pair in dict.fromkeys(zip(ours_lines, their_lines, strict=True)) if pair[0] != pair[1]]
+        return tuple(a for a, _ in moved), tuple(b for _, b in moved)
+
+    def own_causes(self, index: int) -> tuple[Cause, ...]:
+        """The causes of :meth:`own_figures`' assumptions, each once (links to this run's findings and inputs)."""
+        return tuple(dict.fromkeys(c for m in self.own_figures(index) for c in m.causes))
+
+    def own_standings(self, index: int) -> tuple[tuple[str, MetricView], ...]:
+        """What :meth:`own_figures` rest on, each distinct standing once with the figures it applies to
+        (``"Step time, MFU"``, and the first such figure): the table of values then needs a line a figure."""
+        shared: dict[tuple[object, ...], list[MetricView]] = {}
+        for m in self.own_figures(index):
+            if m.implied or m.assumed:
+                shared.setdefault((m.implied, m.basis, m.assumed, m.causes), []).append(m)
+        return tuple((", ".join(m.label for m in ms), ms[0]) for ms in shared.values())
+
+    def same_missing(self, index: int) -> bool:
+        """Whether run ``index``'s figures not recoverable, and what each lacks, are its sibling's."""
+        sibling = self.sibling(index)
+        return sibling is not None and sibling.missing == self.runs[index].missing
+
     def same_knobs(self, index: int) -> bool:
         """Whether run ``index`` has its sibling's knobs, each with the same value, set the same way."""
         sibling = self.sibling(index)
@@ -545,6 +649,37 @@ class Report:
         def knobs(run: RunView) -> list[tuple[str, ...]]:
             return [(c.label, c.attention, c.logits, c.embeddings, c.recompute) for c in run.conventions]
         return sibling is not None and knobs(sibling) == knobs(self.runs[index])
+
+    @cached_property
+    def summary_groups(self) -> tuple[tuple[int, ...], ...]:
+        """Page 1's blocks, as 0-based run places: consecutive claims-only runs with the same
+        headline figures share one table, a row a run (a paper's table reads as one table);
+        every other run has a block of its own.  The runs keep their order.  Section 5 sets
+        each block's claims as one table too."""
+        groups: list[list[int]] = []
+        for n, run in enumerate(self.runs):
+            before = self.runs[n - 1] if n else None
+            if (before is not None and run.claims_only and before.claims_only
+                    and [h.label for h in run.headline] == [h.label for h in before.headline]):
+                groups[-1].append(n)
+            else:
+                groups.append([n])
+        return tuple(tuple(g) for g in groups)
+
+    def notes_like(self, index: int) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[Cause, ...]] | None:
+        """For a later run of a page-1 table (:attr:`summary_groups`) whose notes read as the first
+        run's but for the lines they cite: (the first run's id, this run's lines, the first run's
+        lines, this run's causes, each once).  None when its notes differ, or it is first."""
+        group = next(g for g in self.summary_groups if index in g)
+        if group[0] == index:
+            return None
+        here, ours = _notes_key(self.runs[index])
+        there, theirs = _notes_key(self.runs[group[0]])
+        if here != there or len(ours) != len(theirs):
+            return None
+        moved = [pair for pair in dict.fromkeys(zip(ours, theirs, strict=True)) if pair[0] != pair[1]]
+        causes = dict.fromkeys(c for _, h in self.runs[index].headline_notes for c in h.causes)
+        return (self.runs[group[0]].id, tuple(a for a, _ in moved), tuple(b for _, b in moved), tuple(causes))
 
     @property
     def finding_groups(self) -> tuple[FindingGroup, ...]:

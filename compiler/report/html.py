@@ -57,7 +57,9 @@ def code_spans(text: str):
     return Markup(_CODE_SPAN.sub(r"<code>\1</code>", str(escape(text))))
 
 
-_WRAP_POINT = re.compile(r"(?<=[A-Za-z0-9])([._/])(?=[A-Za-z])")
+# After a separator inside an identifier: a letter on one side (``llama3_405b_8k`` breaks after
+# ``405b_`` and ``8k_``), never between digits (``1.5``, ``1_000``).
+_WRAP_POINT = re.compile(r"(?<=[A-Za-z])([._/])(?=[A-Za-z0-9])|(?<=[0-9])([._/])(?=[A-Za-z])")
 _LONG_RUN = re.compile(r"[^\s\0]{25,}")
 _RUN_PIECE = 16
 
@@ -76,7 +78,7 @@ def breakable(text):
         if part.startswith("<"):
             out.append(part)
             continue
-        plain = _WRAP_POINT.sub("\\1\0", Markup(part).unescape().replace("\0", ""))
+        plain = _WRAP_POINT.sub(lambda m: m[0] + "\0", Markup(part).unescape().replace("\0", ""))
         plain = _LONG_RUN.sub(lambda m: "\0".join(m[0][i:i + _RUN_PIECE] for i in range(0, len(m[0]), _RUN_PIECE)), plain)
         out.append(str(escape(plain)).replace("\0", "<wbr>"))
     return Markup("".join(out))

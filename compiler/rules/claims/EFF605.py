@@ -76,7 +76,9 @@ class EFF605(Rule):
             if not groups:
                 continue
             names = [m for metrics in groups.values() for m in metrics]
-            notes = [f"{', '.join(metrics)}: missing {_inputs(needs)}" for needs, metrics in groups.items()]
+            # One input lacking for all of them: the message has just listed them, so the note does not again.
+            notes = ([f"all {len(names)}: missing {_inputs(next(iter(groups)))}"] if len(groups) == 1 and len(names) > 1
+                     else [f"{', '.join(metrics)}: missing {_inputs(needs)}" for needs, metrics in groups.items()])
             implied = [m for name, m in result.implied.items() if name in names]
             if implied:
                 basis = implied[0].basis
