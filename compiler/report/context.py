@@ -443,6 +443,13 @@ def _figure_key(metric: MetricView) -> tuple[object, ...]:
 _LINE_REF = re.compile(r"\(line (\d+)\)")
 
 
+def _moved(ours: list[str], theirs: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The lines one run's text cites where another's cites different ones, each pair once, in order:
+    ((this run's lines), (the other's lines))."""
+    pairs = [pair for pair in dict.fromkeys(zip(ours, theirs, strict=True)) if pair[0] != pair[1]]
+    return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
+
+
 def _standing_key(metric: MetricView) -> tuple[tuple[object, ...], list[str]]:
     """What a figure rests on, with the lines of the claim it is implied by taken out, and those lines."""
     lines = _LINE_REF.findall(metric.basis)
@@ -616,8 +623,7 @@ class Report:
                 return None
             ours_lines += a
             their_lines += b
-        moved = [pair for pair in dict.fromkeys(zip(ours_lines, their_lines, strict=True)) if pair[0] != pair[1]]
-        return tuple(a for a, _ in moved), tuple(b for _, b in moved)
+        return _moved(ours_lines, their_lines)
 
     def own_causes(self, index: int) -> tuple[Cause, ...]:
         """The causes of :meth:`own_figures`' assumptions, each once (links to this run's findings and inputs)."""
@@ -677,9 +683,8 @@ class Report:
         there, theirs = _notes_key(self.runs[group[0]])
         if here != there or len(ours) != len(theirs):
             return None
-        moved = [pair for pair in dict.fromkeys(zip(ours, theirs, strict=True)) if pair[0] != pair[1]]
         causes = dict.fromkeys(c for _, h in self.runs[index].headline_notes for c in h.causes)
-        return (self.runs[group[0]].id, tuple(a for a, _ in moved), tuple(b for _, b in moved), tuple(causes))
+        return (self.runs[group[0]].id, *_moved(ours, theirs), tuple(causes))
 
     @property
     def finding_groups(self) -> tuple[FindingGroup, ...]:
