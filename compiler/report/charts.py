@@ -32,6 +32,8 @@ STYLES = (
     ("#ffffff", "\\\\\\"), ("#b8b8b8", "xx"), ("#f2f2f2", "--"), ("#ffffff", "++"),
 )
 INK = "#1a1a1a"
+# A label drawn over the data (the median, the stall threshold) sits on a light box, so no line runs through it.
+LABEL_BOX = {"boxstyle": "square,pad=0.15", "facecolor": "white", "edgecolor": "none", "alpha": 0.85}
 RC: dict[RcKeyType, Any] = {  # rc_context's own parameter type
     "svg.fonttype": "path",
     "font.family": "DejaVu Sans",
@@ -214,13 +216,13 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
         ymax = max(counts) or 1
         ax.axvline(stats.median, color=INK, lw=1.2)
         ax.annotate(f"median {quantity(stats.median, 's')}", (stats.median, ymax * 1.02), ha="left", va="bottom",
-                    fontsize=6.5, xytext=(3, 0), textcoords="offset points")
+                    fontsize=6.5, xytext=(3, 0), textcoords="offset points", bbox=LABEL_BOX)
         stalls = any(v >= stats.stall_threshold for v in samples)
         if stalls:  # without a stall the threshold would only squeeze every bin against the left edge
             ax.axvline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
             ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}\n{stats.stall_steps} stall steps, "
                         f"{percent(stats.stall_time_share, 3)} of time", (stats.stall_threshold, ymax * 0.75),
-                        ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points")
+                        ha="left", va="top", fontsize=6.5, xytext=(3, 0), textcoords="offset points", bbox=LABEL_BOX)
         right = max(edges[-1], stats.stall_threshold * 1.25) if stalls else edges[-1]
         ax.set_xlim(min(edges[0], stats.median) - width, right + width)
         if _long_tailed(samples, stats):
@@ -270,12 +272,12 @@ def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str
                     color=INK, markeredgewidth=1.0)
         ax.axhline(stats.median, color=INK, lw=1.0)
         ax.annotate(f"median {quantity(stats.median, 's')}", (1.0, stats.median), xycoords=("axes fraction", "data"),
-                    xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+                    xytext=(-2, 2), textcoords="offset points", ha="right", va="bottom", fontsize=6.5, bbox=LABEL_BOX)
         if stall:  # without a stall the threshold line would flatten the series against the median
             ax.axhline(stats.stall_threshold, color=INK, lw=0.8, ls="--")
             ax.annotate(f"stall threshold {quantity(stats.stall_threshold, 's')}: {stats.stall_steps} stall steps",
                         (1.0, stats.stall_threshold), xycoords=("axes fraction", "data"), xytext=(-2, 2),
-                        textcoords="offset points", ha="right", va="bottom", fontsize=6.5)
+                        textcoords="offset points", ha="right", va="bottom", fontsize=6.5, bbox=LABEL_BOX)
             ax.set_ylim(0, max(max(values), stats.stall_threshold) * 1.12)
         else:
             lo, hi = min(values), max(values)
