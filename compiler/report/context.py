@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 
@@ -450,22 +451,37 @@ def _moved(ours: list[str], theirs: list[str]) -> tuple[tuple[str, ...], tuple[s
     return tuple(a for a, _ in pairs), tuple(b for _, b in pairs)
 
 
+def _without_lines(text: str) -> tuple[str, list[str]]:
+    """``text`` with the lines it cites ("(line 37)") taken out, and those lines in order."""
+    return _LINE_REF.sub("(line)", text), _LINE_REF.findall(text)
+
+
 def _standing_key(metric: MetricView) -> tuple[tuple[object, ...], list[str]]:
     """What a figure rests on, with the lines of the claim it is implied by taken out, and those lines."""
-    lines = _LINE_REF.findall(metric.basis)
-    return (metric.implied, _LINE_REF.sub("(line)", metric.basis), metric.assumed, tuple(c.text for c in metric.causes)), lines
+    basis, lines = _without_lines(metric.basis)
+    return (metric.implied, basis, metric.assumed, tuple(c.text for c in metric.causes)), lines
 
 
 def _notes_key(run: RunView) -> tuple[tuple[tuple[str, str, tuple[str, ...]], ...], list[str]]:
     """A run's page-1 notes with the lines they cite taken out, and those lines in order."""
-    lines: list[str] = []
+    key, lines = [], []
+    for labels, h in run.headline_notes:
+        note, cited = _without_lines(h.note)
+        key.append((labels, note, tuple(c.text for c in h.causes)))
+        lines += cited
+    return tuple(key), lines
 
-    def cut(match: re.Match[str]) -> str:
-        lines.append(match[1])
-        return "(line)"
 
-    key = tuple((labels, _LINE_REF.sub(cut, h.note), tuple(c.text for c in h.causes)) for labels, h in run.headline_notes)
-    return key, lines
+def _consecutive(count: int, joins: Callable[[int, int], bool]) -> tuple[tuple[int, ...], ...]:
+    """Places 0 to ``count`` - 1 cut into runs of consecutive places: a place joins the run before
+    it when ``joins(the run's last place, place)``."""
+    groups: list[list[int]] = []
+    for n in range(count):
+        if groups and joins(groups[-1][-1], n):
+            groups[-1].append(n)
+        else:
+            groups.append([n])
+    return tuple(tuple(g) for g in groups)
 
 
 def group_findings(findings: tuple[FindingView, ...]) -> tuple[FindingGroup, ...]:
@@ -581,14 +597,8 @@ class Report:
     def convention_blocks(self) -> tuple[tuple[int, ...], ...]:
         """Section 3's blocks, as 0-based run places: consecutive runs counted like the same sibling
         (:meth:`counted_like`) share one table; every other run is set alone."""
-        groups: list[list[int]] = []
-        for n in range(len(self.runs)):
-            if (groups and self.counted_like(n) and self.counted_like(groups[-1][-1])
-                    and self.sibling(n) is self.sibling(groups[-1][-1])):
-                groups[-1].append(n)
-            else:
-                groups.append([n])
-        return tuple(tuple(g) for g in groups)
+        return _consecutive(len(self.runs), lambda before, n: self.counted_like(before) and self.counted_like(n)
+                            and self.sibling(before) is self.sibling(n))
 
     def same_figures(self, index: int) -> tuple[MetricView, ...]:
         """Run ``index``'s figures that its sibling run has with the same result from the same values
@@ -662,15 +672,9 @@ class Report:
         headline figures share one table, a row a run (a paper's table reads as one table);
         every other run has a block of its own.  The runs keep their order.  Section 5 sets
         each block's claims as one table too."""
-        groups: list[list[int]] = []
-        for n, run in enumerate(self.runs):
-            before = self.runs[n - 1] if n else None
-            if (before is not None and run.claims_only and before.claims_only
-                    and [h.label for h in run.headline] == [h.label for h in before.headline]):
-                groups[-1].append(n)
-            else:
-                groups.append([n])
-        return tuple(tuple(g) for g in groups)
+        runs = self.runs
+        return _consecutive(len(runs), lambda before, n: runs[before].claims_only and runs[n].claims_only
+                            and [h.label for h in runs[before].headline] == [h.label for h in runs[n].headline])
 
     def notes_like(self, index: int) -> tuple[str, tuple[str, ...], tuple[str, ...], tuple[Cause, ...]] | None:
         """For a later run of a page-1 table (:attr:`summary_groups`) whose notes read as the first
