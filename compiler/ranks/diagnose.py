@@ -10,7 +10,9 @@ Definitions, for rank r at step t (C compute, M comm, S stall seconds):
 - ``total = C + M + S``; a rank's **wait share** is ``(M + S) / total``: the
   part of its step it was not computing.
 - **compute excess** ``X[r, t] = C[r, t] / median_r C[·, t] − 1``: how much
-  slower than the typical rank of the same step a rank computed.
+  slower than the typical rank of the same step a rank computed; 0 at a step
+  whose median rank computes nothing (no relative excess to measure: ranks that
+  all compute 0 s are perfectly balanced, not NaN).
 - **imbalance wait** ``(max_r C[·, t] − C[r, t]) / total[r, t]``: the share of
   a rank's step spent waiting for the slowest computing rank.
 - **compute spread** ``(max − min) / max`` of the per-rank mean compute.

@@ -228,7 +228,11 @@ class RankStats:
         big = np.max if complete else np.nanmax
         total = C + M + T
         with np.errstate(invalid="ignore", divide="ignore"):
-            X = C / median(C, axis=0) - 1.0
+            # A step whose typical rank computes nothing (every rank at 0 s: perfectly
+            # balanced) has no relative excess to measure: 0, as for communication below;
+            # a missing cell stays NaN.
+            step_median_compute = median(C, axis=0)
+            X = np.where(step_median_compute > 0, C / step_median_compute - 1.0, np.where(np.isnan(C), np.nan, 0.0))
             step_median_comm = median(M, axis=0)
             Y = np.where(step_median_comm > 0, M / step_median_comm - 1.0, 0.0)
             wait = np.where(total > 0, (M + T) / total, 0.0)
