@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.display import exact_digits, exact_operands, metric_value, quantity
-from effspec.engine import catalog, flops, gap
+from effspec.engine import catalog, finite, flops, gap
 from effspec.engine.claims import check_claims
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
 from effspec.engine.results import (
@@ -535,7 +535,9 @@ def evaluate(spec: Spec) -> Evaluation:
         if any(cr.status == "mismatch" for cr in result.claims.values()):
             gap.explain(result, results, evaluate_run, budget=budget)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
-    return Evaluation(spec, results, scalings, diags)
+    evaluation = Evaluation(spec, results, scalings, diags)
+    finite.guard(evaluation)  # the one boundary: no figure that is not finite reaches an output (EFF702)
+    return evaluation
 
 
 def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | None:

@@ -10,6 +10,7 @@ import math
 from typing import TypeGuard
 
 from effspec.display import exact_operands, quantity, shown
+from effspec.engine.finite import divide
 from effspec.engine.results import Input, Metric, RunResult
 from effspec.front.ir import Block, Value
 
@@ -53,14 +54,14 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
     if not (math.isfinite(t) and t > 0):  # an implied step time that under- or overflowed: no rates from it
         return out
     if tokens is not None:
-        v = tokens.value / t
+        v = divide(tokens.value, t)
         out["valid_tokens_per_second"] = Metric(
             "valid_tokens_per_second", v, "token/s", "valid_tokens_per_step / step_time",
             "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (t, "s")], lambda x: x[0] / x[1], (v, "token/s")),
                                   quantity(v, "token/s")),
             (tokens.as_input(), step.as_input()), tokens.assumed or step.assumed, basis)
     if model is not None and active > 0:
-        v = model.value / (t * active)
+        v = divide(model.value, t * active)  # t × active can underflow to 0
         out["achieved_flops_per_device"] = Metric(
             "achieved_flops_per_device", v, "FLOP/s", "model_flops_per_step / (step_time × active devices)",
             "{} / ({} × {}) = {}".format(*exact_operands([(model.value, "FLOP"), (t, "s"), (active, "")],
@@ -69,7 +70,7 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             (model.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
             model.assumed or step.assumed, basis)
     if model is not None and active > 0 and "aggregate_flops" in result.demanded:
-        v = model.value / t
+        v = divide(model.value, t)
         out["aggregate_flops"] = Metric(
             "aggregate_flops", v, "FLOP/s", "model_flops_per_step / step_time   (= achieved_flops_per_device × active devices)",
             "{} / {} = {} over {} devices".format(*exact_operands([(model.value, "FLOP"), (t, "s")],
@@ -79,14 +80,14 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             model.assumed or step.assumed, basis)
     for name, flops in (("mfu", model), ("hfu", executed)):  # model FLOPs, then the FLOPs that ran
         if flops is not None and agg is not None:
-            v = flops.value / (t * agg.value)
+            v = divide(flops.value, t * agg.value)  # a subnormal step × a subnormal peak is 0
             out[name] = Metric(
                 name, v, "", f"{flops.name} / (step_time × aggregate_peak)", _ratio(flops.value, t, agg.value, v),
                 (flops.as_input(), step.as_input(), agg.as_input()), flops.assumed or step.assumed or agg.assumed, basis)
     measured_pools = [p for p in result.pools if p.measured_peak is not None]
     if model is not None and result.pools and len(measured_pools) == len(result.pools):
         ref = sum(p.active * peak for p in result.pools if (peak := p.measured_peak) is not None)  # every pool has one
-        v = model.value / (t * ref)
+        v = divide(model.value, t * ref)
         inputs = [model.as_input(), step.as_input()] + [
             required_input(p.block, "measured_peak") for p in result.pools]
         out["mfu_measured_peak"] = Metric(

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from effspec.diagnostics import Diagnostic
 from effspec.display import exact_operands, quantity, shown
 from effspec.engine.claims import tolerance
+from effspec.engine.finite import divide
 from effspec.engine.gemm import LocalShapes, local_shapes
 from effspec.engine.results import ClaimResult, Input, Metric, RunResult
 from effspec.front import keys as K
@@ -96,6 +97,9 @@ class ScalingResult:
     cumulative: list[SeriesStep] = field(default_factory=list)  # each later member against series_baseline
     incremental: list[SeriesStep] = field(default_factory=list)  # neighbours in the series
     claims: dict[str, ClaimResult] = field(default_factory=dict)  # by the claim as written: `efficiency[scaled_64]`
+    # Figures that are not finite (a speedup over a subnormal step time), taken out by
+    # engine.finite.guard and kept with their derivation for EFF702: `speedup[RUN]`, `series …`.
+    nonfinite: dict[str, Metric] = field(default_factory=dict)
 
     @property
     def metrics(self) -> dict[str, Metric]:
@@ -256,7 +260,7 @@ def _time_to_target_speedup(base: ScalingRun, out: ScalingRun) -> None:
         out.missing["time_to_target_speedup"] = (
             f"the same target in both runs (baseline {base.target}, run {out.target})",)
         return
-    v = b.value / r.value
+    v = divide(b.value, r.value)  # a time-to-target that underflowed to 0 s: infinite, and taken out (EFF702)
     out.metrics["time_to_target_speedup"] = Metric(
         "time_to_target_speedup", v, "", "baseline time_to_target / run time_to_target",
         "{} / {} = {}".format(*exact_operands([(b.value, "s"), (r.value, "s")], lambda x: x[0] / x[1], (v, "")),

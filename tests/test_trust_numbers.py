@@ -1,0 +1,254 @@
+"""The numbers keep the audit's promises (issue 26, items 5 and 13).
+
+Item 5: an extreme but legal input never reaches an internal error (EFF099).
+Every figure passes one finiteness boundary (effspec.engine.finite) before any
+output format sees it: a figure that is not finite, or a divisor that
+underflowed to zero, is EFF702 at the input it rests on; a per-rank table of
+perfectly balanced ranks is a diagnosis, not NaN.  Each reproduction of the
+issue is checked in every format (check: text, json, sarif; report: json,
+html), then a seeded hypothesis property puts extreme values into the numeric
+literals of every example and requires strict JSON and no EFF099.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+import effspec
+from effspec.cli import main
+from effspec.engine.finite import divide, first_nonfinite
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
+
+MODEL = "model { kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  ffn = gelu  d_ff = 8192  vocab = 50257 }"
+WORK = "work { seq_len = 2048 token/sequence  global_batch = 256 sequence }"
+
+
+def strict(text: str) -> object:
+    """JSON as a parser that refuses NaN and Infinity reads it."""
+    def refuse(name: str) -> object:
+        raise ValueError(f"{name} in JSON output")
+    return json.loads(text, parse_constant=refuse)
+
+
+def run_cli(argv: list[str], stdin: str | None = None) -> tuple[int, str]:
+    """`effspec ARGV` in this process: (exit status, stdout)."""
+    out, saved = io.StringIO(), sys.stdin
+    if stdin is not None:
+        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            status = main(argv)
+    finally:
+        sys.stdin = saved
+    return status, out.getvalue()
+
+
+def ranks_spec(tmp_path: Path, compute: float, comm: float) -> Path:
+    """Four ranks on one node, three steps, every rank the same compute and comm seconds."""
+    (tmp_path / "ranks.csv").write_text("rank,node,step,compute,comm,stall\n" + "".join(
+        f"{r},n0,{s},{compute},{comm},0\n" for s in (1, 2, 3) for r in range(4)), encoding="utf-8")
+    path = tmp_path / "balanced.eff"
+    path.write_text('eff 1\nrun a {\n  hardware { accelerator = "H100-SXM5-80GB"  count = 4 device  dtype = bf16  peak = catalog }\n'
+                    '  timing { step_time = 1 s }\n  ranks { samples = file "ranks.csv" }\n}\n', encoding="utf-8")
+    return path
+
+
+SUBNORMAL_SCALING = f"""eff 1
+run base {{
+  {MODEL}
+  convention {{ preset = palm }}
+  {WORK}
+  hardware {{ accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 1.0 s }}
+}}
+run big {{
+  {MODEL}
+  convention {{ preset = palm }}
+  {WORK}
+  hardware {{ accelerator = "A100-SXM4-40GB"  count = 16 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 5e-324 s }}
+}}
+scaling s {{ kind = strong  baseline = base  runs = [big] }}
+"""
+
+SUBNORMAL_PEAK = f"""eff 1
+run a {{
+  {MODEL}
+  convention {{ preset = palm }}
+  {WORK}
+  hardware {{ accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  peak = 5e-324 FLOP/s }}
+  timing {{ step_time = 5e-324 s }}
+  claim mfu = 40 %
+}}
+"""
+
+
+def every_format(path: Path, tmp_path: Path) -> dict[str, object]:
+    """`check` in text, json and sarif and `report -o` json and html: none is an internal error,
+    both JSON documents are strict; the parsed outputs by format."""
+    outputs: dict[str, object] = {}
+    for fmt in ("text", "json", "sarif"):
+        status, out = run_cli(["check", "--no-cache", "--format", fmt, str(path)])
+        assert status in (0, 1), (fmt, status, out)
+        outputs[fmt] = out if fmt == "text" else strict(out)
+    assert "[EFF099]" not in str(outputs["text"])
+    assert "EFF099" not in {d["code"] for f in outputs["json"] for d in f["diagnostics"]}  # type: ignore[attr-defined]
+    assert "EFF099" not in {r["ruleId"] for run in outputs["sarif"]["runs"] for r in run["results"]}  # type: ignore[index]
+    for ext in ("json", "html"):
+        target = tmp_path / f"out.{ext}"
+        status, _ = run_cli(["report", str(path), "-o", str(target)])
+        assert status in (0, 1) and target.exists(), ext
+        body = target.read_text(encoding="utf-8")
+        outputs[f"report.{ext}"] = strict(body) if ext == "json" else body
+    assert "EFF099" not in {d["code"] for d in outputs["report.json"]["diagnostics"]}  # type: ignore[index]
+    # `inf` only in a finding's notes (EFF702 shows the derivation that overflowed), never as a figure.
+    figures = re.sub(r"note: .*?(?= · note:|</span>|</p>)", "", str(outputs["report.html"]), flags=re.DOTALL)
+    assert not re.search(r"\b(nan|inf)\b", figures, re.IGNORECASE), "a figure that is not finite on the page"
+    return outputs
+
+
+# -- item 5: the reproductions ---------------------------------------------------------------
+
+
+def test_ranks_that_all_compute_nothing_are_perfectly_balanced_not_nan(tmp_path: Path) -> None:
+    # Every rank 0 s compute and 0.1 s comm: before the fix C / median(C) was 0 / 0, the
+    # robust scale NaN, `check --format json` EFF099 (exit 2) and the HTML `+nan%`.
+    out = every_format(ranks_spec(tmp_path, 0.0, 0.1), tmp_path)
+    [file] = out["json"]  # type: ignore[misc]
+    d = file["runs"]["a"]["diagnosis"]
+    # No rank computes more than the typical one: excess 0, the spread of the excesses 0,
+    # so the robust scale is its floor (ROBUST_SCALE_FLOOR = 1 %).
+    assert d["typical_compute_excess"] == 0.0 and d["robust_scale"] == 0.01
+    assert d["compute_spread"] == 0.0 and d["compute_share"] == 0.0
+    assert d["family"] == "none" and d["ranks"] == []
+    assert all(g["compute_excess"] == 0.0 for g in d["slowest_ranks"])
+    assert "communication takes 100% of the rest" in d["reason"]
+    assert out["report.json"]["runs"]["a"]["diagnosis"] == d  # type: ignore[index]
+    [run] = out["sarif"]["runs"]  # type: ignore[index]
+    assert {r["ruleId"] for r in run["results"]} == {"EFF101", "EFF605", "EFF502"}
+
+
+def test_ranks_of_equal_positive_compute_have_zero_spread(tmp_path: Path) -> None:
+    result = effspec.check_text(ranks_spec(tmp_path, 0.5, 0.1).read_text(), "t.eff", folder=str(tmp_path))
+    d = result.evaluation.runs["a"].diagnosis.to_json()
+    assert (d["compute_spread"], d["typical_compute_excess"], d["robust_scale"]) == (0.0, 0.0, 0.01)
+    assert d["compute_share"] == pytest.approx(0.5 / 0.6)
+    assert d["family"] == "none"
+
+
+def test_a_subnormal_step_time_makes_no_infinite_speedup(tmp_path: Path) -> None:
+    # 1.0 s / 5e-324 s overflows: the speedup, the strong efficiency and the series were
+    # written as Infinity (JSON: EFF099).  Now EFF702 at `big`'s step time, line 14, column 24.
+    path = tmp_path / "s.eff"
+    path.write_text(SUBNORMAL_SCALING, encoding="utf-8")
+    out = every_format(path, tmp_path)
+    [file] = out["json"]  # type: ignore[misc]
+    scaling = [d for d in file["diagnostics"] if d["code"] == "EFF702" and d["message"].startswith("scaling `s`")]
+    assert [(d["line"], d["column"]) for d in scaling] == [(14, 24)]
+    for figure in ("speedup[big]", "strong_scaling_efficiency[big]", "series speedup base → big"):
+        assert f"`{figure}` (infinite)" in scaling[0]["message"]
+    big = file["scalings"]["s"]["runs"]["big"]
+    assert big["metrics"] == {} and big["missing"]["speedup"] == ["finite inputs (see EFF702)"]
+    assert file["scalings"]["s"]["cumulative"] == [
+        {"from": "base", "to": "big", "device_ratio": 2.0, "speedup": None, "efficiency": None}]
+    assert "error[EFF702]: scaling `s`" in str(out["text"])
+    [run] = out["sarif"]["runs"]  # type: ignore[index]
+    assert sum(r["ruleId"] == "EFF702" for r in run["results"]) == 2  # the run's figures and the scaling's
+
+
+def test_a_subnormal_peak_and_step_time_is_eff702_not_zero_division(tmp_path: Path) -> None:
+    # 5e-324 s × 8 × 5e-324 FLOP/s underflows to 0: the MFU divided by it (ZeroDivisionError
+    # in every format, and raised by check_text to API callers).
+    result = effspec.check_text(SUBNORMAL_PEAK, "t.eff")
+    [d] = [d for d in result.diagnostics if d.code == "EFF702"]
+    assert (d.span.line, d.span.column) == (7, 24)  # the step time
+    assert "`mfu` (infinite)" in d.message and "`hfu` (infinite)" in d.message
+    run = result.evaluation.runs["a"]
+    assert "mfu" in run.nonfinite and "mfu" not in run.metrics
+    assert run.claims["mfu"].status == "unrecoverable"
+    path = tmp_path / "p.eff"
+    path.write_text(SUBNORMAL_PEAK, encoding="utf-8")
+    out = every_format(path, tmp_path)
+    [file] = out["json"]  # type: ignore[misc]
+    assert file["runs"]["a"]["claims"]["mfu"]["status"] == "unrecoverable"
+
+
+def test_divide_is_ieee_754_division() -> None:
+    assert divide(6.0, 3.0) == 2.0
+    assert divide(1.0, 0.0) == math.inf and divide(-1.0, 0.0) == -math.inf
+    assert divide(1.0, -0.0) == -math.inf and divide(-1.0, -0.0) == math.inf
+    assert math.isnan(divide(0.0, 0.0)) and math.isnan(divide(math.nan, 0.0))
+    assert divide(4.9e-324, 0.0) == math.inf  # a subnormal numerator is not zero
+
+
+def test_the_boundary_catches_a_figure_no_rule_foresaw(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A part of a run without a rule of its own (here the step statistics, made to overflow)
+    # is caught by the one boundary: taken out, and EFF702 at the input it rests on.
+    import dataclasses
+
+    from effspec.engine import evaluate as evaluate_mod
+
+    real = evaluate_mod.step_statistics
+    monkeypatch.setattr(evaluate_mod, "step_statistics",
+                        lambda samples, warmup: dataclasses.replace(real(samples, warmup), mean=math.inf))
+    text = f'eff 1\nrun a {{\n  {WORK}\n  timing {{ step_time = [1.0, 1.1, 1.0, 1.2, 1.0] s }}\n}}\n'
+    result = effspec.check_text(text, "t.eff")
+    [d] = [d for d in result.diagnostics if d.code == "EFF702"]
+    assert (d.span.line, d.span.column) == (4, 24) and "`step_statistics.mean` (infinite)" in d.message
+    assert result.evaluation.runs["a"].step_stats is None
+    from effspec.report import render
+
+    strict(render(result, "json").decode("utf-8"))
+
+
+def test_first_nonfinite_walks_what_an_output_reads() -> None:
+    assert first_nonfinite({"a": [1.0, {"b": (2, math.nan)}]}) == ("a[1].b[1]", pytest.approx(math.nan, nan_ok=True))
+    assert first_nonfinite({"a": [1.0, 2, "inf", None, True]}) is None
+
+
+# -- item 5: the property over every numeric input of every example ----------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import HealthCheck, given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXTREMES = ("0", "5e-324", "1e-320", "2.2250738585072014e-308", "1e-300", "1e-30", "1e30", "1e300", "1e308",
+            "1.7976931348623157e308", "-1", "-5e-324", "-1e308", "0.9999999999999999", "1.0000000000000002")
+# A numeric literal outside strings and comments (strings and comments are matched, then skipped).
+_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*|(?<![\w.])\d[\d_]*(?:\.\d+)?(?:[eE][+-]?\d+)?(?![\w.])')
+TEXTS = {p.name: p.read_text(encoding="utf-8") for p in EXAMPLES}
+LITERALS = {name: [m.span() for m in _LITERAL.finditer(text) if m.group(0)[0].isdigit()
+                   and text.count("\n", 0, m.start()) > 0]  # not the `eff 1` header
+            for name, text in TEXTS.items()}
+ALL_LITERALS = [(name, span) for name in sorted(LITERALS) for span in LITERALS[name]]
+
+
+def test_the_sweep_sees_every_example_and_hundreds_of_literals() -> None:
+    assert {name for name, _ in ALL_LITERALS} == set(TEXTS) and len(TEXTS) >= 10
+    assert len(ALL_LITERALS) > 250
+
+
+@settings(max_examples=60, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(picks=st.lists(st.tuples(st.sampled_from(ALL_LITERALS), st.sampled_from(EXTREMES)), min_size=1, max_size=3))
+def test_extreme_values_in_any_numeric_input_never_reach_an_internal_error(picks: list) -> None:
+    name = picks[0][0][0]
+    text = TEXTS[name]
+    edits = {span: value for (file, span), value in picks if file == name}  # the literals of one example
+    for (start, end), value in sorted(edits.items(), reverse=True):
+        text = text[:start] + value + text[end:]
+    status, out = run_cli(["check", "--no-cache", "--format", "json", "--stdin-filename",
+                           str(ROOT / "examples" / name), "-"], stdin=text)
+    assert status in (0, 1), out[-2000:]
+    [file] = strict(out)  # type: ignore[misc]
+    assert "EFF099" not in {d["code"] for d in file["diagnostics"]}
