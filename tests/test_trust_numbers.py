@@ -252,3 +252,90 @@ def test_extreme_values_in_any_numeric_input_never_reach_an_internal_error(picks
     assert status in (0, 1), out[-2000:]
     [file] = strict(out)  # type: ignore[misc]
     assert "EFF099" not in {d["code"] for d in file["diagnostics"]}
+
+
+# -- item 13: very long series --------------------------------------------------------------
+
+from effspec.report.charts import MAX_SERIES_POINTS, SERIES_BUCKETS, series_drawn, timeline_drawn  # noqa: E402
+
+STEPS = 200_000
+WARMUP = 10
+HTML_BOUND = 600_000  # bytes: the page of a 200,000-step run measured 405 kB (22 MB before bucketing)
+
+
+def long_run(tmp_path: Path) -> tuple[Path, list[float]]:
+    """A 200,000-step run: 1 s ± 1 ms steps, every 997th step a stall at 2.5 s."""
+    values = [2.5 if i % 997 == 0 else 1.0 + 0.001 * ((i * 7919) % 11 - 5) / 5 for i in range(STEPS)]
+    (tmp_path / "steps.csv").write_text("step,step_seconds\n" + "".join(f"{i + 1},{v}\n" for i, v in enumerate(values)),
+                                        encoding="utf-8")
+    path = tmp_path / "long.eff"
+    path.write_text(f'eff 1\nrun long {{\n  {MODEL}\n  convention {{ preset = palm }}\n  {WORK}\n'
+                    '  hardware { accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  peak = catalog }\n'
+                    f'  timing {{ step_time = file "steps.csv" column "step_seconds"  warmup = {WARMUP} step }}\n}}\n',
+                    encoding="utf-8")
+    return path, values
+
+
+def test_a_200000_step_report_is_bounded_and_says_it_is_downsampled(tmp_path: Path) -> None:
+    from effspec.report import render
+
+    path, values = long_run(tmp_path)
+    result = effspec.load(path)
+    html = render(result, "html").decode("utf-8")
+    assert len(html.encode("utf-8")) < HTML_BOUND
+    # One marker per drawn step (at most MAX_SERIES_POINTS), plus the stall crosses and the axes' ticks.
+    assert html.count("<use") < MAX_SERIES_POINTS + 600
+    assert "2,000 of 200,000 steps drawn: the steps are cut into 1,000 runs of about 200 consecutive steps" in html
+    assert "every statistic and the histogram use all 199,990 steps after warm-up" in html
+    # The statistics are computed on every kept sample, not on the drawn ones.
+    kept = sorted(values[WARMUP:])
+    stats = result.evaluation.runs["long"].step_stats
+    assert stats.count == 199_990 and "199990 kept" in html
+    assert stats.median == (kept[99_994] + kept[99_995]) / 2
+    stalls = sum(1 for i in range(WARMUP, STEPS) if i % 997 == 0)  # 2.5 s > 1.5 × median
+    assert stats.stall_steps == stalls == 200
+    assert f"of the {stalls} stall steps, the {stalls} drawn are marked with a cross" in html  # one per run at most
+
+
+def test_min_max_bucketing_keeps_each_runs_extremes() -> None:
+    values = [1.0 + (i % 13) / 100 for i in range(10_000)]
+    values[4_321], values[8_765] = 9.0, 0.1  # one spike up, one down, anywhere
+    drawn, buckets = series_drawn(values, warmup=0)
+    assert buckets == SERIES_BUCKETS and len(drawn) <= 2 * SERIES_BUCKETS
+    assert drawn == sorted(drawn) and {4_321, 8_765} <= set(drawn)
+    for b in range(buckets):  # each run of 10 steps is drawn by its fastest and its slowest step
+        run = values[b * 10:(b + 1) * 10]
+        shown = [values[i] for i in drawn if b * 10 <= i < (b + 1) * 10]
+        assert min(shown) == min(run) and max(shown) == max(run)
+    assert series_drawn(values[:MAX_SERIES_POINTS], 5) == (list(range(MAX_SERIES_POINTS)), 0)  # short: every step
+
+
+def test_min_max_bucketing_keeps_the_warmup_apart() -> None:
+    values = [5.0] * 50 + [1.0] * 9_950  # a slow warm-up of 50 steps
+    drawn, buckets = series_drawn(values, warmup=50)
+    assert buckets == SERIES_BUCKETS
+    # 1,000 runs × 50 / 10,000 steps = 5 runs of 10 warm-up steps, each of equal steps drawn once (its first);
+    # the kept steps' 995 runs start at the warm-up's end, so no run mixes a warm-up step with a kept one.
+    assert [i for i in drawn if i < 50] == [0, 10, 20, 30, 40]
+    assert [i for i in drawn if i >= 50][:3] == [50, 60, 70] and len(drawn) == 1_000
+
+
+def test_the_timeline_buckets_by_the_straggler_and_skips_missing_rows() -> None:
+    import numpy as np
+
+    timeline = np.full(5_000, 1.0)
+    timeline[:5] = np.nan  # the rank's first run of steps has no rows
+    timeline[2_503] = 4.0
+    drawn = timeline_drawn(timeline)
+    assert drawn[0] == 0 and 2_503 in drawn and len(drawn) <= 2 * SERIES_BUCKETS
+    assert timeline_drawn(timeline[:MAX_SERIES_POINTS]) == list(range(MAX_SERIES_POINTS))
+
+
+def test_a_long_inline_list_shows_its_head_and_tail(tmp_path: Path) -> None:
+    from effspec.report import render
+
+    samples = ", ".join(f"1.{i:02d}" for i in range(30))
+    text = f'eff 1\nrun a {{\n  {WORK}\n  timing {{ step_time = [{samples}] s }}\n}}\n'
+    html = render(effspec.check_text(text, "t.eff"), "html").decode("utf-8")
+    assert "30 samples, the first and last 5 shown: [1.00, 1.01, 1.02, 1.03, 1.04, … 20 more …, " \
+           "1.25, 1.26, 1.27, 1.28, 1.29] s" in html

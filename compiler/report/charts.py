@@ -238,15 +238,60 @@ def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
         return _markup(_svg(fig, salt))
 
 
+# A long series is drawn bucketed, so that the chart's size is bounded whatever the run's
+# length (a 1,000,000-step run drew 1,000,224 markers, a 109 MB page): above
+# MAX_SERIES_POINTS steps, the warm-up and the kept steps are each cut into runs of
+# consecutive steps (SERIES_BUCKETS runs in all, shared by length) and each run is drawn by
+# its fastest and its slowest step, in step order (min/max bucketing).  The range, every
+# stall's run and the warm-up's end stay visible; every statistic and the histogram still
+# use every step.  The caption says how many steps are drawn.
+MAX_SERIES_POINTS = 2_000
+SERIES_BUCKETS = MAX_SERIES_POINTS // 2
+
+
+def _minmax(values: list[float], start: int, stop: int, buckets: int) -> list[int]:
+    """The indexes of the fastest and the slowest value of each of ``buckets`` runs of
+    consecutive indexes in [start, stop), in index order (one where they are the same)."""
+    n = stop - start
+    out: list[int] = []
+    for b in range(buckets):
+        run = range(start + b * n // buckets, start + (b + 1) * n // buckets)
+        if run:
+            out.extend(sorted({min(run, key=values.__getitem__), max(run, key=values.__getitem__)}))
+    return out
+
+
+def series_drawn(values: list[float], warmup: int) -> tuple[list[int], int]:
+    """The indexes of the steps the series chart draws, and into how many runs it cut them
+    (0: every step is drawn); see MAX_SERIES_POINTS."""
+    n = len(values)
+    if n <= MAX_SERIES_POINTS:
+        return list(range(n)), 0
+    warm = min(warmup, n)
+    warm_buckets = min(warm, max(1, round(SERIES_BUCKETS * warm / n))) if warm else 0
+    kept_buckets = SERIES_BUCKETS - warm_buckets
+    return _minmax(values, 0, warm, warm_buckets) + _minmax(values, warm, n, kept_buckets), warm_buckets + kept_buckets
+
+
 def step_series_caption(values: list[float], warmup: int, stats) -> str:
     """The series chart's caption, saying only what the picture shows."""
     stalls = sum(v >= stats.stall_threshold for v in values[warmup:])
+    drawn, buckets = series_drawn(values, warmup)
     parts = ["Each step's time by step index: the median after warm-up (solid) and the stall threshold (dashed)"
              if stalls else "Each step's time by step index: the median after warm-up (solid); no step reaches the "
              f"stall threshold ({quantity(stats.stall_threshold, 's')}), which is left off the axis"]
+    if buckets:
+        parts.append(f"{len(drawn):,} of {len(values):,} steps drawn: the steps are cut into {buckets:,} runs of "
+                     f"about {round(len(values) / buckets):,} consecutive steps, each drawn by its fastest and its slowest "
+                     f"step (min/max bucketing), so the range and every stall's run stay visible; every statistic "
+                     f"and the histogram use all {len(values) - warmup:,} steps after warm-up")
     if warmup:
-        parts.append(f"the {warmup} warm-up step{'s' if warmup != 1 else ''}, left out of every statistic, shaded")
-    if stalls:
+        parts.append(f"the {warmup:,} warm-up step{'s' if warmup != 1 else ''}, left out of every statistic, shaded")
+    if stalls and buckets:
+        crossed = sum(i >= warmup and values[i] >= stats.stall_threshold for i in drawn)
+        parts.append(f"of the {stalls:,} stall step{'s' if stalls != 1 else ''}, the {crossed:,} drawn "
+                     f"{'are' if crossed != 1 else 'is'} marked with a cross")
+    elif stalls:
         parts.append(f"the {stalls} stall step{'s' if stalls != 1 else ''} marked with a cross")
     return "; ".join(parts) + "."
 
@@ -260,13 +305,14 @@ def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str
         return None
     with _styled(salt):
         fig, ax = _figure(6.4, 2.2)
-        xs = list(range(1, len(values) + 1))
         if warmup:
             ax.axvspan(0.5, warmup + 0.5, facecolor="#e6e6e6", hatch="//", edgecolor="#9a9a9a", lw=0)
             ax.annotate("warm-up", (0.5, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -2),
                         textcoords="offset points", ha="left", va="top", fontsize=6.5)
-        ax.plot(xs, values, color="#6a6a6a", lw=0.6, marker="o", markersize=1.2)
-        stall = [(x, v) for x, v in zip(xs, values, strict=True) if x > warmup and v >= stats.stall_threshold]
+        drawn, _ = series_drawn(values, warmup)
+        xs, ys = [i + 1 for i in drawn], [values[i] for i in drawn]
+        ax.plot(xs, ys, color="#6a6a6a", lw=0.6, marker="o", markersize=1.2)
+        stall = [(x, v) for x, v in zip(xs, ys, strict=True) if x > warmup and v >= stats.stall_threshold]
         if stall:
             ax.plot([x for x, _ in stall], [v for _, v in stall], ls="none", marker="x", markersize=5,
                     color=INK, markeredgewidth=1.0)
@@ -446,12 +492,38 @@ def rank_split_chart(profile, salt: str):
         return _markup(_svg(fig, salt)), rank_split_caption(profile, bars)
 
 
+def timeline_drawn(timeline) -> list[int]:
+    """The indexes of the steps the straggler's timeline draws: every step up to
+    MAX_SERIES_POINTS, else the straggler's fastest and slowest step in each of SERIES_BUCKETS
+    runs of consecutive steps (min/max bucketing, as the step-time series; a run without a row
+    of that rank by its first step)."""
+    import numpy as np
+
+    n = len(timeline)
+    if n <= MAX_SERIES_POINTS:
+        return list(range(n))
+    values = np.asarray(timeline, float)
+    out: list[int] = []
+    for b in range(SERIES_BUCKETS):
+        lo, hi = b * n // SERIES_BUCKETS, (b + 1) * n // SERIES_BUCKETS
+        chunk = values[lo:hi]
+        if np.all(np.isnan(chunk)):
+            out.append(lo)
+        else:
+            out.extend(sorted({lo + int(np.nanargmin(chunk)), lo + int(np.nanargmax(chunk))}))
+    return out
+
+
 def straggler_timeline_caption(profile) -> str:
     qty = _quantity(profile, profile.timeline_quantity)
+    n, drawn = len(profile.steps), len(timeline_drawn(profile.timeline))
+    bucketed = (f" {drawn:,} of {n:,} steps drawn: in each of {SERIES_BUCKETS:,} runs of about "
+                f"{round(n / SERIES_BUCKETS):,} consecutive steps, the straggler's fastest and slowest step "
+                "(min/max bucketing), and the other ranks' median and band at those steps." if drawn < n else "")
     return (f"{qty[:1].upper() + qty[1:]} seconds at each step of rank {profile.timeline_rank} "
             f"({_short(profile.timeline_node)}), the straggler (dashed), against the median of the other "
             f"{profile.others:,} rank{'s' if profile.others != 1 else ''} (solid) and their 10th to 90th percentile "
-            "band (shaded).")
+            "band (shaded)." + bucketed)
 
 
 def straggler_timeline_chart(profile, salt: str):
@@ -461,9 +533,10 @@ def straggler_timeline_chart(profile, salt: str):
         return None
     import numpy as np
 
-    steps = [int(x) for x in profile.steps]
-    series = {"rank": np.asarray(profile.timeline, float), "median": np.asarray(profile.others_median, float),
-              "p10": np.asarray(profile.others_p10, float), "p90": np.asarray(profile.others_p90, float)}
+    drawn = timeline_drawn(profile.timeline)
+    steps = [int(profile.steps[i]) for i in drawn]
+    series = {"rank": np.asarray(profile.timeline, float)[drawn], "median": np.asarray(profile.others_median, float)[drawn],
+              "p10": np.asarray(profile.others_p10, float)[drawn], "p90": np.asarray(profile.others_p90, float)[drawn]}
     with _styled(salt):
         fig, ax = _figure(6.4, 2.2)
         band = ax.fill_between(steps, series["p10"], series["p90"], facecolor="#d9d9d9", edgecolor="#9a9a9a", lw=0.3)

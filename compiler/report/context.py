@@ -756,6 +756,22 @@ def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[Hea
     return tuple(rows)
 
 
+SHOWN_SAMPLES = 5  # an inline list longer than twice this shows its first and last this many
+
+
+def _samples_text(text: str, count: int) -> str:
+    """An inline list of samples as written, or for a long one its head and tail: the table's
+    size stays bounded whatever the list's length (the statistics use every sample)."""
+    start, end = text.find("["), text.rfind("]")
+    items = text[start + 1:end].split(",") if 0 <= start < end else []
+    if count <= 2 * SHOWN_SAMPLES or len(items) != count:
+        return f"{count} samples: {text}"
+    head = ", ".join(i.strip() for i in items[:SHOWN_SAMPLES])
+    tail = ", ".join(i.strip() for i in items[-SHOWN_SAMPLES:])
+    return (f"{count:,} samples, the first and last {SHOWN_SAMPLES} shown: "
+            f"{text[:start + 1]}{head}, … {count - 2 * SHOWN_SAMPLES:,} more …, {tail}{text[end:]}")
+
+
 def _inputs(run) -> tuple[InputView, ...]:
     out = []
     for block in run.blocks:
@@ -765,7 +781,7 @@ def _inputs(run) -> tuple[InputView, ...]:
             if value is not None and getattr(e.value, "origin", "") == "file":
                 text = f"{e.text} ({len(value)} rows)"
             elif value is not None:
-                text = f"{len(value)} samples: {e.text}"
+                text = _samples_text(e.text, len(value))
             out.append(InputView(f"{block.name}.{e.key}", _clean(text), _clean(e.provenance.kind),
                                  _clean(e.provenance.citation), e.span.line, False))
     return tuple(out)
