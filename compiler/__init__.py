@@ -127,14 +127,20 @@ def _check(result: Result, text: str, file: str, folder: str | None, inline_conf
         diags += build_diags
         if spec is not None and not any(d.severity == "error" for d in build_diags):
             result.spec = spec
-            evaluation = evaluate(spec)
-            stopped = [d for d in evaluation.diagnostics if _front_end_error(d)]
-            if stopped:  # an unknown accelerator, an unreadable `file`: a front-end error, and no figure is computed
-                diags += stopped
+            try:
+                evaluation = evaluate(spec)
+            except ArithmeticError as exc:  # a division no formula foresaw: EFF702, never an internal error
+                from effspec.engine.finite import arithmetic_error
+
+                diags.append(arithmetic_error(spec, exc))  # and, as for a front-end error, no figure is computed
             else:
-                result.evaluation = evaluation
-                diags += evaluation.diagnostics
-                diags += audit(spec, evaluation, text)
+                stopped = [d for d in evaluation.diagnostics if _front_end_error(d)]
+                if stopped:  # an unknown accelerator, an unreadable `file`: a front-end error, and no figure is computed
+                    diags += stopped
+                else:
+                    result.evaluation = evaluation
+                    diags += evaluation.diagnostics
+                    diags += audit(spec, evaluation, text)
     from effspec.rules import code_table
 
     configured = configure(diags, text, folder, inline_config, isolated, known_codes=code_table())

@@ -211,6 +211,26 @@ def test_the_boundary_catches_a_figure_no_rule_foresaw(monkeypatch: pytest.Monke
     strict(render(result, "json").decode("utf-8"))
 
 
+def test_an_arithmetic_error_no_formula_foresaw_is_eff702_not_eff099(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # The safety net behind the boundary: a ZeroDivisionError raised anywhere in the evaluation
+    # is EFF702 at the spec's number nearest zero (here the subnormal peak, line 6), not EFF099.
+    from effspec.engine import evaluate as evaluate_mod
+
+    def divides_by_zero(run: object, result: object) -> None:
+        raise ZeroDivisionError("float division by zero")
+
+    monkeypatch.setattr(evaluate_mod, "_calendar", divides_by_zero)
+    result = effspec.check_text(SUBNORMAL_PEAK, "t.eff")
+    [d] = [d for d in result.diagnostics if d.code == "EFF702"]
+    assert (d.span.line, d.span.column) == (6, 85) and "`peak = 5e-324 FLOP/s`" in d.message
+    assert "ZeroDivisionError: float division by zero" in d.message and result.evaluation is None
+    path = tmp_path / "p.eff"
+    path.write_text(SUBNORMAL_PEAK, encoding="utf-8")
+    status, out = run_cli(["check", "--no-cache", "--format", "json", str(path)])
+    [file] = strict(out)  # type: ignore[misc]
+    assert status == 1 and [x["code"] for x in file["diagnostics"] if x["severity"] == "error"] == ["EFF702"]
+
+
 def test_first_nonfinite_walks_what_an_output_reads() -> None:
     assert first_nonfinite({"a": [1.0, {"b": (2, math.nan)}]}) == ("a[1].b[1]", pytest.approx(math.nan, nan_ok=True))
     assert first_nonfinite({"a": [1.0, 2, "inf", None, True]}) is None

@@ -16,16 +16,23 @@ output format (text, JSON, SARIF, the reports):
   not finite is taken out (a claim on it is not recoverable) and kept, with
   its derivation, in ``nonfinite`` of its run or scaling: EFF702 names it at
   the input it rests on, with that input's line and column.
+
+An evaluation that still raises an ArithmeticError (a division no formula
+foresaw) is EFF702 too (:func:`arithmetic_error`), at the spec's number
+nearest zero, and no figure is computed: never an internal error (EFF099).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import sys
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from effspec.diagnostics import Diagnostic
 from effspec.engine.results import ClaimResult, Evaluation, Input, Metric, RunResult
+from effspec.front.ir import Spec
 
 if TYPE_CHECKING:
     from effspec.engine.scaling import ScalingResult, ScalingRun, SeriesStep
@@ -155,3 +162,22 @@ def _guard_step(result: ScalingResult, step: SeriesStep) -> SeriesStep:
             f"{name} = {getattr(step, name)}", inputs))
     return dataclasses.replace(step, speedup=None if "speedup" in bad else step.speedup,
                                efficiency=None if "efficiency" in bad else step.efficiency)
+
+
+def arithmetic_error(spec: Spec, exc: ArithmeticError) -> Diagnostic:
+    """EFF702 for an evaluation that raised (a ZeroDivisionError or OverflowError no formula
+    foresaw): at the spec's number nearest zero (0 or a subnormal: the divisor that
+    underflowed), else its largest, else its first run; no figure of the spec is computed."""
+    numbers = [(abs(float(e.value)), e) for run in spec.runs for block in run.blocks for e in block.entries
+               if isinstance(e.value, int | float) and not isinstance(e.value, bool)]
+    tiny = [(v, e) for v, e in numbers if v < sys.float_info.min]
+    entry = (min(tiny, key=lambda p: p[0])[1] if tiny else max(numbers, key=lambda p: p[0])[1] if numbers else None)
+    span = entry.value_span if entry is not None else spec.runs[0].name_span if spec.runs else None
+    shown = f"`{entry.key} = {entry.text}`" if entry is not None else "its inputs"
+    return Diagnostic(
+        "EFF702", "error", span,
+        f"the figures could not be computed: an intermediate result left the floating-point range "
+        f"({type(exc).__name__}: {exc}); the input nearest zero or largest is {shown}",
+        "check the inputs' units and magnitudes (a time in s written for ms, a count with the wrong prefix, "
+        "a placeholder left in the spec); no figure of this spec is computed until then",
+        label="the figures are not finite from here")
