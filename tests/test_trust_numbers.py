@@ -359,3 +359,25 @@ def test_a_long_inline_list_shows_its_head_and_tail(tmp_path: Path) -> None:
     html = render(effspec.check_text(text, "t.eff"), "html").decode("utf-8")
     assert "30 samples, the first and last 5 shown: [1.00, 1.01, 1.02, 1.03, 1.04, … 20 more …, " \
            "1.25, 1.26, 1.27, 1.28, 1.29] s" in html
+
+
+def test_a_long_straggler_timeline_is_drawn_bucketed() -> None:
+    import numpy as np
+
+    from effspec.ranks.stats import RankProfile
+    from effspec.report.charts import straggler_timeline_chart
+
+    steps = np.arange(1, 5_001)
+    timeline = 1.0 + (steps % 7) / 100
+    timeline[3_000] = 3.0  # the straggler's one slow step
+    profile = RankProfile(np.arange(4), ("n0",) * 4, np.ones(4), np.zeros(4), np.zeros(4), flagged=(3,),
+                          steps=steps, timeline_rank=3, timeline_node="n0", timeline_quantity="compute",
+                          timeline=timeline, others=3, others_p10=np.full(5_000, 0.99),
+                          others_median=np.full(5_000, 1.0), others_p90=np.full(5_000, 1.01))
+    svg, caption = straggler_timeline_chart(profile, "t")
+    drawn = timeline_drawn(timeline)
+    assert len(drawn) == 2 * SERIES_BUCKETS and 3_000 in drawn  # each run of 5 steps: its fastest and slowest
+    assert caption.endswith("2,000 of 5,000 steps drawn: in each of 1,000 runs of about 5 consecutive steps, the "
+                            "straggler's fastest and slowest step (min/max bucketing), and the other ranks' median "
+                            "and band at those steps.")
+    assert svg.startswith("<svg") and len(svg) < 200_000
