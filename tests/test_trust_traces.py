@@ -1,0 +1,273 @@
+"""`effspec traces` keeps the audit's promises (issue 26, the traces / per-rank CSV items).
+
+- The default executor for many traces opens no network listener (a process
+  pool); a local Dask cluster is started only on request, over TLS with a
+  temporary certificate and no dashboard; every executor writes the same bytes.
+- A malformed ``--scheduler``, ``--scheduler-file`` or ``DASK_SCHEDULER_ADDRESS``
+  is a coded diagnostic, found before anything is connected to.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from effspec.cli import main
+
+HERE = Path(__file__).resolve().parent
+HTA = HERE / "fixtures" / "traces" / "hta"
+CPU = HERE / "fixtures" / "traces" / "cpu"
+FOLDER = CPU / "straggler" / "traces"  # four gloo ranks, 32 rows
+
+
+def run_traces(*args) -> tuple[int, str]:
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        status = main(["traces", *map(str, args)])
+    return status, err.getvalue()
+
+
+# ---------------------------------------------------------------------------- 2. no listener by default
+
+# Installed in every Python process of the run's tree (the CLI, its forked pool
+# workers, spawned Dask workers) through sitecustomize: each bind of an IPv4 or
+# IPv6 socket is written down with the process's id.
+_BIND_LOG_HOOK = textwrap.dedent("""
+    import os, socket, sys
+
+    _LOG = os.environ["EFFSPEC_TEST_BIND_LOG"]
+
+    def _hook(event, args):
+        if event == "socket.bind" and args[0].family in (socket.AF_INET, socket.AF_INET6):
+            with open(_LOG, "a") as fh:
+                fh.write(f"{os.getpid()} {args[1]!r}\\n")
+
+    sys.addaudithook(_hook)
+""")
+
+
+def _binds_during(tmp_path: Path, *args) -> tuple[subprocess.CompletedProcess, int, list[tuple[int, str]]]:
+    """Run `effspec traces ARGS` in a child; its exit, its pid, and every inet bind in its process tree."""
+    hook = tmp_path / "hook"
+    hook.mkdir(exist_ok=True)
+    (hook / "sitecustomize.py").write_text(_BIND_LOG_HOOK)
+    log = tmp_path / "binds.log"
+    log.unlink(missing_ok=True)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
+           "EFFSPEC_TEST_BIND_LOG": str(log)}
+    env.pop("DASK_SCHEDULER_ADDRESS", None)
+    proc = subprocess.Popen([sys.executable, "-m", "effspec", "traces", *map(str, args)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    out, err = proc.communicate(timeout=300)
+    done = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+    binds = [(int(pid), address) for pid, address in
+             (line.split(" ", 1) for line in log.read_text().splitlines())] if log.exists() else []
+    return done, proc.pid, binds
+
+
+def test_many_traces_are_reduced_without_a_network_listener(tmp_path):
+    """Before: with dask installed, `auto` started a LocalCluster on 127.0.0.1
+    (no authentication) and any local user could run code in its workers."""
+    pytest.importorskip("distributed", reason="the old default needed dask installed to listen")
+    out = tmp_path / "r.csv"
+    done, _pid, binds = _binds_during(tmp_path, FOLDER, "-o", out, "-j", "2")
+    assert done.returncode == 0, done.stderr
+    assert "4 traces (processes), 32 rows" in done.stderr
+    assert binds == []
+
+
+def test_the_bind_log_sees_the_workers_of_a_run(tmp_path):
+    """The control of the test above: a run that does listen (a local Dask
+    cluster, asked for) is seen binding, in the CLI and in its worker processes."""
+    pytest.importorskip("distributed")
+    done, pid, binds = _binds_during(tmp_path, FOLDER, "-o", tmp_path / "r.csv", "-j", "2", "--executor", "dask")
+    assert done.returncode == 0, done.stderr
+    assert any(p == pid for p, _ in binds) and any(p != pid for p, _ in binds), binds
+    assert all("127.0.0.1" in address for _, address in binds), binds
+
+
+def _http_status(port: int, path: str) -> int:
+    import urllib.error
+    import urllib.request
+
+    try:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=10) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+def test_a_local_dask_cluster_is_tls_only_and_has_no_dashboard(tmp_path, monkeypatch):
+    pytest.importorskip("distributed")
+    import socket
+    import ssl
+
+    from distributed.security import Security
+
+    from effspec.ranks.traces import run
+
+    seen = {}
+    made = run.local_cluster
+
+    def spy(workers):
+        cluster = made(workers)
+        seen["workers"] = workers
+        seen["security"] = cluster.security
+        seen["scheduler"] = cluster.scheduler_address
+        seen["worker_addresses"] = sorted(cluster.scheduler.workers)
+        # Dask always starts an HTTP server (named "dashboard"), even without one: it serves nothing.
+        seen["http"] = [_http_status(cluster.scheduler.http_server.port, path)
+                        for path in ("/info/main/workers.html", "/metrics", "/health", "/json/counts.json", "/status")]
+        seen["worker_http"] = [_http_status(w["services"]["dashboard"], path)
+                               for w in cluster.scheduler_info["workers"].values() for path in ("/metrics", "/health")]
+        # A local user without the temporary certificate: the TLS handshake is refused.
+        host, port = cluster.scheduler_address.removeprefix("tls://").rsplit(":", 1)
+        context = ssl.create_default_context()
+        context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            try:
+                with context.wrap_socket(raw) as tls:
+                    tls.settimeout(10)
+                    seen["stranger"] = tls.recv(1) or b"closed"
+            except (ssl.SSLError, ConnectionError) as exc:
+                seen["stranger"] = exc
+        return cluster
+
+    monkeypatch.setattr(run, "local_cluster", spy)
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    status, err = run_traces(FOLDER, "-o", tmp_path / "r.csv", "--executor", "dask", "-j", "2")
+    assert status == 0 and "4 traces (dask), 32 rows" in err, err
+    assert seen["workers"] == 2
+    assert isinstance(seen["security"], Security) and seen["security"].require_encryption
+    assert seen["security"].tls_ca_file and "BEGIN CERTIFICATE" in seen["security"].tls_ca_file  # in memory
+    assert seen["scheduler"].startswith("tls://127.0.0.1:")
+    assert len(seen["worker_addresses"]) == 2 and all(a.startswith("tls://127.0.0.1:") for a in seen["worker_addresses"])
+    assert seen["http"] == [404] * 5
+    assert seen["worker_http"] == [404] * 4
+    assert seen["stranger"] == b"closed" or isinstance(seen["stranger"], (ssl.SSLError, ConnectionError)), seen["stranger"]
+
+
+def test_every_executor_writes_the_same_bytes(tmp_path, monkeypatch):
+    monkeypatch.delenv("DASK_SCHEDULER_ADDRESS", raising=False)
+    runs = {"j1": ["-j", "1"], "serial": ["--executor", "serial"], "processes": ["-j", "2"],
+            "processes3": ["--executor", "processes", "-j", "3"]}
+    try:
+        import distributed  # noqa: F401
+        runs["dask"] = ["--executor", "dask", "-j", "2"]
+    except ImportError:
+        pass
+    outputs = {}
+    for name, args in runs.items():
+        status, err = run_traces(FOLDER, "-o", tmp_path / f"{name}.csv", *args)
+        assert status == 0, err
+        outputs[name] = (tmp_path / f"{name}.csv").read_bytes()
+    assert "(serial)" in err or "(dask)" in err or "(processes)" in err
+    assert len(set(outputs.values())) == 1, sorted(outputs)
+    assert outputs["j1"].count(b"\n") == 32 + 1 + 5  # rows, header, five provenance lines
+
+
+def test_help_says_whose_security_an_existing_cluster_is(capsys):
+    assert main(["traces", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "its security (TLS, who may submit work) is its owner's" in text
+    assert "opens no network port" in text
+    assert "over TLS with a temporary certificate and no dashboard" in text
+    spec = " ".join((HERE.parent / "spec" / "traces.md").read_text().split())
+    assert "An existing cluster's security is its owner's" in spec
+
+
+# ---------------------------------------------------------------------------- 11. malformed schedulers
+
+
+def _refused(capsys, args, code: str, text: str, where: str = "traces") -> str:
+    status = main(["traces", str(FOLDER), "-o", "/nonexistent-dir/never.csv", *map(str, args)])
+    err = capsys.readouterr().err
+    assert status == 2, err
+    first = err.splitlines()[0]
+    assert first.startswith(f"error[{code}]: ") and text in first, err
+    assert f"--> {where}\n" in err, err
+    assert "Traceback" not in err and "EFF099" not in err
+    return err
+
+
+@pytest.mark.parametrize("address, text", [
+    ("127.0.0.1:8786", "--scheduler: `127.0.0.1:8786` has no scheme: not SCHEME://HOST:PORT"),
+    ("localhost", "--scheduler: `localhost` has no scheme"),
+    ("tcp://127.0.0.1", "--scheduler: `tcp://127.0.0.1` is not SCHEME://HOST:PORT"),
+    ("tcp://127.0.0.1:", "--scheduler: `tcp://127.0.0.1:`: the port `` is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:port", "the port `port` is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:99999", "the port `99999` is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:0", "the port `0` is not a number from 1 to 65535"),
+    ("tcp://127.0.0.1:-1", "the port `-1` is not a number"),
+    ("tcp://127.0.0.1:８７８６", "the port `８７８６` is not a number"),  # fullwidth digits: int() would take them
+    ("tcp://::1:8786", "is not SCHEME://HOST:PORT"),  # IPv6 needs brackets
+    ("tcp://[::1", "is not SCHEME://HOST:PORT"),
+    ("http://127.0.0.1:8786", "the scheme `http` is not a Dask protocol (tcp, tls, ws, wss, ucx)"),
+    ("://127.0.0.1:8786", "is not SCHEME://HOST:PORT"),
+    ("tcp://:8786", "is not SCHEME://HOST:PORT"),
+    ("tcp://127.0.0.1:8786/path", "`tcp://127.0.0.1:8786/path` is not SCHEME://HOST:PORT"),
+    ("tcp://host name:8786", "is not SCHEME://HOST:PORT"),
+    ("tcp://127.0.0.1:87\x1b[2J86", "`tcp://127.0.0.1:87\\x1b[2J86` is not SCHEME://HOST:PORT"),  # shown escaped
+    ("", "--scheduler: the scheduler address is empty"),
+])
+def test_a_malformed_scheduler_address_is_a_coded_error(capsys, address, text):
+    _refused(capsys, ["--scheduler", address], "EFF003", text)
+
+
+def test_a_malformed_dask_scheduler_address_variable_is_a_coded_error(capsys, monkeypatch):
+    pytest.importorskip("distributed")
+    monkeypatch.setenv("DASK_SCHEDULER_ADDRESS", "tcp://127.0.0.1:http")
+    _refused(capsys, [], "EFF003", "DASK_SCHEDULER_ADDRESS: `tcp://127.0.0.1:http`: the port `http` is not a number")
+    # Not read when the run does not use Dask.
+    out = Path(os.environ.get("TMPDIR", "/tmp")) / f"effspec-trust-{os.getpid()}.csv"
+    try:
+        assert main(["traces", str(FOLDER), "-o", str(out), "--executor", "processes", "-j", "2"]) == 0
+    finally:
+        out.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize("content, code, text, place", [
+    (None, "EFF020", "--scheduler-file: cannot be read: No such file or directory", ""),
+    (b"", "EFF003", "--scheduler-file: invalid JSON: Expecting value", ":1:1"),
+    (b'{"address": "tcp://127.0.0.1:8786",\n  oops}', "EFF003", "--scheduler-file: invalid JSON: Expecting property name",
+     ":2:3"),
+    (b"\xff\xfe", "EFF003", "--scheduler-file: not UTF-8 text", ""),
+    (b'["tcp://127.0.0.1:8786"]', "EFF003", "--scheduler-file: not a JSON object", ""),
+    (b'{"type": "Scheduler", "id": "Scheduler-1"}', "EFF003", '--scheduler-file: no "address" member', ""),
+    (b'{"address": 8786}', "EFF003", '--scheduler-file: "address" is not a string', ""),
+    (b'{"address": null}', "EFF003", '--scheduler-file: "address" is not a string', ""),
+    (b'{"address": "127.0.0.1:8786"}', "EFF003", "--scheduler-file: `127.0.0.1:8786` has no scheme", ""),
+    (b'{"address": "tcp://127.0.0.1:NaN"}', "EFF003", "--scheduler-file: `tcp://127.0.0.1:NaN`: the port `NaN`", ""),
+    (b"[" * 100_000, "EFF003", "--scheduler-file: invalid JSON: nested too deeply", ""),
+    (b" " * ((1 << 20) + 1), "EFF030", "--scheduler-file: larger than 1,048,576 bytes", ""),
+])
+def test_a_malformed_scheduler_file_is_a_coded_error(tmp_path, capsys, content, code, text, place):
+    path = tmp_path / "scheduler.json"
+    if content is not None:
+        path.write_bytes(content)
+    _refused(capsys, ["--scheduler-file", path], code, text, f"{path}{place}")
+
+
+def test_a_scheduler_file_that_is_a_folder_or_a_fifo_is_a_coded_error(tmp_path, capsys):
+    _refused(capsys, ["--scheduler-file", tmp_path], "EFF020", "--scheduler-file: is a folder", str(tmp_path))
+    fifo = tmp_path / "fifo.json"
+    os.mkfifo(fifo)
+    _refused(capsys, ["--scheduler-file", fifo], "EFF020", "--scheduler-file: cannot be read", str(fifo))
+
+
+def test_a_well_formed_scheduler_file_is_read_for_its_address(tmp_path):
+    from effspec.ranks.traces.run import scheduler_address
+
+    path = tmp_path / "scheduler.json"
+    path.write_text(json.dumps({"type": "Scheduler", "address": "tls://[::1]:8786", "services": {}}))
+    assert scheduler_address(None, str(path)) == "tls://[::1]:8786"
+    assert scheduler_address("tcp://node-7.cluster.local:8786", str(path)) == "tcp://node-7.cluster.local:8786"
