@@ -271,3 +271,73 @@ def test_a_well_formed_scheduler_file_is_read_for_its_address(tmp_path):
     path.write_text(json.dumps({"type": "Scheduler", "address": "tls://[::1]:8786", "services": {}}))
     assert scheduler_address(None, str(path)) == "tls://[::1]:8786"
     assert scheduler_address("tcp://node-7.cluster.local:8786", str(path)) == "tcp://node-7.cluster.local:8786"
+
+
+# ---------------------------------------------------------------------------- 8. no formula in ranks.csv
+
+
+def write_trace(path: Path, rank: int = 0, world: int = 1, host: str | None = "h0", steps: int = 3) -> Path:
+    """A small gloo trace: per 100 µs step, a 60 µs op and a 30 µs all-reduce on another thread."""
+    events = []
+    for k in range(steps):
+        t = 1000.0 + 100.0 * k
+        events += [
+            {"ph": "X", "cat": "user_annotation", "name": f"ProfilerStep#{k}", "pid": 1, "tid": 1, "ts": t, "dur": 100.0},
+            {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": t, "dur": 60.0},
+            {"ph": "X", "cat": "user_annotation", "name": "gloo:all_reduce", "pid": 1, "tid": 2, "ts": t + 62.0, "dur": 30.0},
+        ]
+    doc = {"distributedInfo": {"backend": "gloo", "rank": rank, "world_size": world}, "traceEvents": events}
+    if host is not None:
+        doc["host_name"] = host
+    path.write_text(json.dumps(doc))
+    return path
+
+
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        float(cell)
+    except ValueError:
+        return False
+    return True
+
+
+# host name -> the node written: a first +, - or @ is percent-encoded like the characters that are never kept.
+HOSTS = {
+    "+cmd|' /C calc'!A0": "%2Bcmd%7C%27%20%2FC%20calc%27%21A0",
+    "-2+3": "%2D2+3",
+    "@SUM(A1)": "%40SUM%28A1%29",
+    "=1+1": "%3D1+1",
+    "\t=1": "%09%3D1",
+    "-": "%2D",
+    "gpu-node-7+a@b": "gpu-node-7+a@b",  # inside a name they stay: only the first character starts a formula
+}
+
+
+def test_no_cell_of_a_written_csv_starts_a_formula_and_the_loader_reads_it(tmp_path):
+    from effspec.ranks.loader import load_rank_table
+
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for rank, host in enumerate(HOSTS):
+        write_trace(folder / f"rank,-1+{rank}.json", rank=rank, world=len(HOSTS), host=host)
+    out = tmp_path / "ranks.csv"
+    status, err = run_traces(folder, "-o", out, "-j", "1")
+    assert status == 0, err
+    import csv
+
+    lines = out.read_text().splitlines()
+    cells = [cell for row in csv.reader(lines) for cell in row]  # the comment lines too, split at their commas
+    assert len(cells) > 10 * len(HOSTS)
+    starting = [c for c in cells if c.startswith(FORMULA_START) and not _is_number(c)]
+    assert starting == []
+    assert f"file={folder}/rank%2C-1+0.json " in out.read_text()  # the comma of a file name is encoded
+    rows = list(csv.DictReader([ln for ln in lines if not ln.startswith("#")]))
+    assert {r["rank"]: r["node"] for r in rows} == {str(k): node for k, node in enumerate(HOSTS.values())}
+    diags: list = []
+    table = load_rank_table(str(out), "ranks.csv", None, diags)
+    assert diags == [] and table is not None
+    assert sorted(table.node_names) == sorted(HOSTS.values())
+    assert [table.node_names[i] for i in table.node[::3]] == list(HOSTS.values())  # three steps a rank

@@ -86,9 +86,13 @@ class TraceSummary:
 
 def node_name(raw: str) -> str:
     """A host name as a CSV-safe node name: bytes outside ``[A-Za-z0-9._:@+-]``
-    are percent-encoded (so distinct names stay distinct), at most 128 bytes."""
+    are percent-encoded (so distinct names stay distinct), and so is a first
+    ``+``, ``-`` or ``@``: a spreadsheet would evaluate the cell as a formula
+    (OWASP's CSV injection; ``=``, tab and CR are never kept), at most 128 bytes."""
     out = "".join(c if _NODE_SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
                   for c in raw)
+    if out[:1] in ("+", "-", "@"):
+        out = f"%{ord(out[0]):02X}{out[1:]}"
     if not out:
         raise TraceError("EFF003", "the trace's `host_name` is empty", "name the host, or omit the field")
     if len(out) > MAX_NODE:
