@@ -390,3 +390,140 @@ def test_a_trace_is_reduced_in_memory_bounded_by_its_size(tmp_path, event, event
         ratio, seen = _peak_over_file(path, whole_limit)
         assert outcome in seen and (outcome.startswith("EFF") or seen.startswith(parser)), seen
         assert ratio < (3.0 if event == "{}" else 5.0), (parser, ratio)
+
+
+# ---------------------------------------------------------------------------- 9. provenance: declared or verified
+
+
+def _load(csv_path: Path):
+    from effspec.ranks.loader import load_rank_table
+
+    diags: list = []
+    table = load_rank_table(str(csv_path.resolve()), csv_path.name, None, diags)
+    assert diags == [] and table is not None, diags
+    return table
+
+
+@pytest.fixture
+def traced(tmp_path, monkeypatch):
+    """`effspec traces traces -o ranks.csv` run in tmp_path: the traces are recorded as `traces/rank-N.json`."""
+    folder = tmp_path / "traces"
+    folder.mkdir()
+    for rank in range(2):
+        write_trace(folder / f"rank-{rank}.json", rank=rank, world=2, host=f"h{rank}")
+    monkeypatch.chdir(tmp_path)
+    status, err = run_traces("traces", "-o", "ranks.csv", "-j", "1")
+    assert status == 0, err
+    return tmp_path
+
+
+def test_provenance_is_verified_only_against_the_traces_beside_the_csv(traced, tmp_path_factory):
+    csv_text = (traced / "ranks.csv").read_text()
+    assert "file=traces/rank-0.json " in csv_text
+    assert _load(traced / "ranks.csv").provenance_checks == ("", "verified", "verified")
+    # The same lines in a CSV with no traces beside it (made by hand, or copied away): only declared.
+    elsewhere = tmp_path_factory.mktemp("elsewhere")
+    (elsewhere / "ranks.csv").write_text(csv_text)
+    assert _load(elsewhere / "ranks.csv").provenance_checks == ("", "declared", "declared")
+    # Beside it by the file's own name, in the same folder: verified too.
+    (elsewhere / "rank-1.json").write_bytes((traced / "traces" / "rank-1.json").read_bytes())
+    assert _load(elsewhere / "ranks.csv").provenance_checks == ("", "declared", "verified")
+
+
+def test_a_trace_changed_since_the_csv_was_written_differs(traced):
+    trace = traced / "traces" / "rank-1.json"
+    data = trace.read_bytes()
+    trace.write_bytes(data.replace(b'"h1"', b'"h9"'))  # same size, another hash
+    assert _load(traced / "ranks.csv").provenance_checks == ("", "verified", "differs")
+    trace.write_bytes(data + b" ")  # another size
+    assert _load(traced / "ranks.csv").provenance_checks == ("", "verified", "differs")
+
+
+def test_provenance_checks_read_nothing_outside_the_csvs_folder(traced, tmp_path_factory):
+    """A hand-made CSV cannot get `verified` by pointing at files elsewhere: a
+    symlink out of its folder, an absolute name, `..`, a hard link, a FIFO."""
+    csv_text = (traced / "ranks.csv").read_text()
+    trace = traced / "traces" / "rank-0.json"
+    sha = __import__("hashlib").sha256(trace.read_bytes()).hexdigest()
+    size = trace.stat().st_size
+    other = tmp_path_factory.mktemp("other")
+    os.symlink(traced / "traces", other / "traces")  # leads outside `other`
+    lines = [f"# effspec-traces 1: file={name} bytes={size} sha256={sha} rank=0 node=h0"
+             for name in ("traces/rank-0.json", str(trace), "../" + trace.parent.parent.name + "/traces/rank-0.json",
+                          "hard.json", "fifo.json")]
+    os.link(trace, other / "hard.json")
+    os.mkfifo(other / "fifo.json")
+    body = "\n".join(ln for ln in csv_text.splitlines() if not ln.startswith("#")) + "\n"
+    (other / "ranks.csv").write_text("\n".join(lines) + "\n" + body)
+    assert _load(other / "ranks.csv").provenance_checks == ("declared",) * 5
+    # Copied in as a regular file, the same line verifies: the refusals above were the files', not the line's.
+    (other / "rank-0.json").write_bytes(trace.read_bytes())
+    assert _load(other / "ranks.csv").provenance_checks[1] == "verified"  # the absolute name's last component
+
+
+def test_the_report_says_whether_the_provenance_is_declared_or_verified(traced, tmp_path_factory):
+    spec = traced / "run.eff"
+    spec.write_text("eff 1\n\nrun traced {\n"
+                    '  hardware { accelerator = "H100-SXM5-80GB"  count = 2 device  dtype = bf16  peak = catalog }\n'
+                    '  ranks { samples = file "ranks.csv" }\n}\n', encoding="utf-8")
+    html = traced / "r.html"
+    assert main(["report", str(spec), "-o", str(html)]) == 0
+    text = html.read_text(encoding="utf-8")
+    assert "<caption>Provenance</caption>" in text and "<th>checked</th>" in text
+    assert "<td>h1</td><td>verified</td>" in text
+    assert "verified: all 2 traces beside the CSV have the recorded size and SHA-256" in text
+    # The same CSV alone: its hashes are its claim.
+    alone = tmp_path_factory.mktemp("alone")
+    (alone / "ranks.csv").write_text((traced / "ranks.csv").read_text())
+    (alone / "run.eff").write_text(spec.read_text())
+    assert main(["report", str(alone / "run.eff"), "-o", str(alone / "r.html")]) == 0
+    text = (alone / "r.html").read_text(encoding="utf-8")
+    assert "<td>h1</td><td>declared</td>" in text and "<td>verified</td>" not in text
+    assert "declared: the CSV&#39;s own claim; no trace beside the CSV was checked" in text
+    # And `check --format json` carries the statuses beside the lines.
+    import contextlib
+    import io
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        main(["check", str(spec), "--format", "json"])
+    assert _find_key(json.loads(out.getvalue()), "provenance_checks") == ["", "verified", "verified"]
+
+
+def _find_key(doc, key):
+    if isinstance(doc, dict):
+        if key in doc:
+            return doc[key]
+        doc = list(doc.values())
+    if isinstance(doc, list):
+        for item in doc:
+            found = _find_key(item, key)
+            if found is not None:
+                return found
+    return None
+
+
+def test_a_cached_check_sees_a_trace_changed_since(traced, tmp_path_factory):
+    """`effspec check`'s result cache records the traces the provenance check opened: a change is a miss."""
+    import sysconfig
+
+    spec = traced / "run.eff"
+    spec.write_text("eff 1\n\nrun traced {\n"
+                    '  hardware { accelerator = "H100-SXM5-80GB"  count = 2 device  dtype = bf16  peak = catalog }\n'
+                    '  ranks { samples = file "ranks.csv" }\n}\n', encoding="utf-8")
+    cache_dir = tmp_path_factory.mktemp("cache")
+    env = {k: v for k, v in os.environ.items() if k not in ("EFFSPEC_NO_CACHE", "EFFSPEC_CACHE_DIR")}
+    env.update(XDG_CACHE_HOME=str(cache_dir / "xdg"), NO_COLOR="1")
+    effspec = os.path.join(sysconfig.get_path("scripts"), "effspec")
+
+    def checks() -> list:
+        proc = subprocess.run([effspec, "check", "run.eff", "--format", "json", "--cache-dir", str(cache_dir / "c")],
+                              cwd=traced, env=env, capture_output=True, text=True, timeout=300)
+        assert proc.returncode in (0, 1) and "internal error" not in proc.stderr, proc.stderr
+        return _find_key(json.loads(proc.stdout), "provenance_checks")
+
+    assert checks() == ["", "verified", "verified"]
+    assert checks() == ["", "verified", "verified"] and list((cache_dir / "c").glob("*.json"))  # served from the cache
+    trace = traced / "traces" / "rank-0.json"
+    trace.write_bytes(trace.read_bytes().replace(b'"h0"', b'"h7"'))
+    assert checks() == ["", "differs", "verified"]
