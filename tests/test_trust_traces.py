@@ -377,7 +377,7 @@ def _peak_over_file(path: Path, whole_limit: int) -> tuple[float, str]:
 ])
 def test_a_trace_is_reduced_in_memory_bounded_by_its_size(tmp_path, event, events, outcome):
     """Whole (msgspec, a batch of events at a time) and chunked, the peak stays
-    under 5x the JSON (measured: 2.0x for `{}` events, 3.4x for the smallest
+    under 5x the JSON (measured: 2.0x for `{}` events, 3.1x to 3.4x for the smallest
     kernels, whose compact arrays and interval sweep are the peak;
     benchmarks/traces_memory_bench.py)."""
     pytest.importorskip("msgspec")
