@@ -315,7 +315,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
 
     # Parsing makes ~20 container objects an event, and none of them is in a
     # cycle (JSON is a tree): the cyclic collector, which would walk them
-    # again and again as they are made, is paused (2.5x faster with orjson).
+    # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
     paused = gc.isenabled()
     gc.disable()
     try:
