@@ -527,3 +527,13 @@ def test_a_cached_check_sees_a_trace_changed_since(traced, tmp_path_factory):
     trace = traced / "traces" / "rank-0.json"
     trace.write_bytes(trace.read_bytes().replace(b'"h0"', b'"h7"'))
     assert checks() == ["", "differs", "verified"]
+
+
+def test_a_tls_scheduler_without_dask_tls_settings_is_a_coded_error(capsys, monkeypatch):
+    """Before: distributed's TypeError ("TLS expects a `ssl_context` argument"), an internal error.  Found
+    before connecting (the port is loopback's closed port 1 anyway)."""
+    pytest.importorskip("distributed")
+    for name in [k for k in os.environ if k.startswith("DASK_DISTRIBUTED__COMM__TLS")]:
+        monkeypatch.delenv(name)
+    _refused(capsys, ["--scheduler", "tls://127.0.0.1:1"], "EFF020",
+             "the scheduler tls://127.0.0.1:1 speaks TLS, and Dask's configuration has no client certificate for it")

@@ -312,12 +312,29 @@ def local_cluster(workers: int):
                             worker_dashboard_address=None)
 
 
+def _attach(Client, address: str):
+    """A client of the scheduler at ``address``, with the TLS settings of Dask's configuration (the cluster
+    owner's); a TLS address without them is a TraceError, found before connecting."""
+    from distributed.security import Security
+
+    security = Security()  # distributed.comm.tls.* from Dask's configuration
+    if address.startswith(("tls://", "wss://")) and security.get_connection_args("client").get("ssl_context") is None:
+        raise TraceError("EFF020", f"the scheduler {printable(address)} speaks TLS, and Dask's configuration has no "
+                         "client certificate for it", "set distributed.comm.tls.ca-file, .client.cert and .client.key "
+                         "(DASK_DISTRIBUTED__COMM__TLS__CA_FILE, …) as the cluster's owner says")
+    try:
+        return Client(address, security=security)
+    except (TypeError, ValueError) as exc:  # what distributed raises for a configuration it cannot use
+        raise TraceError("EFF020", f"cannot attach to the scheduler {printable(address)}: {exc}",
+                         "check Dask's configuration for this cluster (distributed.comm.*)") from None
+
+
 def _dask(items, options, jobs, address, results, sizes, progress) -> None:
     from distributed import Client, as_completed
 
     cluster = None
     if address:
-        client = Client(address)
+        client = _attach(Client, address)
     else:
         cluster = local_cluster(max(1, min(jobs or os.cpu_count() or 1, len(items))))
         try:
