@@ -3,7 +3,8 @@ per-rank table that `ranks { samples = file "…" }` reads.
 
 Exit status: 0 written (warnings allowed), 1 a trace or the set of traces is
 bad (every problem is listed; the output is not touched), 2 the tool could not
-run (no input, an unwritable output, a Dask scheduler that cannot be reached).
+run (no input, an unwritable output, a malformed scheduler address or file (a
+coded diagnostic), a Dask scheduler that cannot be reached).
 """
 
 from __future__ import annotations
@@ -23,9 +24,15 @@ def add_parser(sub) -> None:
     t.add_argument("-o", "--output", required=True, metavar="CSV", help="the table to write (replaced only when complete)")
     t.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: CPUs; 1 reduces serially)")
     t.add_argument("--executor", choices=("auto", "serial", "processes", "dask"), default="auto",
-                   help="auto: Dask when installed (pip install effspec[scale]) or a scheduler is named, else a process pool")
-    t.add_argument("--scheduler", metavar="ADDRESS", help="attach to a running Dask scheduler (also DASK_SCHEDULER_ADDRESS)")
-    t.add_argument("--scheduler-file", metavar="FILE", help="attach to the Dask scheduler described in FILE")
+                   help="auto: a local process pool, which opens no network port (Dask only to attach to a named "
+                   "scheduler); dask without a scheduler: a local Dask cluster over TLS with a temporary certificate "
+                   "and no dashboard (pip install 'effspec[scale]')")
+    t.add_argument("--scheduler", metavar="ADDRESS",
+                   help="attach to a running Dask scheduler, SCHEME://HOST:PORT (also DASK_SCHEDULER_ADDRESS); "
+                   "the traces are read by its workers: its security (TLS, who may submit work) is its owner's")
+    t.add_argument("--scheduler-file", metavar="FILE",
+                   help="attach to the Dask scheduler whose JSON file (dask scheduler --scheduler-file) names its address; "
+                   "as with --scheduler, that cluster's security is its owner's")
     t.add_argument("--partial", action="store_true", help="accept a subset of the world's ranks (recorded in the CSV)")
     t.add_argument("--ranks-per-node", type=int, default=None, metavar="K",
                    help="for traces without host_name: node = rank // K")
@@ -70,6 +77,12 @@ def cmd_traces(args: argparse.Namespace) -> int:
     for value, flag in ((args.jobs, "--jobs"), (args.ranks_per_node, "--ranks-per-node"),
                         (args.stream_above, "--stream-above"), (args.max_trace_bytes, "--max-trace-bytes")):
         _positive(value, flag)
+    try:  # a malformed address or scheduler file is refused before anything is read or connected to
+        address = run.scheduler_address(args.scheduler, args.scheduler_file, args.executor in ("auto", "dask"))
+    except run.TraceError as exc:
+        where = args.scheduler_file if args.scheduler is None and args.scheduler_file is not None else "traces"
+        print(_render(exc.code, "error", where, exc.message, exc.help, exc.line, exc.column), file=sys.stderr)
+        return 2
     items, problems = run.discover(args.paths)
     if not items and not problems:
         raise ToolError("no trace files given")
@@ -77,14 +90,17 @@ def cmd_traces(args: argparse.Namespace) -> int:
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
                           args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
-    executor = run.choose_executor(args.executor, len(items), args.jobs, args.scheduler, args.scheduler_file)
+    executor = run.choose_executor(args.executor, len(items), args.jobs, address)
     if executor == "dask" and not run.dask_available():
         raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")
     progress = run.Progress(len(items), sum(run._size(item.path) for item in items))
     try:
-        results = run.run_map(items, options, executor, args.jobs, args.scheduler, args.scheduler_file, progress)
+        results = run.run_map(items, options, executor, args.jobs, address, progress)
     except OSError as exc:  # a scheduler that cannot be reached, a pool that cannot start
         raise ToolError(f"the {executor} executor could not run: {exc}") from None
+    except run.TraceError as exc:  # a local Dask cluster without TLS support
+        print(_render(exc.code, "error", "traces", exc.message, exc.help), file=sys.stderr)
+        return 2
     failures = problems + [r for r in results if isinstance(r, run.Failure)]
     summaries = [r for r in results if not isinstance(r, run.Failure)]
     out = [_render(f.code, "error", f.file, f.message, f.help, f.line, f.column) for f in failures]

@@ -144,7 +144,8 @@ def _load(path: str, rel: str) -> RankTable:
 
     comments, raw = _comments(_read(path, rel), rel)
     first = len(comments) + 2  # the file line of the first data row
-    fast = _load_fast(np, raw, rel, comments)
+    checks = _provenance_checks(path, comments)
+    fast = _load_fast(np, raw, rel, comments, checks)
     if fast is not None:
         return fast
     header, body = _header(raw, rel, first)
@@ -175,7 +176,16 @@ def _load(path: str, rel: str) -> RankTable:
     node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel, first)
     return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"],
                      step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"), idle=values.get("idle"),
-                     other=values.get("other"), provenance=comments, first_row=first)
+                     other=values.get("other"), provenance=comments, provenance_checks=checks, first_row=first)
+
+
+def _provenance_checks(path: str, comments: tuple[str, ...]) -> tuple[str, ...]:
+    """Whether each `file=` line's trace lies beside the CSV with that size and SHA-256 (ranks/provenance.py)."""
+    if not any(" file=" in line for line in comments):
+        return ()
+    from effspec.ranks import provenance
+
+    return provenance.check(path, comments)
 
 
 def _check_exposed(np, values: dict, cell_text, rel: str, first: int = 2) -> None:
@@ -189,7 +199,7 @@ def _check_exposed(np, values: dict, cell_text, rel: str, first: int = 2) -> Non
                        "comm_exposed is the part of comm that no compute overlaps")
 
 
-def _load_fast(np, raw: bytes, rel: str, comments: tuple[str, ...]) -> RankTable | None:
+def _load_fast(np, raw: bytes, rel: str, comments: tuple[str, ...], checks: tuple[str, ...] = ()) -> RankTable | None:
     """The table through pyarrow (ranks/fast_csv.py) when it is installed and the file is
     well-formed; None sends the same bytes down the numpy path, which reports any problem."""
     from effspec.ranks import fast_csv
@@ -217,7 +227,8 @@ def _load_fast(np, raw: bytes, rel: str, comments: tuple[str, ...]) -> RankTable
         return None
     return RankTable(rank, node, node_names, values["step"].astype(np.int64), values["compute"], values["comm"],
                      values["stall"], step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"),
-                     idle=values.get("idle"), other=values.get("other"), provenance=comments, first_row=first)
+                     idle=values.get("idle"), other=values.get("other"), provenance=comments, provenance_checks=checks,
+                     first_row=first)
 
 
 def _cell(buf, start, end) -> str:

@@ -259,6 +259,8 @@ class RankStats:
             stats.evidence["comm_column"] = "comm_exposed"
         if table.provenance:
             stats.evidence["provenance"] = list(table.provenance)
+        if table.provenance_checks:
+            stats.evidence["provenance_checks"] = list(table.provenance_checks)
         stats._fill_groups(np, pp)
         return stats
 

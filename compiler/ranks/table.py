@@ -34,6 +34,7 @@ class RankTable:
     idle: NDArray[np.float64] | None = None
     other: NDArray[np.float64] | None = None
     provenance: tuple[str, ...] = ()  # the `# …` lines before the header, without "# "
+    provenance_checks: tuple[str, ...] = ()  # per line: verified | differs | declared | "" (ranks/provenance.py)
     first_row: int = 2  # the file line of the first row (after the comments and the header)
 
     @property

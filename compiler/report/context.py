@@ -982,24 +982,45 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
                                 tuple((_clean(g.name), str(g.ranks), sig(g.compute_mean), sig(g.comm_mean),
                                        sig(g.stall_mean), percent(g.wait_share), f"{g.compute_excess:+.1%}")
                                       for g in groups)))
-    rows += [Row("provenance", _clean(line)) for line in evidence.get("provenance", ()) if " file=" not in line]
-    provenance = _provenance_table([line for line in evidence.get("provenance", ()) if " file=" in line])
+    lines = list(evidence.get("provenance", ()))
+    checks = list(evidence.get("provenance_checks", ()))
+    checks += ["declared"] * (len(lines) - len(checks))  # what no check says: the CSV's claim
+    rows += [Row("provenance", _clean(line)) for line in lines if " file=" not in line]
+    files = [(line, check) for line, check in zip(lines, checks, strict=False) if " file=" in line]
+    if files:
+        rows.append(Row("provenance checked", _provenance_summary([check for _, check in files])))
+    provenance = _provenance_table(files)
     return tuple(rows), tuple(tables) + ((provenance,) if provenance else ())
 
 
-def _provenance_table(lines: list, shown: int = 20) -> Table | None:
-    """The trace files a per-rank CSV came from (its `# effspec-traces` lines): name, size, SHA-256."""
+def _provenance_summary(checks: list) -> str:
+    """Whether the CSV's trace hashes are its claim or were checked against the traces beside it."""
+    n = len(checks)
+    counts = {k: sum(c == k for c in checks) for k in ("verified", "differs", "declared")}
+    if counts["verified"] == n:
+        return (f"verified: {'the trace' if n == 1 else f'all {n:,} traces'} beside the CSV "
+                "have the recorded size and SHA-256")
+    if counts["declared"] == n:
+        return "declared: the CSV's own claim; no trace beside the CSV was checked"
+    parts = [f"{counts[k]:,} {k}" for k in ("verified", "differs", "declared") if counts[k]]
+    return f"{', '.join(parts)} (of {n:,} traces; differs: the file beside the CSV has another size or SHA-256)"
+
+
+def _provenance_table(files: list, shown: int = 20) -> Table | None:
+    """The trace files a per-rank CSV came from (its `# effspec-traces` lines): name, size, SHA-256, and whether
+    that hash was checked against the file beside the CSV (verified, differs) or is the CSV's claim (declared)."""
     from urllib.parse import unquote
 
     rows = []
-    for line in lines[:shown]:
+    for line, check in files[:shown]:
         kv = dict(t.split("=", 1) for t in str(line).split(": ", 1)[-1].split() if "=" in t)
         size = kv.get("bytes", "")
         rows.append((_clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
-                     _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", ""))))
-    if len(lines) > shown:
-        rows.append((f"… {len(lines) - shown:,} more (all listed in the CSV)", "", "", "", ""))
-    return Table("Provenance", ("file", "bytes", "sha256", "rank", "node"), tuple(rows)) if rows else None
+                     _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", "")),
+                     _clean(str(check))))
+    if len(files) > shown:
+        rows.append((f"… {len(files) - shown:,} more (all listed in the CSV)", "", "", "", "", ""))
+    return Table("Provenance", ("file", "bytes", "sha256", "rank", "node", "checked"), tuple(rows)) if rows else None
 
 
 def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:

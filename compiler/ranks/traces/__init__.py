@@ -2,7 +2,7 @@
 PyTorch profiler (Kineto, Chrome-trace JSON) files, one file per rank.
 
 - ``parse``: the file (plain or gzip, hashed as it is read) to its top-level
-  fields and its events, whole (orjson or json) or chunked (bounded memory).
+  fields and its events, in batches (msgspec) or chunked (json), memory bounded by the file.
 - ``reduce``: one trace to its rows (GPU: kernel interval unions; CPU / gloo:
   main-thread ops and gloo annotations), the definitions of spec/traces.md.
 - ``combine``: many reduced traces to one checked table (duplicate and missing

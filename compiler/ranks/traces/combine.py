@@ -37,9 +37,10 @@ class Problem:
 
 
 def quote_name(name: str) -> str:
-    """A file name in a provenance line: one token, printable ASCII, reversible."""
+    """A file name in a provenance line: one token, printable ASCII, reversible, and no comma (a spreadsheet
+    splits the comment line at commas, and a cell after one could start with ``=``, ``+``, ``-`` or ``@``)."""
     # Undecodable bytes of a file name (lone surrogates) are written as the bytes they were.
-    return quote(name.encode("utf-8", "surrogateescape"), safe="/._-+@:,~")
+    return quote(name.encode("utf-8", "surrogateescape"), safe="/._-+@:~")
 
 
 def ranges(values: list[int]) -> str:

@@ -1,14 +1,20 @@
-"""Reading one trace file: plain or gzip JSON, hashed as it is read, parsed
-whole when small and in chunks when large.
+"""Reading one trace file: plain or gzip JSON, hashed as it is read, decoded
+in batches when small and parsed in chunks when large, in memory bounded by
+a small multiple of the file.
 
 A Kineto trace is one JSON object whose ``traceEvents`` member is the list of
 events; its other members (``distributedInfo``, ``host_name``,
 ``baseTimeNanoseconds``, ``deviceProperties``…) are small.  Up to
-``whole_limit`` decompressed bytes the document is parsed in one call (orjson
-when it is installed, else the standard library's json, with the same values);
-beyond it, the same bytes are read in chunks and ``traceEvents`` is parsed one
-event at a time with ``json.JSONDecoder.raw_decode``, so memory stays bounded
-by the chunk, the largest event and the compact arrays the reduction keeps.
+``whole_limit`` decompressed bytes, with msgspec, the document is decoded
+once with ``traceEvents`` kept as raw JSON, then the events a batch of about
+256 KiB at a time (objects for one batch at once: msgspec makes up to ~35x a
+batch's bytes in objects, for events of ``{}``), against a schema of the few
+fields a reduction reads.  Anything else (no msgspec, a larger trace, a
+document that does not fit the schema) is read in chunks and ``traceEvents``
+parsed one event at a time with ``json.JSONDecoder.raw_decode``, so memory
+stays bounded by the chunk, the largest event and the compact arrays the
+reduction keeps.  Both give the same values (big integers, NaN refused, the
+same UTF-8 check).
 
 Every problem is a :class:`TraceError` with a code, a message, and a JSON
 line and column when there is one.
@@ -21,6 +27,7 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterator
@@ -28,7 +35,10 @@ from dataclasses import dataclass
 
 CHUNK = 1 << 20  # bytes read at a time
 WHOLE_LIMIT = 256 * 1024 * 1024  # decompressed bytes parsed in one call; above, in chunks
-MAX_EVENT_CHARS = 64 * 1024 * 1024  # one event (or top-level member) larger than this is refused
+# One event (or top-level member) larger than this is refused: parsed, its objects take up to ~35x its text
+# (lists of `[]`), so this bounds what any one event costs (a Kineto event is a few hundred bytes; the largest
+# top-level member, distributedInfo's process groups, about 6 bytes per rank per group dimension).
+MAX_EVENT_CHARS = 4 * 1024 * 1024
 MAX_TRACE_BYTES = 1 << 40  # decompressed bytes of one trace (1 TiB): the last guard
 # A gzip bomb: Kineto JSON compresses about 14:1 (the fixtures: 13.0-14.2); a
 # file past BOMB_FLOOR decompressed bytes at more than BOMB_RATIO:1 is not a trace.
@@ -51,7 +61,7 @@ class Source:
     bytes: int = 0
     sha256: str = ""
     gzip: bool = False
-    parser: str = ""  # orjson | json | chunked
+    parser: str = ""  # msgspec | chunked
     decompressed: int = 0
 
 
@@ -183,22 +193,29 @@ class _Prefixed:
 
 
 class Structs(list):
-    """The events of a trace msgspec decoded against the schema below:
+    """A batch of events msgspec decoded against the schema below:
     objects with the fields as attributes (None when absent), not dicts."""
 
 
+class NotFit(Exception):
+    """A batch of events does not fit the schema: the trace is read again by the general (chunked) parser."""
+
+
 _TOP_FIELDS = ("distributedInfo", "host_name", "hostname", "baseTimeNanoseconds")
-_DECODER: list = []  # [msgspec decoder], or [None] without msgspec
+BATCH = 1 << 18  # bytes of events decoded into objects at a time: msgspec makes up to ~35x their JSON in objects
+_BOUNDARY = re.compile(rb"\}\s*,\s*\{")  # between two events (checked: a split anywhere else does not decode)
+_DECODERS: list = []  # [(trace decoder, batch decoder)], or [None] without msgspec
 
 
-def _decoder():
-    """A msgspec decoder of the few fields a reduction reads (the others are
-    skipped, never made into objects), or None when msgspec is not installed."""
-    if not _DECODER:
+def _decoders():
+    """msgspec decoders, or None when msgspec is not installed: of the document (``traceEvents`` kept as raw
+    JSON, the top-level members the reduction reads as raw JSON, nothing else), and of a batch of events (the
+    few fields a reduction reads; the others are skipped, never made into objects)."""
+    if not _DECODERS:
         try:
             import msgspec
         except ImportError:
-            _DECODER.append(None)
+            _DECODERS.append(None)
             return None
         from typing import Any
 
@@ -207,56 +224,76 @@ def _decoder():
         args = msgspec.defstruct("Args", [("correlation", Any, None)], gc=False)
         event = msgspec.defstruct("Event", [(f, Any, None) for f in ("ph", "cat", "name", "ts", "dur", "pid", "tid")]
                                   + [("args", args | None, None)], gc=False)  # type: ignore[operator, unused-ignore]
-        trace = msgspec.defstruct("Trace", [("traceEvents", list[event])]  # type: ignore[valid-type, unused-ignore]
-                                  + [(f, Any, None) for f in _TOP_FIELDS], gc=False)
-        _DECODER.append(msgspec.json.Decoder(trace))
-    return _DECODER[0]
-
-
-def _typed(data: bytes):
-    """The trace decoded against the schema, or None: msgspec is not
-    installed, or the document does not fit (any malformed or unusual
-    content: the general parser then reads it, and says what is wrong)."""
-    decoder = _decoder()
-    if decoder is None:
-        return None
-    import msgspec
-
-    try:
-        return decoder.decode(data)
-    except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
-        return None
+        trace = msgspec.defstruct("Trace", [("traceEvents", msgspec.Raw)]
+                                  + [(f, msgspec.Raw, None) for f in _TOP_FIELDS], gc=False)
+        _DECODERS.append((msgspec.json.Decoder(trace), msgspec.json.Decoder(list[event])))  # type: ignore[valid-type]
+    return _DECODERS[0]
 
 
 def _reject_constant(name: str):
     raise ValueError(f"`{name}` is not JSON")
 
 
-def _loads(data: bytes, source: Source):
+class StructBatches:
+    """The events of a trace whose document fits the schema, decoded a batch of about ``BATCH`` bytes at a
+    time (so the objects of one batch exist at once, never those of the whole trace).  A batch that does not
+    fit raises :class:`NotFit`; :meth:`fallback` then reads the same bytes with the chunked parser."""
+
+    def __init__(self, data: bytes, events, decoder, top: dict):
+        self.data, self.events, self.decoder, self.top = data, events, decoder, top
+
+    def __iter__(self):
+        import msgspec
+
+        inner = memoryview(self.events)[1:-1]  # the array's text without its brackets
+        pos, n = 0, len(inner)
+        while pos < n:
+            end, after = n, n
+            if n - pos > BATCH:
+                m = _BOUNDARY.search(inner, pos + BATCH, pos + BATCH + MAX_EVENT_CHARS)
+                if m is None:  # an event over the limit, or not a list of objects: the general parser says which
+                    raise NotFit
+                end, after = m.start() + 1, m.end() - 1
+            try:
+                batch = self.decoder.decode(b"[" + bytes(inner[pos:end]) + b"]")
+            except (msgspec.DecodeError, RecursionError):  # ValidationError is a DecodeError
+                raise NotFit from None
+            yield Structs(batch)
+            del batch
+            pos = after
+
+    def fallback(self, source: Source):
+        """The events read by the general parser from the same bytes (``top`` is filled again as they are read)."""
+        self.top.clear()
+        source.parser = "chunked"
+        data, self.data, self.events = self.data, b"", None
+        reader = _Stream((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), self.top)
+        return reader.events()
+
+
+def _typed(data: bytes):
+    """``(top, batches)`` when msgspec is installed and the document fits the schema (any malformed or unusual
+    content does not: the general parser then reads it, and says what is wrong), else None."""
+    decoders = _decoders()
+    if decoders is None:
+        return None
+    import msgspec
+
+    from effspec.front.files import first_invalid_utf8
+
+    if first_invalid_utf8(data) is not None:  # msgspec does not check the bytes it skips: the general parser says where
+        return None
+    trace_decoder, batch_decoder = decoders
     try:
-        import orjson
-    except ImportError:
-        orjson = None  # type: ignore[assignment, unused-ignore]
-    if orjson is not None:
-        try:
-            source.parser = "orjson"
-            return orjson.loads(data)
-        except orjson.JSONDecodeError:
-            pass  # parsed again below, so that the diagnostic is the same with or without orjson
-    try:
-        source.parser = "json"
-        return json.loads(data, parse_constant=_reject_constant)
-    except json.JSONDecodeError as exc:
-        raise TraceError("EFF003", f"invalid JSON: {exc.msg}", "the trace must be one JSON object",
-                         exc.lineno, exc.colno) from None
-    except UnicodeDecodeError as exc:
-        line, column = _position(data, exc.start)
-        raise TraceError("EFF003", f"invalid JSON: not UTF-8 ({exc.reason})", "the trace must be one JSON object",
-                         line, column) from None
-    except RecursionError:
-        raise TraceError("EFF003", "invalid JSON: nested too deeply", "the trace must be one JSON object") from None
-    except ValueError as exc:  # NaN/Infinity
-        raise TraceError("EFF003", f"invalid JSON: {exc}", "the trace must be one JSON object") from None
+        typed = trace_decoder.decode(data)
+        if bytes(memoryview(typed.traceEvents)[:1]) != b"[":
+            return None
+        # The top-level members as the chunked parser reads them (the standard library: big integers stay integers).
+        top = {name: json.loads(bytes(value), parse_constant=_reject_constant) for name in _TOP_FIELDS
+               if (value := getattr(typed, name)) is not None}
+    except (msgspec.DecodeError, RecursionError, ValueError):
+        return None
+    return top, StructBatches(data, typed.traceEvents, batch_decoder, top)
 
 
 def _position(data: bytes, offset: int) -> tuple[int, int]:
@@ -279,20 +316,15 @@ def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_T
         size += len(chunk)
         if size > whole_limit:
             break
-    else:  # the whole file fits: one parse
+    else:  # the whole file fits: decoded by msgspec, a batch at a time, or by the general parser
         data = b"".join(head)
         head.clear()
         typed = _typed(data)
         if typed is not None:
             source.parser = "msgspec"
-            top = {name: value for name in _TOP_FIELDS if (value := getattr(typed, name)) is not None}
-            return top, Structs(typed.traceEvents), source
-        doc = _loads(data, source)
-        if not isinstance(doc, dict) or not isinstance(doc.get("traceEvents"), list):
-            raise TraceError("EFF003", "not a Kineto trace: no `traceEvents` list in a top-level object",
-                             "pass the JSON that torch.profiler's export_chrome_trace or tensorboard_trace_handler writes")
-        events = doc.pop("traceEvents")
-        return doc, iter(events), source
+            return typed[0], typed[1], source
+        head.append(data)
+        del data
     source.parser = "chunked"
     reader = _Stream(_chain(head, chunks))
     return reader.top, reader.events(), source
@@ -312,13 +344,13 @@ class _Stream:
     """An incremental reader of one top-level JSON object whose ``traceEvents``
     array is yielded element by element; other members go to ``top``."""
 
-    def __init__(self, chunks: Iterator[bytes]):
+    def __init__(self, chunks: Iterator[bytes], top: dict | None = None):
         self.chunks = chunks
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
         self.json = json.JSONDecoder(parse_constant=_reject_constant)
         self.buf, self.pos, self.eof = "", 0, False
         self.line_base, self.line_start = 1, 0  # lines before buf, and where the current line starts (may be < 0)
-        self.top: dict = {}
+        self.top: dict = {} if top is None else top
         self.seen_events = False
 
     # -- low-level --------------------------------------------------------
@@ -399,6 +431,9 @@ class _Stream:
 
     # -- structure --------------------------------------------------------
     def _members(self) -> Iterator[str]:
+        if self._peek() in '["-0123456789tfn':  # a JSON value, not an object
+            raise TraceError("EFF003", "not a Kineto trace: no `traceEvents` list in a top-level object",
+                             "pass the JSON that torch.profiler's export_chrome_trace or tensorboard_trace_handler writes")
         self._expect("{")
         if self._peek() == "}":
             self.pos += 1

@@ -39,7 +39,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, Structs, TraceError, read_trace
+from effspec.ranks.traces.parse import (
+    MAX_TRACE_BYTES,
+    WHOLE_LIMIT,
+    NotFit,
+    StructBatches,
+    Structs,
+    TraceError,
+    read_trace,
+)
 
 _STEP = re.compile(r"ProfilerStep#(\d{1,18})\Z")
 _NODE_SAFE = re.compile(r"[A-Za-z0-9._:@+\-]")
@@ -86,9 +94,13 @@ class TraceSummary:
 
 def node_name(raw: str) -> str:
     """A host name as a CSV-safe node name: bytes outside ``[A-Za-z0-9._:@+-]``
-    are percent-encoded (so distinct names stay distinct), at most 128 bytes."""
+    are percent-encoded (so distinct names stay distinct), and so is a first
+    ``+``, ``-`` or ``@``: a spreadsheet would evaluate the cell as a formula
+    (OWASP's CSV injection; ``=``, tab and CR are never kept), at most 128 bytes."""
     out = "".join(c if _NODE_SAFE.fullmatch(c) else "".join(f"%{b:02X}" for b in c.encode("utf-8", "surrogatepass"))
                   for c in raw)
+    if out[:1] in ("+", "-", "@"):
+        out = f"%{ord(out[0]):02X}{out[1:]}"
     if not out:
         raise TraceError("EFF003", "the trace's `host_name` is empty", "name the host, or omit the field")
     if len(out) > MAX_NODE:
@@ -113,8 +125,9 @@ class _Collector:
         self.skipped = 0
 
     def add(self, events: Iterable[Any]) -> None:
-        if isinstance(events, Structs):
-            self.add_structs(events)
+        if isinstance(events, StructBatches):
+            for batch in events:
+                self.add_structs(batch)
         else:
             self.add_dicts(events)
 
@@ -167,7 +180,7 @@ class _Collector:
                 op_dur.append(dur)
                 op_thread.append(t)
                 op_c10d.append(1 if name.startswith("c10d::") else 0)
-            elif cat in _DEVICE_CATS:
+            elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
                 dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
@@ -242,7 +255,7 @@ class _Collector:
                 op_dur.append(dur)
                 op_thread.append(t)
                 op_c10d.append(1 if name.startswith("c10d::") else 0)
-            elif cat in _DEVICE_CATS:
+            elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
                 dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
@@ -302,13 +315,17 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
 
     # Parsing makes ~20 container objects an event, and none of them is in a
     # cycle (JSON is a tree): the cyclic collector, which would walk them
-    # again and again as they are made, is paused (2.5x faster with orjson).
+    # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
     paused = gc.isenabled()
     gc.disable()
     try:
         top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
         c = _Collector()
-        c.add(events)
+        try:
+            c.add(events)
+        except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
+            c = _Collector()
+            c.add(events.fallback(source))
         del events
     finally:
         if paused:

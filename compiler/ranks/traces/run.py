@@ -1,6 +1,16 @@
 """The map: every trace file reduced on its own, serially, in a local process
-pool, or on Dask (``dask.distributed``: a LocalCluster sized to the machine,
-or an existing scheduler), with a progress line on a terminal.
+pool, or on Dask (an existing scheduler, or on request a LocalCluster sized to
+the machine, over TLS and without a dashboard), with a progress line on a
+terminal.
+
+Local parallelism opens no network listener: the default for many files is a
+process pool (pipes to forked children).  A LocalCluster listens on loopback
+ports that any local user can reach, so it is started only for ``--executor
+dask`` without a scheduler, and then with a temporary TLS certificate that only
+this process and its workers hold (``Security.temporary()``: mutual TLS, a
+connection without the key is refused) and no dashboard.  An existing cluster
+named by ``--scheduler`` / ``--scheduler-file`` / ``DASK_SCHEDULER_ADDRESS``
+is its owner's, security included.
 
 A file that fails becomes a :class:`Failure` (its code, message and JSON
 position); the others are still reduced, so one run reports every bad file.
@@ -10,11 +20,14 @@ byte-identical across executors.
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import sys
 import time
 from dataclasses import dataclass
 
+from effspec.diagnostics import printable
 from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, TraceError
 from effspec.ranks.traces.reduce import TraceSummary, reduce_trace
 
@@ -143,27 +156,92 @@ def dask_available() -> bool:
     return True
 
 
-def scheduler_address(scheduler: str | None, scheduler_file: str | None) -> tuple[str | None, str | None]:
-    if scheduler or scheduler_file:
-        return scheduler, scheduler_file
-    return os.environ.get("DASK_SCHEDULER_ADDRESS") or None, None
+SCHEMES = ("tcp", "tls", "ws", "wss", "ucx")
+_ADDRESS = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*)://(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9][A-Za-z0-9._-]*)"
+                      r":(?P<port>[^:/\[\]]*)")
+MAX_SCHEDULER_FILE = 1 << 20  # a scheduler file is a few hundred bytes of JSON
 
 
-def choose_executor(executor: str, files: int, jobs: int | None, scheduler: str | None, scheduler_file: str | None) -> str:
-    """auto: Dask when a scheduler is named or dask is installed, else a process pool; one file or -j 1 serially."""
+def check_address(text: object, where: str) -> str:
+    """A Dask scheduler address, ``SCHEME://HOST:PORT``, checked without connecting; TraceError otherwise."""
+    shown = printable(str(text))[:200]
+    help = "write it as the scheduler prints it, e.g. tcp://10.0.0.5:8786 or tls://[::1]:8786"
+    if not isinstance(text, str) or not text:
+        raise TraceError("EFF003", f"{where}: the scheduler address is empty", help)
+    m = _ADDRESS.fullmatch(text)
+    if "://" not in text:
+        raise TraceError("EFF003", f"{where}: `{shown}` has no scheme: not SCHEME://HOST:PORT", help)
+    if m is None:
+        raise TraceError("EFF003", f"{where}: `{shown}` is not SCHEME://HOST:PORT", help)
+    if m["scheme"] not in SCHEMES:
+        raise TraceError("EFF003", f"{where}: `{shown}`: the scheme `{printable(m['scheme'])}` is not a Dask "
+                         f"protocol ({', '.join(SCHEMES)})", help)
+    port = m["port"]
+    if not (port.isascii() and port.isdigit() and 0 < int(port) < 65536):
+        raise TraceError("EFF003", f"{where}: `{shown}`: the port `{printable(port)[:20]}` is not a number "
+                         "from 1 to 65535", help)
+    return text
+
+
+def read_scheduler_file(path: str) -> str:
+    """The ``address`` in a Dask scheduler file (JSON, as ``dask scheduler --scheduler-file`` writes it)."""
+    from effspec.front.files import read_regular_file
+
+    try:
+        raw = read_regular_file(path, MAX_SCHEDULER_FILE, follow_symlinks=True)
+    except IsADirectoryError:
+        raise TraceError("EFF020", "--scheduler-file: is a folder, not a scheduler file") from None
+    except OSError as exc:
+        raise TraceError("EFF020", f"--scheduler-file: cannot be read: {exc.strerror or exc}",
+                         "name the file the scheduler wrote (dask scheduler --scheduler-file FILE)") from None
+    if len(raw) > MAX_SCHEDULER_FILE:
+        raise TraceError("EFF030", f"--scheduler-file: larger than {MAX_SCHEDULER_FILE:,} bytes: not a scheduler file")
+    help = 'a scheduler file is JSON with the scheduler\'s "address", as `dask scheduler --scheduler-file` writes it'
+    try:
+        doc = json.loads(raw.decode("utf-8"), parse_constant=lambda name: None)
+    except UnicodeDecodeError:
+        raise TraceError("EFF003", "--scheduler-file: not UTF-8 text", help) from None
+    except json.JSONDecodeError as exc:
+        raise TraceError("EFF003", f"--scheduler-file: invalid JSON: {exc.msg}", help, exc.lineno, exc.colno) from None
+    except RecursionError:
+        raise TraceError("EFF003", "--scheduler-file: invalid JSON: nested too deeply", help) from None
+    if not isinstance(doc, dict):
+        raise TraceError("EFF003", "--scheduler-file: not a JSON object", help)
+    if "address" not in doc:
+        raise TraceError("EFF003", '--scheduler-file: no "address" member', help)
+    if not isinstance(doc["address"], str):
+        raise TraceError("EFF003", '--scheduler-file: "address" is not a string', help)
+    return check_address(doc["address"], "--scheduler-file")
+
+
+def scheduler_address(scheduler: str | None, scheduler_file: str | None, use_env: bool = True) -> str | None:
+    """The checked address of the scheduler to attach to (``--scheduler``, then ``--scheduler-file``, then
+    ``DASK_SCHEDULER_ADDRESS`` when ``use_env``), or None; TraceError for a malformed one.  Nothing is
+    connected to."""
+    if scheduler is not None:
+        return check_address(scheduler, "--scheduler")
+    if scheduler_file is not None:
+        return read_scheduler_file(scheduler_file)
+    env = os.environ.get("DASK_SCHEDULER_ADDRESS") if use_env else None
+    return check_address(env, "DASK_SCHEDULER_ADDRESS") if env else None
+
+
+def choose_executor(executor: str, files: int, jobs: int | None, address: str | None) -> str:
+    """auto: Dask only to attach to a named scheduler; else a process pool (no network listener); one file
+    or -j 1 serially."""
     if executor != "auto":
         return executor
-    if scheduler or scheduler_file:
+    if address:
         return "dask"
     if files <= 1 or jobs == 1:
         return "serial"
-    return "dask" if dask_available() else "processes"
+    return "processes"
 
 
 def run_map(items: list[Item], options: Options, executor: str = "serial", jobs: int | None = None,
-            scheduler: str | None = None, scheduler_file: str | None = None,
-            progress: Progress | None = None) -> list[TraceSummary | Failure]:
-    """Reduce every ``(path, shown)``; results in input order."""
+            address: str | None = None, progress: Progress | None = None) -> list[TraceSummary | Failure]:
+    """Reduce every item; results in input order.  ``address``: the (checked) Dask scheduler to attach to;
+    None with the dask executor starts a LocalCluster over TLS."""
     sizes = [_size(item.path) for item in items]
     progress = progress or Progress(len(items), sum(sizes), enabled=False)
     results: list[TraceSummary | Failure | None] = [None] * len(items)
@@ -175,7 +253,7 @@ def run_map(items: list[Item], options: Options, executor: str = "serial", jobs:
         elif executor == "processes":
             _processes(items, options, jobs, results, sizes, progress)
         elif executor == "dask":
-            _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progress)
+            _dask(items, options, jobs, address, results, sizes, progress)
         else:
             raise ValueError(f"unknown executor {executor!r}")
     finally:
@@ -210,19 +288,60 @@ def reduce_batch(items: list[Item], options: Options) -> list[TraceSummary | Fai
     return [reduce_one(item, options) for item in items]
 
 
-def _dask(items, options, jobs, scheduler, scheduler_file, results, sizes, progress) -> None:
-    from distributed import Client, LocalCluster, as_completed
+# Every Dask server also starts a plain-HTTP server on loopback (the scheduler's on 8787) whatever the
+# dashboard setting, with read-only pages (workers, logs, call stacks), metrics and a proxy to the
+# workers' servers: a LocalCluster gets none of those routes, so any request to it is a 404.
+NO_HTTP_ROUTES: dict[str, list[str]] = {"distributed.scheduler.http.routes": [], "distributed.worker.http.routes": []}
 
-    address, file = scheduler_address(scheduler, scheduler_file)
+
+def local_cluster(workers: int):
+    """A LocalCluster on loopback that only this process can use: TLS with a temporary, in-memory certificate
+    (the scheduler, the workers and the client all require it), no dashboard and no HTTP pages."""
+    import dask
+    from distributed import LocalCluster
+    from distributed.security import Security
+
+    try:
+        security = Security.temporary()
+    except ImportError:
+        raise TraceError("EFF020", "a local Dask cluster needs the `cryptography` package for TLS",
+                         "pip install 'effspec[scale]', or use --executor processes") from None
+    with dask.config.set(NO_HTTP_ROUTES):  # the nannies hand this configuration to their workers
+        return LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
+                            protocol="tls://", security=security, dashboard_address=None,
+                            worker_dashboard_address=None)
+
+
+def _attach(Client, address: str):
+    """A client of the scheduler at ``address``, with the TLS settings of Dask's configuration (the cluster
+    owner's); a TLS address without them is a TraceError, found before connecting."""
+    from distributed.security import Security
+
+    security = Security()  # distributed.comm.tls.* from Dask's configuration
+    if address.startswith(("tls://", "wss://")) and security.get_connection_args("client").get("ssl_context") is None:
+        raise TraceError("EFF020", f"the scheduler {printable(address)} speaks TLS, and Dask's configuration has no "
+                         "client certificate for it", "set distributed.comm.tls.ca-file, .client.cert and .client.key "
+                         "(DASK_DISTRIBUTED__COMM__TLS__CA_FILE, …) as the cluster's owner says")
+    try:
+        return Client(address, security=security)
+    except (TypeError, ValueError) as exc:  # what distributed raises for a configuration it cannot use
+        raise TraceError("EFF020", f"cannot attach to the scheduler {printable(address)}: {exc}",
+                         "check Dask's configuration for this cluster (distributed.comm.*)") from None
+
+
+def _dask(items, options, jobs, address, results, sizes, progress) -> None:
+    from distributed import Client, as_completed
+
     cluster = None
     if address:
-        client = Client(address)
-    elif file:
-        client = Client(scheduler_file=file)
+        client = _attach(Client, address)
     else:
-        workers = max(1, min(jobs or os.cpu_count() or 1, len(items)))
-        cluster = LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None)
-        client = Client(cluster)
+        cluster = local_cluster(max(1, min(jobs or os.cpu_count() or 1, len(items))))
+        try:
+            client = Client(cluster, security=cluster.security)
+        except BaseException:
+            cluster.close()
+            raise
     try:
         if cluster is not None:  # local workers may run in another folder: absolute paths
             items = [Item(os.path.abspath(i.path), i.shown, i.beneath) for i in items]
