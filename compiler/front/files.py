@@ -183,11 +183,10 @@ class TooLarge(OSError):
         self.size = size
 
 
-def read_beneath(root: str, rel: str, allow_hardlinks: bool | None = None,
-                 limit: int = LIMITS.max_csv_bytes) -> tuple[bytes, str]:
+def read_beneath(root: str, rel: str, allow_hardlinks: bool | None = None, limit: int | None = None) -> tuple[bytes, str]:
     """The bytes (at most ``limit + 1``) and the canonical path of the regular file ``rel`` inside
-    ``root``, opened as :func:`open_beneath` opens it; a file larger than ``limit`` by fstat is
-    :class:`TooLarge`, and is not read.
+    ``root``, opened as :func:`open_beneath` opens it; a file larger than ``limit`` (default: the
+    CSV limit) by fstat is :class:`TooLarge`, and is not read.
 
     Within a check (:data:`FILES`) each file is read once: the same reference, or another path to
     the same file, gets the bytes of the first read, and so does a failure.  The read is
@@ -201,7 +200,8 @@ def read_beneath(root: str, rel: str, allow_hardlinks: bool | None = None,
         raise got
     if got is None:
         try:
-            got = _read_once(root, rel, allowed, limit, files, reads is not None)
+            got = _read_once(root, rel, allowed, LIMITS.max_csv_bytes if limit is None else limit, files,
+                             reads is not None)
         except (OSError, ValueError) as exc:
             if files is not None:
                 files.by_ref[key] = exc
