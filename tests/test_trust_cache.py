@@ -373,6 +373,19 @@ def test_isolated_report_refuses_it_too_and_writes_nothing(vendor, capsys):
     assert not (vendor / "out.json").exists()
 
 
+def test_isolated_fix_neither_shows_nor_rewrites_the_target_of_a_named_symlink_out_of_its_folder(vendor, capsys):
+    """`check --isolated --fix` read the target and `--diff` printed its lines; `--fix` rewrote it."""
+    target = vendor / "outside" / "secret.eff"
+    target.write_text(f"eff 1\n# {SECRET}\nrun a {{ hardware {{ peak = 10 TFLOPS }} }}\n", encoding="utf-8")  # a safe fix
+    before = target.read_bytes()
+    assert main(["check", "--isolated", "--fix", "--diff", "vendor/x.eff"]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err == f"effspec: vendor/x.eff: {X_REFUSED.removeprefix('vendor/x.eff ')}\n"
+    status, text, err = effspec_check(capsys, "--isolated", "--fix", "vendor/x.eff")
+    assert status == 1 and f"error[EFF020]: {X_REFUSED}" in text and SECRET not in text + err
+    assert target.read_bytes() == before
+
+
 def test_without_isolated_a_named_symlink_is_still_followed(vendor, capsys):
     """The user's own choice outside audit mode: the target is read (it is not a spec: EFF001)."""
     status, out, _ = effspec_check(capsys, "--no-cache", "vendor/x.eff")

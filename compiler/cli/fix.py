@@ -83,7 +83,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             read: tuple[str, str] | None = stdin_text
         else:
             try:
-                read = read_as_checked(path, root, options["allow_hardlinks"])
+                read = read_as_checked(path, root, options["allow_hardlinks"], options["isolated"])
             except ToolError as exc:
                 if args.diff:  # no check follows to say why
                     print(f"effspec: {printable(str(exc))}", file=sys.stderr)
