@@ -436,3 +436,20 @@ def test_load_gives_the_eff001_result_rather_than_raising(project):
     assert result is not None
     assert [(d.code, d.message, d.span.line, d.span.column) for d in result.diagnostics] == [(*AT, 2, 14)]
     assert result.source is not None and result.source.splitlines()[1] == "run a { # caf\ufffd"
+
+
+@pytest.mark.parametrize("fmt", ["text", "sarif"])
+def test_stdin_that_is_not_utf8_is_the_same_eff001_error(project, capsys, monkeypatch, fmt):
+    """`check -` said it on stderr only (exit 2); now it is in the output, as a file's is."""
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(NOT_UTF8)))
+    status, out, err = effspec_check(capsys, "-", "--stdin-filename", "specs/piped.eff", "--format", fmt)
+    assert status == 1 and err == ""
+    if fmt == "text":
+        assert f"error[{AT[0]}]: {AT[1]}\n --> specs/piped.eff:2:14\n" in out
+    else:
+        [result] = json.loads(out)["runs"][0]["results"]
+        assert (result["ruleId"], result["message"]["text"].split(" Help: ")[0]) == AT
+        assert result["locations"][0]["physicalLocation"]["region"]["startLine"] == 2

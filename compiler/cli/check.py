@@ -13,25 +13,22 @@ from effspec.diagnostics import printable
 from effspec.version import __version__
 
 
-def read_stdin(name: str | None) -> tuple[str, str]:
-    """`check -`: the spec text from stdin, and the folder its configuration and `file` references are found from
-    (that of --stdin-filename, else the current folder)."""
+def read_stdin(name: str | None) -> tuple[bytes, str]:
+    """`check -`: the spec's bytes from stdin (checked as a file's are: bytes that are not UTF-8 are
+    EFF001), and the folder its configuration and `file` references are found from (that of
+    --stdin-filename, else the current folder)."""
     from effspec.front.limits import LIMITS
 
     raw = sys.stdin.buffer.read(LIMITS.max_spec_bytes + 1)
     if len(raw) > LIMITS.max_spec_bytes:
         raise ToolError(f"stdin: the spec is larger than {LIMITS.max_spec_bytes:,} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolError(f"stdin: not UTF-8 text (byte {exc.start})") from None
-    return text, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
+    return raw, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
 
 
 def _check_one(path: str, root: str | None = None, source: tuple[bytes, str] | None = None, fmt: str = "text",
                allow_hardlinks: bool = False, inline_config: bool | None = None, show_suppressed: bool = False,
                debug: bool = False, isolated: bool = False, selection=None, quiet: bool = False,
-               stdin: tuple[str, str] | None = None):
+               stdin: tuple[bytes, str] | None = None):
     """(path, payload, summary, tool-error text or None, internal error or None), picklable.
 
     ``source`` is the spec's bytes and canonical folder when the result cache
@@ -48,12 +45,9 @@ def _check_one(path: str, root: str | None = None, source: tuple[bytes, str] | N
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        if stdin is not None:  # `effspec check -`: (the text, the folder of --stdin-filename)
-            from effspec import check_text
-
-            result = check_text(stdin[0], path, stdin[1], allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                                isolated=isolated)
-        elif source is not None:
+        if stdin is not None:  # `effspec check -`: (the bytes, the folder of --stdin-filename)
+            source = stdin[0], os.path.realpath(stdin[1])
+        if source is not None:
             from effspec import _check_source
 
             result = _check_source(source[0], path, source[1], allow_hardlinks=allow_hardlinks,
@@ -126,7 +120,7 @@ def _warm_up() -> None:
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
                isolated: bool = False, selection=None, quiet: bool = False,
-               stdin_text: tuple[str, str] | None = None, wrap=None,
+               stdin_text: tuple[bytes, str] | None = None, wrap=None,
                sources: list[tuple[bytes, str] | None] | None = None) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept.
     ``wrap`` (the result cache's) wraps the check of one file; ``sources`` are the bytes and folder of
