@@ -432,8 +432,8 @@ def test_a_spec_that_is_not_utf8_is_named_with_its_position_by_report(project, c
 
 
 def test_load_gives_the_eff001_result_rather_than_raising(project):
-    result = effspec.load(project / "specs" / "bad.eff") if (project / "specs" / "bad.eff").write_bytes(NOT_UTF8) else None
-    assert result is not None
+    (project / "specs" / "bad.eff").write_bytes(NOT_UTF8)
+    result = effspec.load(project / "specs" / "bad.eff")  # raised UnicodeDecodeError before
     assert [(d.code, d.message, d.span.line, d.span.column) for d in result.diagnostics] == [(*AT, 2, 14)]
     assert result.source is not None and result.source.splitlines()[1] == "run a { # caf\ufffd"
 
