@@ -88,7 +88,7 @@ def check_text(text: str, file: str = "<string>", folder: str | None = None, *, 
 def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
                 inline_config: bool | None = None, isolated: bool = False, parse=None, memo=None) -> Result:
     """check_text with ``folder`` already canonical (resolved once, by the caller)."""
-    from effspec.front.files import ALLOW_HARDLINKS
+    from effspec.front.files import ALLOW_HARDLINKS, FILES, CheckFiles
     from effspec.front.syntax import encodable
 
     result = Result(file, encodable(text))
@@ -99,9 +99,11 @@ def _check_text(text: str, file: str, folder: str | None, allow_hardlinks: bool,
     gc_was_enabled = gc.isenabled()
     gc.disable()
     token = ALLOW_HARDLINKS.set(allow_hardlinks)
+    files = FILES.set(CheckFiles())  # each file this check uses is read once (effspec.front.files)
     try:
         _check(result, text, file, folder, inline_config, isolated, parse, memo)
     finally:
+        FILES.reset(files)
         ALLOW_HARDLINKS.reset(token)
         if gc_was_enabled:
             gc.enable()
@@ -162,26 +164,76 @@ def load(path: str | os.PathLike, *, root: str | os.PathLike | None = None, allo
          inline_config: bool | None = None, isolated: bool = False) -> Result:
     """Read, parse, check, evaluate and audit one `.eff` file.
 
-    A spec named by the caller may be a symlink, followed unless it leads
-    into a system pseudo-filesystem (/proc, /sys, /dev, /run).  A spec found
-    in a folder (``root``, as `effspec check FOLDER` does) is read under the
-    rules of a `file` reference: inside ``root``, symlinks included, and a
-    single name unless ``allow_hardlinks``, which also allows `file`
-    references that are hard links.
+    The spec, and each file it reads, is read once: what is checked is what
+    was read.  A spec named by the caller may be a symlink, followed unless
+    it leads into a system pseudo-filesystem (/proc, /sys, /dev, /run), or,
+    when ``isolated``, out of the folder it is named in (then the Result has
+    one EFF020 error that names the link and its target, and nothing of the
+    target is read).  A spec found in a folder (``root``, as `effspec check
+    FOLDER` does) is read under the rules of a `file` reference: inside
+    ``root``, symlinks included, and a single name unless
+    ``allow_hardlinks``, which also allows `file` references that are hard
+    links.  A spec that is not UTF-8 is an EFF001 error at its first bad byte.
 
     Raises OSError when the file cannot be read (:class:`effspec.front.files.Refused`
-    when it is refused, its message saying why) and UnicodeDecodeError when it
-    is not UTF-8 (the CLI turns both into exit status 2).
+    when it is refused, its message saying why; the CLI makes it exit status 2).
     """
-    from effspec.front.files import read_spec
+    from effspec.front.files import Refused, read_spec
     from effspec.front.limits import LIMITS
 
     path = os.fspath(path)
-    raw, folder = read_spec(path, LIMITS.max_spec_bytes, None if root is None else os.fspath(root), allow_hardlinks)
+    contained = isolated and root is None
+    try:
+        raw, folder = read_spec(path, LIMITS.max_spec_bytes, None if root is None else os.fspath(root), allow_hardlinks,
+                                contained=contained)
+    except Refused as exc:
+        if not (contained and exc.reason == "outside"):
+            raise
+        return _refused(path, exc)
+    # not resolved again: read_spec read it from there
+    return _check_source(raw, path, folder, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
+
+
+def _check_source(raw: bytes, path: str, folder: str, *, allow_hardlinks: bool = False,
+                  inline_config: bool | None = None, isolated: bool = False) -> Result:
+    """The check of a spec's bytes, read from ``path`` in the canonical ``folder`` (load, and
+    `effspec check`, whose result cache has read them): EFF030 when they are over the limit,
+    EFF001 at the first byte that is not UTF-8."""
+    from effspec.front.limits import LIMITS
+
     if len(raw) > LIMITS.max_spec_bytes:
         r = Result(path, None)
         r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),
                                     f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
-    text = raw.decode("utf-8")
-    return _check_text(text, path, folder, allow_hardlinks, inline_config, isolated)  # not resolved again: read_spec read it from there
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _not_utf8(raw, path)
+    return _check_text(text, path, folder, allow_hardlinks, inline_config, isolated)
+
+
+def _not_utf8(raw: bytes, path: str) -> Result:
+    """A spec that is not UTF-8: one EFF001 error at its first bad byte (line, and column in the
+    characters before it); its text is shown with U+FFFD for the bytes that are not UTF-8."""
+    from effspec.front.files import first_invalid_utf8, utf8_position
+
+    bad = first_invalid_utf8(raw)
+    offset = bad if bad is not None else 0
+    line, column = utf8_position(raw, offset)
+    r = Result(path, raw.decode("utf-8", "replace"))
+    r.diagnostics = [Diagnostic("EFF001", "error", Span(line, column, line, column + 1),
+                                f"not UTF-8 text: byte 0x{raw[offset]:02x} at line {line}, column {column}",
+                                "save the spec as UTF-8 (a spec is UTF-8 text)")]
+    return r
+
+
+def _refused(path: str, exc: OSError) -> Result:
+    """A named spec not read under --isolated: one EFF020 error that names the symlink and its target."""
+    from effspec.diagnostics import sanitize
+
+    r = Result(path, None)
+    r.diagnostics = [Diagnostic("EFF020", "error", None, f"{sanitize(path)} {sanitize(exc.strerror or str(exc))}",
+                                "with --isolated a spec is read only from the folder that names it: check the file "
+                                "it points to by its own name if you trust it")]
+    return r

@@ -212,9 +212,11 @@ def test_stdin_without_a_name_and_bad_input():
     proc = run_stdin((ROOT / C).read_bytes(), "check", "-")
     assert proc.returncode == 0
     assert proc.stdout.decode().splitlines()[-1] == "-: 6 warnings"
-    proc = run_stdin(b"\xff", "check", "-")
-    assert proc.returncode == 2
-    assert proc.stderr.decode() == "effspec: stdin: not UTF-8 text (byte 0)\n"
+    proc = run_stdin(b"\xff", "check", "-", "--format", "json")  # issue 26: EFF001 at 1:1, in the output
+    assert proc.returncode == 1 and proc.stderr == b""
+    [doc] = json.loads(proc.stdout)
+    assert [(d["code"], d["message"], d["line"], d["column"]) for d in doc["diagnostics"]] == [
+        ("EFF001", "not UTF-8 text: byte 0xff at line 1, column 1", 1, 1)]
 
 
 # 6. --color

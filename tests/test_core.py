@@ -281,11 +281,13 @@ def test_cli_exit_codes(tmp_path):
     assert run_cli("check").returncode == 2  # bad arguments
 
 
-def test_cli_non_utf8_is_a_tool_error(tmp_path):
+def test_cli_non_utf8_is_a_coded_error(tmp_path):
+    """Issue 26: EFF001 at the first bad byte, in the output (exit 1), rather than a tool error."""
     p = tmp_path / "latin1.eff"
     p.write_bytes(b"eff 1\nrun a { title = \"caf\xe9\" }\n")
     proc = run_cli("check", str(p))
-    assert proc.returncode == 2 and "UTF-8" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.returncode == 1 and proc.stderr == ""
+    assert f"error[EFF001]: not UTF-8 text: byte 0xe9 at line 2, column 21\n --> {p}:2:21" in proc.stdout
 
 
 def test_check_imports_no_rendering_stack():

@@ -539,10 +539,12 @@ def test_debug_shows_the_traceback(monkeypatch):
         cli.main(["--debug", "check", "some.eff"])
 
 
-def test_unreadable_spec_is_exit_2_not_a_traceback(tmp_path, capsys):
+def test_a_spec_that_is_not_utf8_is_a_coded_error_not_a_traceback(tmp_path, capsys):
+    """Issue 26: EFF001 at the first bad byte (line 2, column 1), in the output, rather than exit 2."""
     (tmp_path / "bad.eff").write_bytes(b"eff 1\n\xff\xfe\n")
-    assert cli.main(["check", str(tmp_path / "bad.eff")]) == 2
-    assert "not UTF-8" in capsys.readouterr().err
+    assert cli.main(["check", "--no-cache", str(tmp_path / "bad.eff")]) == 1
+    captured = capsys.readouterr()
+    assert "error[EFF001]: not UTF-8 text: byte 0xff at line 2, column 1" in captured.out and captured.err == ""
 
 
 # ----------------------------------------------------------------------------

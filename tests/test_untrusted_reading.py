@@ -350,22 +350,49 @@ def test_file_reference_race_never_reads_outside(race_dirs):
     assert outcomes["inside"] > 0 and outcomes["refused"] > 0, outcomes  # the race really ran both ways
 
 
+def _swap_before_reading(monkeypatch, spec, outside, name: str) -> None:
+    """`d` becomes a symlink to the outside folder right before ``d/name`` is read (the spec's
+    folder was resolved, the walk beneath it has not begun): its one read (issue 26)."""
+    run = files._Walk.run
+
+    def swap_then_walk(self, rel):
+        if rel == f"d/{name}" and not (spec / "d").is_symlink():
+            os.rename(spec / "d", spec / ".real")
+            os.symlink(outside, spec / "d")
+        return run(self, rel)
+
+    monkeypatch.setattr(files._Walk, "run", swap_then_walk)
+
+
+def _unswap(spec) -> None:
+    os.unlink(spec / "d")
+    os.rename(spec / ".real", spec / "d")
+
+
 def test_a_folder_swapped_between_resolving_and_reading_is_refused(race_dirs, monkeypatch):
-    """The widest window, made deterministic: `d` becomes a symlink to the
-    outside folder right after the path was resolved and before the CSV is read."""
+    """The widest window, made deterministic: `d` becomes a symlink to the outside
+    folder after the spec's folder was resolved and before the CSV is read.  A swap
+    after that read (before the CSV is parsed) reaches nothing: the CSV is read once
+    (issue 26), and the parser gets those bytes."""
     spec, outside = race_dirs
+    with monkeypatch.context() as m:
+        _swap_before_reading(m, spec, outside, "steps.csv")
+        result = check_text(CSV_SPEC, "a.eff", str(spec))
+    assert codes(result) == [("EFF020", 3, 29)]  # at the path `"d/steps.csv"`, as every refusal while resolving
+    assert f"`d/steps.csv` leaves the spec's folder through the symlink `d` → `{outside}`" in result.diagnostics[0].message
+    assert SECRET not in outputs(result) and _samples(result) is None
+    _unswap(spec)
     original = files.read_csv_header_and_rows
 
-    def swap_then_read(*args, **kwargs):
+    def swap_then_parse(*args, **kwargs):
         os.rename(spec / "d", spec / ".real")
         os.symlink(outside, spec / "d")
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(files, "read_csv_header_and_rows", swap_then_read)
+    monkeypatch.setattr(files, "read_csv_header_and_rows", swap_then_parse)
     result = check_text(CSV_SPEC, "a.eff", str(spec))
-    assert codes(result) == [("EFF020", 3, 24)]  # the whole `file "…" column "…"` value
-    assert "`d/steps.csv` cannot be read: lies in a folder that is a symlink" in result.diagnostics[0].message
-    assert SECRET not in outputs(result) and _samples(result) is None
+    assert _samples(result) == (1.5,)  # the inside file's one row, never 9.25
+    assert "EFF020" not in [c for c, *_ in codes(result)] and SECRET not in outputs(result)
 
 
 RANKS_SPEC = '''eff 1
@@ -383,8 +410,9 @@ RANKS_OUTSIDE = f"rank,node,step,compute,comm,stall\n0,{SECRET},0,0.9,0.05,0.05\
 
 
 def test_the_rank_loader_reads_beneath_the_folder_too(tmp_path, monkeypatch):
-    """`ranks` is resolved while building and read while evaluating: swap `d`
-    for a symlink to the outside folder in between."""
+    """`ranks` is read (once) beneath the folder while building, and parsed while
+    evaluating: a swap of `d` for a symlink to the outside folder before the read is
+    refused, and one between the read and the parse reaches nothing."""
     spec, outside = tmp_path / "spec", tmp_path / "outside"
     (spec / "d").mkdir(parents=True)
     outside.mkdir()
@@ -392,6 +420,15 @@ def test_the_rank_loader_reads_beneath_the_folder_too(tmp_path, monkeypatch):
     (outside / "ranks.csv").write_text(RANKS_OUTSIDE)
     clean = check_text(RANKS_SPEC, "r.eff", str(spec))
     assert not [c for c in codes(clean) if c[0] in ("EFF020", "EFF003")]
+
+    with monkeypatch.context() as m:
+        _swap_before_reading(m, spec, outside, "ranks.csv")
+        result = check_text(RANKS_SPEC, "r.eff", str(spec))
+    refused = [d for d in result.diagnostics if d.code == "EFF020"]
+    assert [(d.span.line, d.span.column) for d in refused] == [(8, 26)]  # at the path `"d/ranks.csv"`
+    assert f"`d/ranks.csv` leaves the spec's folder through the symlink `d` → `{outside}`" in refused[0].message
+    assert SECRET not in outputs(result)
+    _unswap(spec)
 
     from effspec.ranks import loader
 
@@ -404,9 +441,8 @@ def test_the_rank_loader_reads_beneath_the_folder_too(tmp_path, monkeypatch):
 
     monkeypatch.setattr(loader, "load_rank_table", swap_then_load)
     result = check_text(RANKS_SPEC, "r.eff", str(spec))
-    refused = [d for d in result.diagnostics if d.code == "EFF020"]
-    assert [(d.span.line, d.span.column) for d in refused] == [(8, 21)]  # the `file "…"` value
-    assert "`d/ranks.csv` cannot be read: lies in a folder that is a symlink" in refused[0].message
+    assert not [c for c in codes(result) if c[0] in ("EFF020", "EFF003")]  # the inside table, parsed
+    assert result.evaluation.runs["r"].diagnosis is not None
     assert SECRET not in outputs(result)
 
 

@@ -8,12 +8,18 @@ its summary, under a key made of
   ``--show-settings`` prints them) and every flag that changes the output
   (format, --select/--ignore, --no-inline-config, --allow-hardlinks,
   --quiet, --show-suppressed), the path as given and the working folder;
-- the spec's content;
+- the spec's bytes, read once: a miss checks those very bytes, never the
+  file read again (a rewrite in between would pair one content's key with
+  another's verdict);
 
-and it records every file the check opened beneath a folder (`file`
-references, CSVs, per-rank tables), with the digest of its content or why it
-could not be opened.  A look-up opens each again, in the same way, and a
-changed, missing or newly present file is a miss.
+and it records every file the check read beneath a folder (`file`
+references, CSVs, per-rank tables), each read once by the check
+(:class:`effspec.front.files.CheckFiles`), with the digest of the bytes the
+check used, or everything the message about its failure depends on (the
+reason, a symlink's target, the number of names, the names beside a file not
+found).  A look-up reads each again, in the same way, and a changed, missing
+or newly present file is a miss.  An entry is written only when the check
+applied the settings of its key.
 
 The cache lives in ``.effspec_cache/`` at the project root (the folder whose
 pyproject.toml or ``.git`` ended the configuration search; else the spec's
@@ -23,7 +29,8 @@ folder), or ``--cache-dir``, or ``$EFFSPEC_CACHE_DIR``.  ``--no-cache`` and
 The project folder is hostile (SECURITY.md): a vendor's repository could ship
 a ``.effspec_cache/`` whose entries say "no findings".  Each entry therefore
 carries an HMAC-SHA256 made with a per-user secret kept in effspec's
-owner-checked cache folder (:mod:`effspec.front.cachedir`); an entry without
+owner-checked cache folder (:mod:`effspec.front.cachedir`), private to the user
+(0600: one that others may read, or not ours, is replaced); an entry without
 a valid MAC is a miss, and is rewritten.  The cache folder is used only when
 it is not a symlink and is ours (owned by this user, not writable by group or
 others), entries are opened without following symlinks and must be ours too,
@@ -55,7 +62,8 @@ ENV = "EFFSPEC_CACHE_DIR"
 NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
 KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
 ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
-LAYOUT = 3  # the entry layout: part of every key (2: the fixable counts; 3: SARIF results carry fixes)
+LAYOUT = 4  # the entry layout: part of every key (2: the fixable counts; 3: SARIF results carry fixes;
+# 4: the reads are digests of the bytes the check used, and failures say all their message does)
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by effspec.\n"
                 b"# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -76,8 +84,9 @@ def add_arguments(command) -> None:
 # The per-user secret
 
 
-def _make_secret(folder: str) -> None:
-    """Write a new secret as ``folder/KEY_FILE`` unless one is there; the first of racing writers wins."""
+def _make_secret(folder: str, replace: bool = False) -> None:
+    """Write a new secret as ``folder/KEY_FILE`` unless one is there (the first of racing writers
+    wins), or over the one there with ``replace``."""
     import secrets
     import tempfile
 
@@ -87,27 +96,61 @@ def _make_secret(folder: str) -> None:
             fh.write(secrets.token_hex(32).encode("ascii"))
             fh.flush()
             os.fsync(fh.fileno())
+        if replace:
+            os.replace(tmp, os.path.join(folder, KEY_FILE))
+            return
         with contextlib.suppress(FileExistsError):
             os.link(tmp, os.path.join(folder, KEY_FILE))
     finally:
-        os.unlink(tmp)
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+
+
+def _unsafe_secret(path: str) -> str:
+    """Why the secret at ``path`` must not be used: '' when it is ours and private (0600), or missing."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return ""
+    if not stat.S_ISREG(st.st_mode):
+        return "it is not a regular file"
+    if hasattr(os, "getuid") and st.st_uid != os.getuid():
+        return f"it belongs to another user (uid {st.st_uid})"
+    if st.st_mode & 0o077:
+        return f"its mode is {stat.S_IMODE(st.st_mode):04o}, so others may read it (it must be 0600)"
+    return ""
 
 
 @cache
 def secret() -> bytes | None:
     """This user's secret for the entries' MACs, made on first use; None when effspec's own
-    cache folder is not ours (then the result cache is off)."""
+    cache folder is not ours (then the result cache is off).  A secret that others may read,
+    or that is not ours, is never used: it is replaced by a new one, and stderr says so (every
+    entry made with it is then a miss)."""
+    import sys
+
+    from effspec.diagnostics import printable
     from effspec.front.cachedir import cache_root, owned_folder, read_owned
 
     folder = cache_root()
+    if owned_folder(folder) is None:
+        return None
+    why = _unsafe_secret(os.path.join(folder, KEY_FILE))
+    if why:
+        print(f"effspec: note: the result cache's secret {printable(os.path.join(folder, KEY_FILE))} is not used: "
+              f"{why}; a new one replaces it (results cached with the old one are checked again)", file=sys.stderr)
+        try:
+            _make_secret(folder, replace=True)
+        except OSError:
+            return None
     for _attempt in range(2):
-        data = read_owned(folder, KEY_FILE, 128)
+        data = read_owned(folder, KEY_FILE, 128, private=True)
         if data is not None and len(data) == 64:
             try:
                 return bytes.fromhex(data.decode("ascii"))
             except ValueError:
                 return None  # damaged: off, rather than trusting a key someone else may know
-        if data is not None or owned_folder(folder) is None:
+        if data is not None:
             return None
         try:
             _make_secret(folder)
@@ -277,7 +320,8 @@ class Plan:
     folder: str  # the cache folder
     name: str  # the entry's file name: a digest of what names the file and the flags, not of its content
     key: str  # the digest of everything the output depends on, but the files it reads
-    spec: str  # the digest of the spec's content (its read must show the same content)
+    spec_folder: str  # the spec's canonical folder, where its settings are found
+    settings: str  # those settings as the key has them: the check must have applied the same
 
 
 def _flags(args) -> list:
@@ -296,25 +340,40 @@ def _location(args, settings, spec_folder: str) -> str:
     return os.path.join(base, DIR_NAME)
 
 
-def plan(args, flags: list, path: str, root: str | None) -> Plan | None:
-    """The entry for checking ``path`` (found in ``root``), or None when it cannot be cached
-    (the spec cannot be read: the check says why)."""
-    from effspec.front.config import project_settings
+def settings_key(settings) -> str:
+    """Everything of the project settings an output can show: what --show-settings prints, and
+    where each code the configuration names is (EFF033's position)."""
+    return json.dumps([settings.to_json(), [list(at) for at in settings.locations]])
+
+
+def read_source(args, path: str, root: str | None) -> tuple[bytes, str] | None:
+    """The spec's bytes and canonical folder, read once: the key is their digest and the check
+    evaluates them.  None when it cannot be read (the check then says why)."""
     from effspec.front.files import read_spec
     from effspec.front.limits import LIMITS
 
     try:
-        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, bool(getattr(args, "allow_hardlinks", False)))
+        return read_spec(path, LIMITS.max_spec_bytes, root, bool(getattr(args, "allow_hardlinks", False)),
+                         contained=bool(getattr(args, "isolated", False)))
     except (OSError, ValueError):
         return None
+
+
+def plan(args, flags: list, path: str, root: str | None, source: tuple[bytes, str]) -> Plan | None:
+    """The entry for checking ``path`` (found in ``root``) whose bytes are ``source``, or None when
+    it is not cached (a spec over the size limit)."""
+    from effspec.front.config import project_settings
+    from effspec.front.limits import LIMITS
+
+    raw, folder = source
     if len(raw) > LIMITS.max_spec_bytes:
         return None
-    settings = project_settings(folder)
+    settings = settings_key(project_settings(folder))
     names = [LAYOUT, os.getcwd(), path, os.path.abspath(path), root, root and os.path.abspath(root), flags]
-    spec = hashlib.sha256(raw).hexdigest()
-    key = [names, __version__, catalog_digest(), spec, folder, settings.to_json()]
+    key = [names, __version__, catalog_digest(), hashlib.sha256(raw).hexdigest(), folder, settings]
     name = hashlib.sha256(json.dumps(names).encode("utf-8")).hexdigest()[:40] + ".json"
-    return Plan(_location(args, settings, folder), name, hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest(), spec)
+    return Plan(_location(args, project_settings(folder), folder), name,
+                hashlib.sha256(json.dumps(key).encode("utf-8")).hexdigest(), folder, settings)
 
 
 # ----------------------------------------------------------------------------
@@ -353,19 +412,22 @@ class Store:
     def wrap(self, one):
         return partial(self, one)
 
-    def __call__(self, one, path: str, root: str | None = None, **kw):
+    def __call__(self, one, path: str, root: str | None = None, source: tuple[bytes, str] | None = None, **kw):
         p = self.plans.get((path, root))
-        if p is None:
-            return one(path, root, **kw)
+        if p is None or source is None:
+            return one(path, root, source, **kw)
+        from effspec.front.config import project_settings
         from effspec.front.files import READS
 
         reads: list[tuple[str, str, bool, str]] = []
         token = READS.set(reads)
         try:
-            out = one(path, root, **kw)
+            out = one(path, root, source, **kw)  # the bytes the key was made from, not read again
         finally:
             READS.reset(token)
-        if out[3] is None and out[4] is None and any(was == p.spec for *_, was in reads):
+        # The settings the check applied are those of the key (a worker that is not a fork of
+        # this process reads the configuration again: it may have changed since).
+        if out[3] is None and out[4] is None and settings_key(project_settings(p.spec_folder)) == p.settings:
             try:
                 self.write(p, out, reads)
             except Exception:  # the output stands whether or not it could be stored
@@ -424,7 +486,7 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
     the misses checked (and stored)."""
     key = secret() if enabled(args) else None
     if key is None:
-        return check_all(items, None)
+        return check_all(items, None, None)
     for fd in _folders.values():  # a folder opened by an earlier check in this process may be gone
         if fd is not None:
             os.close(fd)
@@ -432,11 +494,13 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
     flags = _flags(args)
     out: list[tuple | None] = [None] * len(items)
     plans: dict[tuple[str, str | None], Plan] = {}
+    sources: dict[int, tuple[bytes, str] | None] = {}
     todo = []
     for i, (path, root) in enumerate(items):
-        p = hit = None
+        p = hit = source = None
         try:  # the cache never stops a check: anything unexpected here is a miss
-            p = None if root == stdin_root else plan(args, flags, path, root)
+            source = None if root == stdin_root else read_source(args, path, root)
+            p = None if source is None else plan(args, flags, path, root, source)
             hit = None if p is None else lookup(p, key)
         except Exception:
             if getattr(args, "debug", False):
@@ -445,6 +509,7 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
             out[i] = hit
             continue
         todo.append(i)
+        sources[i] = source  # a miss checks the bytes read here: each spec is read once
         if p is not None:
             plans[(path, root)] = p
     _say_refused(args)
@@ -453,7 +518,7 @@ def cached(args, items: list[tuple[str, str | None]], check_all, stdin_root: str
             _sarif_rules(done=not todo)
     if todo:
         store = Store(plans, key, args.format, bool(getattr(args, "debug", False)))
-        for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap), strict=True):
+        for i, res in zip(todo, check_all([items[i] for i in todo], store.wrap, [sources[i] for i in todo]), strict=True):
             out[i] = res
     return out  # type: ignore[return-value]
 

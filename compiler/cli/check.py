@@ -13,25 +13,26 @@ from effspec.diagnostics import printable
 from effspec.version import __version__
 
 
-def read_stdin(name: str | None) -> tuple[str, str]:
-    """`check -`: the spec text from stdin, and the folder its configuration and `file` references are found from
-    (that of --stdin-filename, else the current folder)."""
+def read_stdin(name: str | None) -> tuple[bytes, str]:
+    """`check -`: the spec's bytes from stdin (checked as a file's are: bytes that are not UTF-8 are
+    EFF001), and the folder its configuration and `file` references are found from (that of
+    --stdin-filename, else the current folder)."""
     from effspec.front.limits import LIMITS
 
     raw = sys.stdin.buffer.read(LIMITS.max_spec_bytes + 1)
     if len(raw) > LIMITS.max_spec_bytes:
         raise ToolError(f"stdin: the spec is larger than {LIMITS.max_spec_bytes:,} bytes")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ToolError(f"stdin: not UTF-8 text (byte {exc.start})") from None
-    return text, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
+    return raw, os.path.dirname(os.path.abspath(name)) if name else os.getcwd()
 
 
-def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hardlinks: bool = False,
-               inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
-               isolated: bool = False, selection=None, quiet: bool = False, stdin: tuple[str, str] | None = None):
+def _check_one(path: str, root: str | None = None, source: tuple[bytes, str] | None = None, fmt: str = "text",
+               allow_hardlinks: bool = False, inline_config: bool | None = None, show_suppressed: bool = False,
+               debug: bool = False, isolated: bool = False, selection=None, quiet: bool = False,
+               stdin: tuple[bytes, str] | None = None):
     """(path, payload, summary, tool-error text or None, internal error or None), picklable.
+
+    ``source`` is the spec's bytes and canonical folder when the result cache
+    has read them (its key is their digest): they are checked, not read again.
 
     The summary is the remaining findings' (code, severity) pairs, what
     `--fail-on`, `--statistics` and the grand total need.
@@ -44,11 +45,13 @@ def _check_one(path: str, root: str | None = None, fmt: str = "text", allow_hard
     gets an EFF099 diagnostic naming it, and the command exits with 2.
     """
     try:
-        if stdin is not None:  # `effspec check -`: (the text, the folder of --stdin-filename)
-            from effspec import check_text
+        if stdin is not None:  # `effspec check -`: (the bytes, the folder of --stdin-filename)
+            source = stdin[0], os.path.realpath(stdin[1])
+        if source is not None:
+            from effspec import _check_source
 
-            result = check_text(stdin[0], path, stdin[1], allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                                isolated=isolated)
+            result = _check_source(source[0], path, source[1], allow_hardlinks=allow_hardlinks,
+                                   inline_config=inline_config, isolated=isolated)
         else:
             result = load_spec(path, root=root, allow_hardlinks=allow_hardlinks, inline_config=inline_config, isolated=isolated)
     except ToolError as exc:
@@ -117,23 +120,26 @@ def _warm_up() -> None:
 def _check_all(items: list[tuple[str, str | None]], jobs: int, fmt: str, *, allow_hardlinks: bool = False,
                inline_config: bool | None = None, show_suppressed: bool = False, debug: bool = False,
                isolated: bool = False, selection=None, quiet: bool = False,
-               stdin_text: tuple[str, str] | None = None, wrap=None) -> list[tuple]:
+               stdin_text: tuple[bytes, str] | None = None, wrap=None,
+               sources: list[tuple[bytes, str] | None] | None = None) -> list[tuple]:
     """Check every (path, root), in a process pool when there are enough of them; argument order is kept.
-    ``wrap`` (the result cache's) wraps the check of one file."""
+    ``wrap`` (the result cache's) wraps the check of one file; ``sources`` are the bytes and folder of
+    each spec the cache has read already (None: read by the check)."""
     one = partial(_check_one, fmt=fmt, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
                   show_suppressed=show_suppressed, debug=debug, isolated=isolated, selection=selection, quiet=quiet)
     if wrap is not None:
         one = wrap(one)
+    read = sources if sources is not None else [None] * len(items)
     if stdin_text is not None:  # `-` is read once, here, and checked in this process
-        return [one(p, r, stdin=stdin_text if r == STDIN else None) for p, r in items]
+        return [one(p, r, s, stdin=stdin_text if r == STDIN else None) for (p, r), s in zip(items, read, strict=True)]
     if jobs <= 1 or len(items) < 8:
-        return [one(p, r) for p, r in items]
+        return [one(p, r, s) for (p, r), s in zip(items, read, strict=True)]
     from concurrent.futures import ProcessPoolExecutor
 
     _warm_up()  # forked workers inherit the loaded pipeline instead of each loading it
     paths, roots = [p for p, _ in items], [r for _, r in items]
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(one, paths, roots, chunksize=max(1, len(items) // (jobs * 8))))
+        return list(pool.map(one, paths, roots, read, chunksize=max(1, len(items) // (jobs * 8))))
 
 
 def _selection(args):
@@ -171,7 +177,8 @@ def cmd_check(args) -> int:
                "stdin_text": stdin_text}
     from effspec.cli.cache import cached
 
-    checked = cached(args, paths, lambda items, wrap: _check_all(items, jobs, args.format, wrap=wrap, **options), STDIN)
+    checked = cached(args, paths, lambda items, wrap, sources: _check_all(items, jobs, args.format, wrap=wrap,
+                                                                        sources=sources, **options), STDIN)
     for path, payload, summary, error, internal in checked:
         if error is not None:
             print(f"effspec: {printable(error)}", file=sys.stderr)

@@ -64,14 +64,15 @@ def expand_paths(paths: list[str]) -> list[tuple[str, str | None]]:
     return out
 
 
-def read_as_checked(path: str, root: str | None, allow_hardlinks: bool = False) -> tuple[str, str] | None:
-    """The spec's text and folder, read as `effspec check` reads it: a ToolError when the check would refuse it,
-    None when it is too large to check (EFF030)."""
+def read_as_checked(path: str, root: str | None, allow_hardlinks: bool = False,
+                    isolated: bool = False) -> tuple[str, str] | None:
+    """The spec's text and folder, read as `effspec check` reads it: a ToolError when the check would refuse it
+    (with ``isolated``, a named symlink out of its folder too), None when it is too large to check (EFF030)."""
     from effspec.front.files import read_spec
     from effspec.front.limits import LIMITS
 
     with reading(path):
-        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks)
+        raw, folder = read_spec(path, LIMITS.max_spec_bytes, root, allow_hardlinks, contained=isolated)
         return (raw.decode("utf-8"), folder) if len(raw) <= LIMITS.max_spec_bytes else None
 
 

@@ -67,7 +67,7 @@ def fix_text(text: str, path: str, folder: str | None, options: dict, selection=
     return out
 
 
-def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: tuple[str, str] | None,
+def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: tuple[bytes, str] | None,
               stdin_root: str) -> tuple[int, Counter]:
     """Fix every (path, root); print the diff with --diff.  (exit status so far, findings fixed by severity)."""
     from effspec.cli.fmt import unified_diff
@@ -80,10 +80,15 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             if not args.diff:
                 raise ToolError("--fix cannot write back to stdin (`-`): add --diff to see the fixes")
             assert stdin_text is not None
-            read: tuple[str, str] | None = stdin_text
+            try:
+                read: tuple[str, str] | None = stdin_text[0].decode("utf-8"), stdin_text[1]
+            except UnicodeDecodeError as exc:  # no check follows --diff to say EFF001
+                print(f"effspec: stdin: not UTF-8 text (byte {exc.start}); not fixed", file=sys.stderr)
+                status = 2
+                continue
         else:
             try:
-                read = read_as_checked(path, root, options["allow_hardlinks"])
+                read = read_as_checked(path, root, options["allow_hardlinks"], options["isolated"])
             except ToolError as exc:
                 if args.diff:  # no check follows to say why
                     print(f"effspec: {printable(str(exc))}", file=sys.stderr)

@@ -71,8 +71,9 @@ def owned_folder(folder: str) -> str | None:
         return None
 
 
-def read_owned(folder: str, name: str, limit: int) -> bytes | None:
-    """The bytes of ``folder/name`` if the folder and the file are ours; else None.
+def read_owned(folder: str, name: str, limit: int, private: bool = False) -> bytes | None:
+    """The bytes of ``folder/name`` if the folder and the file are ours (and, if ``private``,
+    the file can be read by no one else: mode 0600 or less); else None.
 
     The folder is opened once and checked through its descriptor, then the
     file is opened beneath it without following a symlink and checked through
@@ -91,7 +92,7 @@ def read_owned(folder: str, name: str, limit: int) -> bytes | None:
                 return None
             fd = os.open(os.path.join(folder, name), flags)
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or not ours(st) or st.st_size > limit:
+        if not stat.S_ISREG(st.st_mode) or not ours(st) or st.st_size > limit or (private and st.st_mode & 0o077):
             return None
         with os.fdopen(fd, "rb") as fh:
             fd = -1

@@ -35,11 +35,27 @@ if TYPE_CHECKING:
 _FORBIDDEN_ROOTS = ("/proc", "/sys", "/dev", "/run")
 _MAX_SYMLINKS = 40
 
-# The result cache's record of every file the current check opens beneath a
-# folder (`file` references, CSVs, the spec itself): it appends (root, rel,
-# hard links allowed, outcome), the outcome being the content's digest or why
-# the open failed (:func:`outcome`).  None, the default, records nothing.
+# The result cache's record of every file the current check reads beneath a
+# folder (`file` references, CSVs, per-rank tables): it appends (root, rel,
+# hard links allowed, outcome), the outcome being the digest of the bytes the
+# check read, or what the read failed with (:func:`outcome`).  None, the
+# default, records nothing.
 READS: ContextVar[list[tuple[str, str, bool, str]] | None] = ContextVar("effspec_reads", default=None)
+
+
+class CheckFiles:
+    """The files one check has read: each is opened and read once, and every stage that uses it
+    (the `file` reference's check, the CSV parser, the per-rank loader, a second reference to
+    it) gets those same bytes, so a file rewritten during the check is never seen in two
+    versions, and the result cache's digest is of the bytes the check used."""
+
+    def __init__(self) -> None:
+        self.by_ref: dict[tuple[str, str, bool], tuple[bytes, str, str] | OSError | ValueError] = {}
+        self.by_path: dict[str, tuple[bytes, str]] = {}  # canonical path -> (bytes, digest or "")
+
+
+# The current check's files; check_text sets it for one check.  None: every read opens the file.
+FILES: ContextVar[CheckFiles | None] = ContextVar("effspec_files", default=None)
 
 # Whether a file read for the current check may be a hard link (st_nlink > 1).
 # check_text sets it for one check (`--allow-hardlinks`), so that it reaches the
@@ -156,52 +172,94 @@ def open_beneath(root: str, rel: str, allow_hardlinks: bool | None = None) -> tu
     which defaults to :data:`ALLOW_HARDLINKS`).  Raises :class:`Refused`,
     IsADirectoryError, :class:`NotFound` (a FileNotFoundError) or another OSError.
     """
-    reads = READS.get()
-    if reads is None:
-        return _open_beneath(root, rel, allow_hardlinks)
+    return _open_beneath(root, rel, allow_hardlinks)
+
+
+class TooLarge(OSError):
+    """A file larger than the limit, by fstat, before anything is read; ``size`` is its size."""
+
+    def __init__(self, size: int, limit: int):
+        super().__init__(errno.EFBIG, f"is {size:,} bytes; the limit is {limit:,}")
+        self.size = size
+
+
+def read_beneath(root: str, rel: str, allow_hardlinks: bool | None = None, limit: int | None = None) -> tuple[bytes, str]:
+    """The bytes (at most ``limit + 1``) and the canonical path of the regular file ``rel`` inside
+    ``root``, opened as :func:`open_beneath` opens it; a file larger than ``limit`` (default: the
+    CSV limit) by fstat is :class:`TooLarge`, and is not read.
+
+    Within a check (:data:`FILES`) each file is read once: the same reference, or another path to
+    the same file, gets the bytes of the first read, and so does a failure.  The read is
+    recorded for the result cache (:data:`READS`) with the digest of those bytes.
+    """
     allowed = ALLOW_HARDLINKS.get() if allow_hardlinks is None else allow_hardlinks
+    files, reads = FILES.get(), READS.get()
+    key = (root, os.sep.join(p for p in _parts(rel) if p not in ("", ".")), allowed)  # `./a.csv` is `a.csv`
+    got = files.by_ref.get(key) if files is not None else None
+    if isinstance(got, (OSError, ValueError)):
+        raise got
+    if got is None:
+        try:
+            got = _read_once(root, rel, allowed, LIMITS.max_csv_bytes if limit is None else limit, files,
+                             reads is not None)
+        except (OSError, ValueError) as exc:
+            if files is not None:
+                files.by_ref[key] = exc
+            if reads is not None:
+                reads.append((root, rel, allowed, failure(exc)))
+            raise
+        if files is not None:
+            files.by_ref[key] = got
+        if reads is not None:
+            reads.append((root, rel, allowed, got[2]))
+    return got[0], got[1]
+
+
+def _read_once(root: str, rel: str, allowed: bool, limit: int, files: CheckFiles | None,
+               digest: bool) -> tuple[bytes, str, str]:
+    """(bytes, canonical path, their digest, or '' unless ``digest``): those the check read already
+    when the path is one it read, else read now."""
+    fd, path = _open_beneath(root, rel, allowed)
     try:
-        fd, path = _open_beneath(root, rel, allowed)
-    except (OSError, ValueError) as exc:
-        reads.append((root, rel, allowed, failure(exc)))
-        raise
-    try:
-        reads.append((root, rel, allowed, content_digest(fd)))
-    except OSError:
-        reads.append((root, rel, allowed, "?"))  # matches no later outcome: an entry that needs it is a miss
-    return fd, path
+        if files is not None and path in files.by_path:
+            raw, sha = files.by_path[path]
+        else:
+            size = os.fstat(fd).st_size
+            if size > limit:
+                raise TooLarge(size, limit)
+            raw, sha = _read_fd(fd, limit), ""
+    finally:
+        os.close(fd)
+    if digest and not sha:
+        import hashlib
+
+        sha = hashlib.sha256(raw).hexdigest()
+    if files is not None:
+        files.by_path[path] = (raw, sha)
+    return raw, path, sha
 
 
 def failure(exc: Exception) -> str:
-    """An open's failure as the result cache records it: what a later open must fail with too."""
-    return f"!{type(exc).__name__}:{getattr(exc, 'reason', '')}:{getattr(exc, 'errno', '')}"
-
-
-def content_digest(fd: int) -> str:
-    """The SHA-256 of the open file's content, read with pread (the descriptor's offset is left alone)."""
+    """A read's failure as the result cache records it: everything the check's message about it
+    depends on (the reason, the symlink and its target, the number of names, the size, the names
+    beside a file not found), which a later read must fail with too."""
     import hashlib
+    import json
 
-    h, offset = hashlib.sha256(), 0
-    while True:
-        chunk = os.pread(fd, 1 << 20, offset)
-        if not chunk:
-            return h.hexdigest()
-        h.update(chunk)
-        offset += len(chunk)
+    siblings = getattr(exc, "siblings", None)
+    return "!" + json.dumps([type(exc).__name__, str(exc), getattr(exc, "reason", ""), getattr(exc, "link", None),
+                             getattr(exc, "target", None), getattr(exc, "names", None), getattr(exc, "size", None),
+                             None if siblings is None else
+                             hashlib.sha256("\0".join(siblings).encode("utf-8", "surrogateescape")).hexdigest()])
 
 
 def outcome(root: str, rel: str, allow_hardlinks: bool) -> str:
-    """What opening ``rel`` beneath ``root`` gives now: the content's digest, or the failure (see :data:`READS`)."""
+    """What reading ``rel`` beneath ``root`` gives now, as :func:`read_beneath` records it: the
+    digest of its bytes, or the failure (see :data:`READS`)."""
     try:
-        fd, _ = _open_beneath(root, rel, allow_hardlinks)
+        return _read_once(root, rel, allow_hardlinks, LIMITS.max_csv_bytes, None, True)[2]
     except (OSError, ValueError) as exc:
         return failure(exc)
-    try:
-        return content_digest(fd)
-    except OSError:
-        return "?unreadable"
-    finally:
-        os.close(fd)
 
 
 def _open_beneath(root: str, rel: str, allow_hardlinks: bool | None) -> tuple[int, str]:
@@ -323,8 +381,8 @@ _REFUSED_HELP = {
 def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
     """The canonical path of a `file` inside the spec's folder, or EFF020.
 
-    The file is opened (beneath the folder, as :func:`open_beneath` does) to
-    check it, then closed; the readers open it again the same way.
+    The file is read (beneath the folder, by :func:`read_beneath`) to check
+    it; within a check, the readers then get the bytes read here.
     """
     if ctx.folder is None:
         ctx.error("EFF020", span, f"`file \"{rel}\"` needs the spec to be read from a file",
@@ -335,7 +393,10 @@ def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
                   "write a path relative to the .eff file, without leaving its folder")
         return None
     try:
-        fd, path = open_beneath(ctx.folder, rel)  # canonical: check_text resolved it once
+        _, path = read_beneath(ctx.folder, rel)  # canonical: check_text resolved it once
+    except TooLarge as exc:
+        ctx.error("EFF030", span, f"`{rel}` {exc.strerror}", "")
+        return None
     except Refused as exc:
         through = f" through the symlink `{exc.link}` → `{exc.target}`" if exc.link and exc.reason in ("outside", "pseudo") else ""
         ctx.error("EFF020", span, f"`{rel}` {exc.strerror}{through}", _REFUSED_HELP.get(exc.reason, ""))
@@ -349,13 +410,6 @@ def _resolve_file(ctx: BuildContext, rel: str, span: Span) -> str | None:
         return None
     except (OSError, ValueError) as exc:  # a name too long, a component that is a file, permission denied
         ctx.error("EFF020", span, f"`{rel}` cannot be read: {getattr(exc, 'strerror', None) or exc}", "")
-        return None
-    try:
-        size = os.fstat(fd).st_size
-    finally:
-        os.close(fd)
-    if size > LIMITS.max_csv_bytes:
-        ctx.error("EFF030", span, f"`{rel}` is {size:,} bytes; the limit is {LIMITS.max_csv_bytes:,}", "")
         return None
     return path
 
@@ -376,30 +430,26 @@ def _read_fd(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular_file(path: str, limit: int, follow_symlinks: bool = False) -> bytes:
+def read_regular_file(path: str, limit: int) -> bytes:
     """At most ``limit + 1`` bytes of a regular file.
 
-    Without ``follow_symlinks``, ``path`` is a canonical path (as
-    :func:`_resolve_file` returns) and is opened by :func:`open_beneath` from
-    its folder: no folder on the way may be a symlink now, the file must be a
-    regular file with one name (unless hard links are allowed), and nothing in
-    a pseudo-filesystem is read.  With ``follow_symlinks`` it is a plain
-    non-blocking open, checked with fstat.  Either way a FIFO or device is
-    refused instead of blocking.  Raises IsADirectoryError for a folder,
-    :class:`Refused` or another OSError otherwise.
+    ``path`` is a canonical path (as :func:`_resolve_file` returns) and is
+    read by :func:`read_beneath` from its folder: no folder on the way may be
+    a symlink now, the file must be a regular file with one name (unless
+    hard links are allowed), nothing in a pseudo-filesystem is read, and a
+    FIFO or device is refused instead of blocking.  Within a check, a file
+    the check has read already is not read again.  Raises IsADirectoryError
+    for a folder, :class:`Refused`, :class:`TooLarge` or another OSError otherwise.
     """
-    if not follow_symlinks:
-        path = os.path.abspath(path)
-        fd, _ = open_beneath(os.path.dirname(path), os.path.basename(path))
-    else:
-        fd = _checked(os.open(path, _FILE_FLAGS & ~_NOFOLLOW), True)
-    try:
-        return _read_fd(fd, limit)
-    finally:
-        os.close(fd)
+    files = FILES.get()
+    if files is not None and path in files.by_path:
+        return files.by_path[path][0]
+    path = os.path.abspath(path)
+    return read_beneath(os.path.dirname(path), os.path.basename(path), limit=limit)[0]
 
 
-def read_spec(path: str, limit: int, root: str | None = None, allow_hardlinks: bool = False) -> tuple[bytes, str]:
+def read_spec(path: str, limit: int, root: str | None = None, allow_hardlinks: bool = False,
+              contained: bool = False) -> tuple[bytes, str]:
     """At most ``limit + 1`` bytes of a spec file, and the canonical folder
     its `file` references resolve in.
 
@@ -407,7 +457,9 @@ def read_spec(path: str, limit: int, root: str | None = None, allow_hardlinks: b
     unless it leads into a system pseudo-filesystem.  A spec found in the
     folder ``root`` is read under the rules of a `file` reference: it must lie
     inside ``root`` (symlinks included), never in a pseudo-filesystem, and
-    have a single name unless ``allow_hardlinks``.  Raises :class:`Refused`
+    have a single name unless ``allow_hardlinks``.  With ``contained``
+    (``--isolated``), a named spec that is a symlink is followed only while
+    it stays inside the folder that names it.  Raises :class:`Refused`
     with a message that follows the path (``is a symlink to …; not read``),
     IsADirectoryError, FileNotFoundError or another OSError.
     """
@@ -424,15 +476,15 @@ def read_spec(path: str, limit: int, root: str | None = None, allow_hardlinks: b
         # folder, and one swapped in since is refused when a `file` is read.
         folder = os.path.normpath(os.path.join(base, os.path.dirname(rel)))
     else:
-        folder, fd = _open_named(apath)
+        folder, fd = _open_named(apath, contained, path)
     try:
         return _read_fd(fd, limit), folder
     finally:
         os.close(fd)
 
 
-def _open_named(apath: str) -> tuple[str, int]:
-    """The canonical folder of a spec the user named, and the spec opened."""
+def _open_named(apath: str, contained: bool = False, shown: str = "") -> tuple[str, int]:
+    """The canonical folder of a spec the user named (``shown``, as named), and the spec opened."""
     folder = os.path.realpath(os.path.dirname(apath))
     name = os.path.basename(apath)
     if os.path.islink(apath):
@@ -440,6 +492,18 @@ def _open_named(apath: str) -> tuple[str, int]:
         real = os.path.realpath(apath)
         if in_pseudo_filesystem(real) or in_pseudo_filesystem(os.path.normpath(os.path.join(folder, target))):
             raise Refused("pseudo", f"is a symlink to {target}, a system pseudo-filesystem; not read", name, target)
+        if contained:  # --isolated: only while it stays inside the folder that names it
+            try:
+                fd, _ = open_beneath(folder, name, allow_hardlinks=True)
+            except Refused as exc:
+                if exc.reason != "outside":
+                    raise
+                where = os.path.dirname(shown) or "."
+                how = (f"is a symlink to {exc.target}" if exc.link == name else
+                       f"is reached through the symlink {os.path.join(where, exc.link or '')} → {exc.target}")
+                raise Refused("outside", f"{how}, which leads outside its folder {where}; not read",
+                              exc.link, exc.target) from None
+            return folder, fd
         fd, _ = open_beneath(os.path.dirname(real), os.path.basename(real), allow_hardlinks=True)
         return folder, fd
     if in_pseudo_filesystem(os.path.join(folder, name)):

@@ -57,7 +57,8 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "the first token that does not fit; a block left open is shown at its "
         "`{`. Where the fix is clear the help says it: `TFLOP/s` for `TFLOPS` or "
         "`tflops`, `token` for `tokens`, `1_000` for `1,000`; `effspec check "
-        "--fix` writes the unit spellings.",
+        "--fix` writes the unit spellings. A file that is not UTF-8 is one "
+        "EFF001 at its first bad byte, and is not checked further.",
         "A spec that does not parse has no meaning to check, so no figure is "
         "computed from it. Syntax errors cannot be suppressed or downgraded.",
         "`peak` is written without `=`:",
@@ -119,7 +120,9 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "is not in the file, a claim that refers to a metric or value the run "
         "does not have, a `file` that does not exist or lies outside the "
         "spec's folder, a CSV column that is missing, or an accelerator that "
-        "`peak = catalog` cannot find.",
+        "`peak = catalog` cannot find. Under `--isolated`, a spec named on the "
+        "command line that is a symlink leading out of its folder is EFF020 "
+        "too, naming the link and its target; nothing of it is read.",
         "A comparison against a run that does not exist, or a step time read "
         "from nowhere, has no value; the file rule also keeps a spec from "
         "reading files outside its own folder.",
