@@ -430,10 +430,12 @@ def _read_fd(fd: int, limit: int) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular_file(path: str, limit: int) -> bytes:
+def read_regular_file(path: str, limit: int, follow_symlinks: bool = False) -> bytes:
     """At most ``limit + 1`` bytes of a regular file.
 
-    ``path`` is a canonical path (as :func:`_resolve_file` returns) and is
+    With ``follow_symlinks`` (a file the user named, such as a scheduler
+    file) it is a plain non-blocking open, checked with fstat: a FIFO or
+    device is refused instead of blocking.  Otherwise ``path`` is a canonical path (as :func:`_resolve_file` returns) and is
     read by :func:`read_beneath` from its folder: no folder on the way may be
     a symlink now, the file must be a regular file with one name (unless
     hard links are allowed), nothing in a pseudo-filesystem is read, and a
@@ -441,6 +443,12 @@ def read_regular_file(path: str, limit: int) -> bytes:
     the check has read already is not read again.  Raises IsADirectoryError
     for a folder, :class:`Refused`, :class:`TooLarge` or another OSError otherwise.
     """
+    if follow_symlinks:
+        fd = _checked(os.open(path, _FILE_FLAGS & ~_NOFOLLOW), True)
+        try:
+            return _read_fd(fd, limit)
+        finally:
+            os.close(fd)
     files = FILES.get()
     if files is not None and path in files.by_path:
         return files.by_path[path][0]

@@ -13,6 +13,7 @@ a ``file=`` are ``""``.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 from urllib.parse import unquote_to_bytes
@@ -38,8 +39,14 @@ def _candidates(name: str) -> list[str]:
 
 
 def check(csv_path: str, lines: tuple[str, ...]) -> tuple[str, ...]:
-    """One status per provenance line (see the module docstring); nothing outside the CSV's folder is read."""
-    from effspec.front.files import content_digest, open_beneath
+    """One status per provenance line (see the module docstring); nothing outside the CSV's folder is read.
+
+    A trace is read as every `file` reference is (``read_beneath``): once per check, and recorded
+    for the result cache, so a trace changed since is a cache miss.  One larger than a CSV may be
+    (``LIMITS.max_csv_bytes``), or past the table's budget, stays declared.
+    """
+    from effspec.front.files import TooLarge, read_beneath
+    from effspec.front.limits import LIMITS
 
     root = os.path.dirname(os.path.realpath(csv_path))
     budget = MAX_VERIFY_BYTES
@@ -50,26 +57,22 @@ def check(csv_path: str, lines: tuple[str, ...]) -> tuple[str, ...]:
         if "file" not in kv:
             out.append("")
             continue
-        if not (size.isascii() and size.isdigit() and _SHA256.fullmatch(digest)) or int(size) > budget:
+        if (not (size.isascii() and size.isdigit() and _SHA256.fullmatch(digest)) or int(size) > budget
+                or int(size) > LIMITS.max_csv_bytes):
             out.append(DECLARED)
             continue
         name = unquote_to_bytes(kv["file"]).decode("utf-8", "surrogateescape")
         status = DECLARED
         for rel in _candidates(name):
             try:
-                fd, _ = open_beneath(root, rel)
+                raw, _ = read_beneath(root, rel, limit=int(size))
+            except TooLarge:
+                status = DIFFERS
+                break
             except (OSError, ValueError):
                 continue
-            try:
-                if os.fstat(fd).st_size != int(size):
-                    status = DIFFERS
-                else:
-                    budget -= int(size)
-                    status = VERIFIED if content_digest(fd) == digest else DIFFERS
-            except OSError:
-                status = DECLARED
-            finally:
-                os.close(fd)
+            budget -= len(raw)
+            status = VERIFIED if len(raw) == int(size) and hashlib.sha256(raw).hexdigest() == digest else DIFFERS
             break
         out.append(status)
     return tuple(out)
