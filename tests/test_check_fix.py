@@ -135,7 +135,8 @@ def test_a_plain_check_counts_what_fix_would_fix(tmp_path):
     proc = effspec_cli("check", "a.eff", "b.eff", cwd=tmp_path)
     assert proc.returncode == 1
     # a.eff: one edit for EFF601 + EFF604; b.eff: the unsafe `peak = catalog`
-    assert proc.stderr.splitlines() == ["[*] 1 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)"]
+    assert proc.stderr.splitlines() == ["[*] 1 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)",
+                                        "  b.eff:8:87 EFF202: Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)"]
     assert effspec_cli("check", "--quiet", "a.eff", "b.eff", cwd=tmp_path).stderr == ""
     with_unsafe = effspec_cli("check", "--unsafe-fixes", "a.eff", "b.eff", cwd=tmp_path)
     assert with_unsafe.stderr.splitlines() == ["[*] 2 fixable with --fix"]

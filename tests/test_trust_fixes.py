@@ -63,3 +63,134 @@ def test_eff603_help_for_a_reconstructed_rate():
     (eff603,) = [d for d in effspec.check_text(text, "spec.eff").diagnostics if d.code == "EFF603"]
     assert eff603.help.startswith("state the valid tokens per second beside the MFU: the figure reconstructed "
                                   "from the inputs is "), eff603.help
+
+
+# --- a safe fix never changes meaning (issue 26, item 10) -------------------------------------------------------
+
+import os  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from effspec.cli.fix import fix_text  # noqa: E402
+from effspec.fmt import format_text, ir_signature  # noqa: E402
+from effspec.rules.fixes import vet  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")
+
+# The issue's spec: three unit spellings, each EFF001.  `GFLOPs` is read by the parser's help as a rate
+# (`GFLOP/s`), which after `/token` is FLOP/(token*s): EFF010, as `flops_per_token` is in FLOP/token.  `tokens`
+# is read as `token`, EFF010 again, as `seq_len` is in token/sequence.  `TFLOPS` is `TFLOP/s`, the peak's unit.
+THREE = """eff 1
+
+run units {
+  model { kind = custom  flops_per_token = 6 GFLOPs/token }
+  convention { preset = palm }
+  work { seq_len = 2048 tokens  global_batch = 510 sequence }
+  hardware { accelerator = "H100-SXM5-80GB"  count = 1 device  dtype = bf16  peak = 989.4 TFLOPS from datasheet "H100 SXM, dense BF16" }
+  timing { step_time = [1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1] s  warmup = 0 step  boundary = "optimizer step" }
+}
+"""
+
+
+def recheck(text: str):
+    return effspec.check_text(text, "spec.eff").diagnostics
+
+
+def offers_of(text: str):
+    result = effspec.check_text(text, "spec.eff")
+    return {(o.diag.span.line, o.fix.new_text): o.fix.safe for o in vet(result.diagnostics, text, recheck, result.spec)}
+
+
+def test_gflops_per_token_is_fixed_as_a_count_never_a_rate():
+    offered = offers_of(THREE)
+    assert offered[(4, "GFLOP")] is True  # `6 GFLOP/token`
+    assert (4, "GFLOP/s") not in offered  # refuted: EFF010 on the fixed value
+    fixed = fix_text(THREE, "spec.eff", None, {}).text
+    assert "flops_per_token = 6 GFLOP/token }" in fixed and "GFLOP/s" not in fixed
+    # the IR: 6e9 FLOP per token, as the hand-written spelling
+    by_hand = THREE.replace("6 GFLOPs/token", "6 GFLOP/token").replace("2048 tokens", "2048 token/sequence") \
+        .replace("TFLOPS", "TFLOP/s")
+    assert ir_signature(fix_text(THREE, "spec.eff", None, {}, unsafe=True).text) == ir_signature(by_hand)
+
+
+def test_seq_len_in_tokens_gets_the_key_unit_and_only_as_an_unsafe_fix():
+    offered = offers_of(THREE)
+    assert (6, "token") not in offered  # `2048 token` is EFF010: `seq_len` takes token/sequence
+    assert offered[(6, "token/sequence")] is False  # it adds a denominator the author did not write
+    fixed = fix_text(THREE, "spec.eff", None, {}).text
+    assert "seq_len = 2048 tokens " in fixed  # left as written by the safe fixes
+    assert "seq_len = 2048 token/sequence " in fix_text(THREE, "spec.eff", None, {}, unsafe=True).text
+
+
+def test_fixed_count_matches_what_was_shown_and_names_the_held_back_fix(tmp_path):
+    spec = tmp_path / "spec.eff"
+    spec.write_text(THREE, encoding="utf-8")
+    shown = subprocess.run([EFFSPEC, "check", "spec.eff"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert "spec.eff: 3 errors" in shown.stdout
+    assert shown.stderr.splitlines() == [
+        "[*] 2 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)",
+        "  spec.eff:6:25 EFF001: Write `token/sequence`, the unit `seq_len` takes"]
+    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.stderr.splitlines() == [
+        "Fixed 2 errors",
+        "  spec.eff:4:46 EFF001: Write `GFLOP` (a count of FLOPs: `flops_per_token` is in `FLOP/token`)",
+        "  spec.eff:7:91 EFF001: Write `TFLOP/s`",
+        "(1 hidden fix can be enabled with --unsafe-fixes)",
+        "  spec.eff:6:25 EFF001: Write `token/sequence`, the unit `seq_len` takes"]
+    # 3 shown - 2 fixed = the 1 error the check after the fix shows, and no new one
+    assert "spec.eff: 1 error" in proc.stdout and proc.stdout.count("error[") == 1
+    assert "error[EFF001]: unknown unit `tokens`" in proc.stdout
+
+
+def test_a_table_safe_fix_that_brings_a_new_finding_is_held_back_and_says_why(tmp_path):
+    """`claim mfu = 27` -> `27 %` is the table's safe fix, but these inputs give 48.11 %: the fixed claim would be
+    EFF601.  So `--fix` alone does not make it, and the hidden fix names the finding it brings."""
+    spec = tmp_path / "spec.eff"
+    spec.write_text(RUN.format(timing=TIMING, claims="  claim mfu = 27"), encoding="utf-8")
+    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.stderr.splitlines() == [
+        "(1 hidden fix can be enabled with --unsafe-fixes)",
+        "  spec.eff:9:15 EFF604: Write `27 %` (a bare ratio above 1 reads as 2700 %); not safe: it brings EFF601 on line 9"]
+    assert spec.read_text(encoding="utf-8").endswith("  claim mfu = 27\n}\n")
+    # a claim the inputs agree with: the fix is proven, and made
+    spec.write_text(RUN.format(timing=TIMING, claims="  claim mfu = 48.1"), encoding="utf-8")
+    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=120)
+    assert proc.stderr.splitlines()[:2] == ["Fixed 1 error", "  spec.eff:9:15 EFF604: Write `48.1 %` (a bare ratio "
+                                            "above 1 reads as 4810 %)"], proc.stderr
+    assert spec.read_text(encoding="utf-8").endswith("  claim mfu = 48.1 %\n}\n")
+
+
+def test_fmt_keeps_the_meaning_of_gflops_per_token_and_leaves_what_it_cannot_prove():
+    only_gflops = THREE.replace("2048 tokens", "2048 token/sequence")
+    out = format_text(only_gflops)
+    assert out.text is not None and "flops_per_token = 6 GFLOP/token" in out.text
+    assert ir_signature(out.text) == ir_signature(only_gflops.replace("GFLOPs", "GFLOP").replace("TFLOPS", "TFLOP/s"))
+    refused = format_text(THREE)  # `tokens` has no safe fix: fmt stops at the errors, it does not guess
+    assert refused.text is None and [d.code for d in refused.diagnostics] == ["EFF001"] * 3
+
+
+def test_the_editor_and_sarif_offer_the_vetted_fixes():
+    pytest.importorskip("lsprotocol")
+    from lsprotocol import types as T
+
+    from effspec.lsp.analysis import analyze
+    from effspec.lsp.features import code_actions
+    from effspec.report.sarif import sarif_log
+
+    a = analyze("untitled:three.eff", THREE)
+    everything = T.Range(start=T.Position(line=0, character=0), end=T.Position(line=20, character=0))
+    actions = {(x.edit.changes[a.uri][0].range.start.line, x.edit.changes[a.uri][0].new_text): x.is_preferred
+               for x in code_actions(a, everything)}
+    assert actions == {(3, "GFLOP"): True, (5, "token/sequence"): False, (6, "TFLOP/s"): True}
+    result = effspec.check_text(THREE, "three.eff")
+    fixes = {(f["artifactChanges"][0]["replacements"][0]["deletedRegion"]["startLine"],
+              f["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"]): f["properties"]["effspec/safe"]
+             for res in sarif_log([result])["runs"][0]["results"] for f in res.get("fixes", ())}
+    assert fixes == {(4, "GFLOP"): True, (6, "token/sequence"): False, (7, "TFLOP/s"): True}
