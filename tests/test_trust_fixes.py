@@ -9,6 +9,7 @@ enough to reason about by hand; the figures in the comments are derived there.
 from __future__ import annotations
 
 import re
+from collections import Counter
 
 import effspec
 
@@ -194,3 +195,122 @@ def test_the_editor_and_sarif_offer_the_vetted_fixes():
               f["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"]): f["properties"]["effspec/safe"]
              for res in sarif_log([result])["runs"][0]["results"] for f in res.get("fixes", ())}
     assert fixes == {(4, "GFLOP"): True, (6, "token/sequence"): False, (7, "TFLOP/s"): True}
+
+
+# --- every safe fix of the table, on generated specs -------------------------------------------------------------
+
+hypothesis = pytest.importorskip("hypothesis")
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+EXAMPLES = ROOT / "examples"
+# The small examples (deepseek_v3 and straggler_ranks take ~1 s a check: left out to keep the property quick).
+SPECS = {p.name: p.read_text(encoding="utf-8") for p in sorted(EXAMPLES.glob("*.eff"))
+         if p.name not in ("deepseek_v3.eff", "straggler_ranks.eff")}
+# A canonical unit -> spellings the fix table corrects (EFF001 "unknown unit" with "write `…`").
+SPELLINGS = {
+    "TFLOP/s": ["TFLOPS", "TFLOPs", "tflops"], "GFLOP/token": ["GFLOPs/token"], "FLOP/token": ["FLOPs/token"],
+    "token/sequence": ["tokens/sequence"], "sequence": ["sequences"], "device": ["GPUs", "devices"],
+    "token/s": ["tokens/s"], "token": ["tokens"],
+}  # (`steps` and `params` are keys too: the parser reads `20 steps` as a value and a key, not a unit to fix)
+_VALUE_UNIT = re.compile(r"(?<==)(\s*[0-9][0-9_.eE+]*\s+)(" + "|".join(
+    re.escape(u) for u in sorted(SPELLINGS, key=len, reverse=True)) + r")(?=[\s}])")
+_RATIO_CLAIM = re.compile(r"(claim\s+[mh]fu\s*=\s*[0-9][0-9.]*) %")
+
+
+def _sites(text: str) -> list[tuple[int, int, str, list[str]]]:
+    """(start, end, canonical, the wrong spellings) of each unit after a number, and each ratio claim's ` %`."""
+    out = []
+    for m in _VALUE_UNIT.finditer(text):
+        if "#" not in text[text.rfind("\n", 0, m.start()) + 1:m.start()]:
+            out.append((m.start(2), m.end(2), m.group(2), SPELLINGS[m.group(2)]))
+    for m in _RATIO_CLAIM.finditer(text):
+        out.append((m.end(1), m.end(), " %", [""]))
+    return sorted(out)
+
+
+@st.composite
+def misspelled(draw):
+    """An example spec with up to four of its units (or ratio claims' `%`) written wrong: (name, the valid text,
+    the broken text, the broken sites as (start in the broken text, canonical, wrong))."""
+    name = draw(st.sampled_from(sorted(SPECS)))
+    text = SPECS[name]
+    sites = _sites(text)
+    picked = sorted(draw(st.sets(st.sampled_from(range(len(sites))), min_size=1, max_size=4)))
+    broken, shift, where = text, 0, []
+    for k in picked:
+        start, end, canonical, wrongs = sites[k]
+        wrong = draw(st.sampled_from(wrongs))
+        broken = broken[:start + shift] + wrong + broken[end + shift:]
+        where.append((start + shift, canonical, wrong))
+        shift += len(wrong) - (end - start)
+    return name, text, broken, where
+
+
+def _each_site_restored_or_left(valid: str, broken: str, where, fixed: str) -> list[int]:
+    """``fixed`` is ``broken`` with each site either back to its canonical unit or as written, and nothing else
+    changed; returns the lines of the sites left."""
+    pattern, at = [], 0
+    for start, canonical, wrong in where:
+        pattern += [re.escape(broken[at:start]), f"({re.escape(canonical)}|{re.escape(wrong)})"]
+        at = start + len(wrong)
+    pattern.append(re.escape(broken[at:]))
+    m = re.fullmatch("".join(pattern), fixed, re.DOTALL)
+    assert m is not None, "a fix wrote something other than the canonical unit"
+    return [broken.count("\n", 0, start) + 1 for (start, canonical, wrong), got in zip(where, m.groups(), strict=True)
+            if got == wrong and canonical != wrong]
+
+
+@settings(max_examples=20, derandomize=True, deadline=None, database=None)
+@given(case=misspelled())
+def test_every_safe_fix_keeps_the_meaning_of_generated_specs(case):
+    """`check --fix` (the safe fixes only) on an example with units misspelled: each fix writes the unit the
+    example had, so the IR is the example's, or leaves the spelling (held back); and no finding appears that the
+    example does not have, but on a line whose fix was held back."""
+    name, valid, broken, where = case
+    folder = str(EXAMPLES)
+    fixed = fix_text(broken, name, folder, {}).text
+    left = _each_site_restored_or_left(valid, broken, where, fixed)
+    if not left:
+        assert fixed == valid
+        assert ir_signature(fixed, folder) == ir_signature(valid, folder)
+    known = Counter((d.code, d.span.line if d.span else 0) for d in effspec.check_text(valid, name, folder).diagnostics)
+    for d in effspec.check_text(fixed, name, folder).diagnostics:
+        line = d.span.line if d.span else 0
+        assert known[(d.code, line)] > 0 or line in left, (d.code, line, d.message, left)
+
+
+@settings(max_examples=20, derandomize=True, deadline=None, database=None)
+@given(case=misspelled())
+def test_fmt_of_generated_specs_means_what_the_example_means(case):
+    """`effspec fmt` on the same inputs: it formats only when it can fix every unit safely, and then its output
+    compiles to the example's IR (with the ratio claims' `%` as the broken text has them: fmt fixes only syntax)."""
+    name, valid, broken, where = case
+    out = format_text(broken)
+    if out.text is None:
+        assert out.diagnostics and all(d.code == "EFF001" for d in out.diagnostics)
+        return
+    only_ratios = broken
+    for start, canonical, wrong in reversed(where):
+        if canonical != " %":
+            only_ratios = only_ratios[:start] + canonical + only_ratios[start + len(wrong):]
+    folder = str(EXAMPLES)
+    assert ir_signature(out.text, folder) == ir_signature(only_ratios, folder)
+
+
+@pytest.mark.parametrize("name", sorted(SPECS))
+def test_every_unit_of_an_example_misspelled_at_once(name):
+    """Each example with every unit site written wrong (the first wrong spelling): `check --fix` restores every one
+    to the example's unit (so the property above cannot pass by fixing nothing), and the IR is the example's."""
+    valid = SPECS[name]
+    sites = [s for s in _sites(valid) if s[2] != " %"]
+    if not sites:
+        pytest.skip("no unit written after a number")
+    broken, where, shift = valid, [], 0
+    for start, end, canonical, wrongs in sites:
+        broken = broken[:start + shift] + wrongs[0] + broken[end + shift:]
+        where.append((start + shift, canonical, wrongs[0]))
+        shift += len(wrongs[0]) - (end - start)
+    fixed = fix_text(broken, name, str(EXAMPLES), {}).text
+    assert _each_site_restored_or_left(valid, broken, where, fixed) == []
+    assert fixed == valid and ir_signature(fixed, str(EXAMPLES)) == ir_signature(valid, str(EXAMPLES))
