@@ -151,14 +151,14 @@ def summary_lines(args, fixed: Counter | None, fixable: tuple[int, int], hidden:
     lines = []
     if fixed:
         lines.append(f"{'Would fix' if args.diff else 'Fixed'} {_findings(fixed)}")
-        lines += [f"  {made}" for made in getattr(fixed, "made", ())]
+        lines += [f"  {printable(made)}" for made in getattr(fixed, "made", ())]  # a file's name is anyone's
     if args.unsafe_fixes:
         safe, unsafe = safe + unsafe, 0
     if safe and not args.fix and not args.diff:
         lines.append(f"[*] {safe} fixable with --fix")
     if unsafe:
         lines.append(f"({unsafe} hidden fix{'es' if unsafe != 1 else ''} can be enabled with --unsafe-fixes)")
-        lines += [f"  {name}" for name in hidden or ()]
+        lines += [f"  {printable(name)}" for name in hidden or ()]
     return lines
 
 
