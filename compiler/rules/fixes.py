@@ -174,6 +174,7 @@ def apply(text: str, fixes: Iterable[Fix]) -> tuple[str, list[Fix]]:
 # -- proof ------------------------------------------------------------------
 
 VET_ROUNDS = 6  # candidates tried per finding, at most: the table's, then what a refutation suggests
+MAX_ALONE = 8  # fixes re-checked one by one to see which brought a finding; past it, each is held back
 _REFUTES = ("EFF001", "EFF003", "EFF010")  # on its own edit, the fix wrote a wrong unit, type or syntax
 
 
@@ -321,7 +322,7 @@ def vet(diags: Iterable[Diagnostic], text: str, recheck: Recheck, spec=None,
     # counts against a fix there only on its own edit.
     elsewhere = [] if stopped else [n for n in s.new if id(n) not in on_edits]
     still = Counter((d.code, d.span.line if d.span else 0, d.message) for d in s.after)
-    out = []
+    out, alone_checks = [], 0
     for i, k in s.choice.items():
         d, f = diags[i], candidates[i][k]
         j = index.get((f.span, f.new_text))
@@ -333,8 +334,10 @@ def vet(diags: Iterable[Diagnostic], text: str, recheck: Recheck, spec=None,
             note = "the finding remains after it"
         else:
             brings = [n for n in s.new if _touches(n, s.made[j], where[j])]
-            if not brings and elsewhere:  # one fix: its own; several: made alone, to see which
-                brings = elsewhere if len(s.made) == 1 else _new(recheck(apply(text, [f])[0]), before, False)
+            if not brings and elsewhere:  # one fix: its own; a few: made alone, to see which; many: all of them
+                alone = len(s.made) > 1 and alone_checks < MAX_ALONE
+                alone_checks += alone
+                brings = _new(recheck(apply(text, [f])[0]), before, False) if alone else elsewhere
             note = "it brings " + ", ".join(_said(n) for n in brings[:3]) if brings else ""
         out.append(Offer(d, dataclasses.replace(f, safe=False) if note and f.safe else f, note if f.safe else ""))
     return out
