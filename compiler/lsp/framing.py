@@ -10,8 +10,9 @@ what it can with a JSON-RPC error:
 - a body that is not JSON: ParseError (-32700; the id cannot be known, so it is
   null, as JSON-RPC 2.0 says);
 - a frame without a usable length whose body is a JSON request, a length shorter
-  than the body (the body then continues up to the next header), or a message
-  that is not a JSON-RPC object: InvalidRequest (-32600) with the request's id;
+  than the body (the body then continues up to the next header) or longer (the
+  next frame's header comes first), or a message that is not a JSON-RPC object:
+  InvalidRequest (-32600) with the request's id (null when none can be read);
 - a request whose params do not fit its method: InvalidParams (-32602).
 
 Positions (``{"line": …, "character": …}``) are clamped to LSP's `uinteger`
@@ -150,6 +151,12 @@ class Reader:
             return await self._unframed(value)
         length = int(value)
         while len(self.s.buf) < length:
+            if self.s.buf.find(_HEADER) >= 0:  # the next frame began before this one's length ran out
+                found = _json_prefix(bytes(self.s.buf))
+                if found is not None and self.s.buf.find(_HEADER, found[1]) >= 0:
+                    self.s.take(found[1])
+                    return None, error_frame(_request_id(found[0]), INVALID_REQUEST,
+                                             f"the request is shorter than its Content-Length ({length})")
             if not await self.s.fill():
                 return None
         return self.s.take(length), None
