@@ -152,10 +152,10 @@ class Reader:
         length = int(value)
         while len(self.s.buf) < length:
             if self.s.buf.find(_HEADER) >= 0:  # the next frame began before this one's length ran out
-                found = _json_prefix(bytes(self.s.buf))
-                if found is not None and self.s.buf.find(_HEADER, found[1]) >= 0:
-                    self.s.take(found[1])
-                    return None, error_frame(_request_id(found[0]), INVALID_REQUEST,
+                whole = _json_prefix(bytes(self.s.buf))
+                if whole is not None and self.s.buf.find(_HEADER, whole[1]) >= 0:
+                    self.s.take(whole[1])
+                    return None, error_frame(_request_id(whole[0]), INVALID_REQUEST,
                                              f"the request is shorter than its Content-Length ({length})")
             if not await self.s.fill():
                 return None
