@@ -314,3 +314,19 @@ def test_every_unit_of_an_example_misspelled_at_once(name):
     fixed = fix_text(broken, name, str(EXAMPLES), {}).text
     assert _each_site_restored_or_left(valid, broken, where, fixed) == []
     assert fixed == valid and ir_signature(fixed, str(EXAMPLES)) == ir_signature(valid, str(EXAMPLES))
+
+
+def test_fix_diff_names_the_held_back_fix_too(tmp_path):
+    """`--fix --diff` writes nothing and no check follows it: the hint still names the fix it leaves."""
+    spec = tmp_path / "spec.eff"
+    spec.write_text(THREE, encoding="utf-8")
+    proc = subprocess.run([EFFSPEC, "check", "--fix", "--diff", "spec.eff"], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=120)
+    assert proc.returncode == 1 and "+  model { kind = custom  flops_per_token = 6 GFLOP/token }" in proc.stdout
+    assert proc.stderr.splitlines() == [
+        "Would fix 2 errors",
+        "  spec.eff:4:46 EFF001: Write `GFLOP` (a count of FLOPs: `flops_per_token` is in `FLOP/token`)",
+        "  spec.eff:7:91 EFF001: Write `TFLOP/s`",
+        "(1 hidden fix can be enabled with --unsafe-fixes)",
+        "  spec.eff:6:25 EFF001: Write `token/sequence`, the unit `seq_len` takes"]
+    assert spec.read_text(encoding="utf-8") == THREE

@@ -44,6 +44,7 @@ class Fixed:
     text: str
     by_severity: Counter = field(default_factory=Counter)
     made: list[str] = field(default_factory=list)
+    hidden: list[str] = field(default_factory=list)  # the unsafe fixes left in the text, described
 
 
 def rechecker(path: str, folder: str | None, options: dict, selection=None):
@@ -74,7 +75,9 @@ def fix_text(text: str, path: str, folder: str | None, options: dict, selection=
             from effspec.cli.select import apply as select
 
             select(result, selection)
-        offers = chosen(vet(result.diagnostics, out.text, recheck, result.spec), unsafe)
+        every = vet(result.diagnostics, out.text, recheck, result.spec)
+        offers = chosen(every, unsafe)
+        out.hidden = [] if unsafe else hidden_names(every, path)
         new, made = apply(out.text, [o.fix for o in offers])
         if new == out.text:
             break
@@ -111,6 +114,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
         if read is None:
             continue
         fixed = fix_text(read[0], path, read[1], options, selection, args.unsafe_fixes)
+        total.hidden += fixed.hidden
         if fixed.text == fixed.source:
             continue
         total.update(fixed.by_severity)
@@ -127,7 +131,7 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
             del total.made[len(total.made) - len(fixed.made):]
             status = 2
     out = FixCount(+total)
-    out.made = total.made
+    out.made, out.hidden = total.made, total.hidden
     return status, out
 
 
@@ -137,6 +141,7 @@ class FixCount(Counter):
     def __init__(self, *args) -> None:
         super().__init__(*args)
         self.made: list[str] = []
+        self.hidden: list[str] = []  # the unsafe fixes left, described
 
 
 def _findings(counts: Counter) -> str:
@@ -173,22 +178,29 @@ class Summary(list):
 def with_fixable(summary: list, result, recheck=None) -> Summary:
     """A file's summary (`effspec check`), with the fixes its remaining findings offer, vetted (``recheck``: the
     findings of a fixed text, as the file was checked), counted and the hidden ones named."""
-    from effspec.rules.fixes import counts, describe, vet
+    from effspec.rules.fixes import counts, vet
 
     out = Summary(summary)
     if result.source is None or recheck is None:
         return out
     offers = vet(result.diagnostics, result.source, recheck, result.spec)
     out.fixable = counts(offers)
+    out.hidden = tuple(hidden_names(offers, result.file))
+    return out
+
+
+def hidden_names(offers, path: str) -> list[str]:
+    """Each unsafe fix `--fix` leaves, once per place, described (`spec.eff:6:25 EFF001: Write …`)."""
+    from effspec.rules.fixes import describe
+
     safe = {(o.fix.span, o.fix.new_text) for o in offers if o.fix.safe}
     seen: set = set()
-    hidden = []
+    out = []
     for o in offers:
         place = (o.fix.span, o.fix.new_text)
         if not o.fix.safe and place not in safe and place not in seen:
             seen.add(place)
-            hidden.append(describe(o, result.file))
-    out.hidden = tuple(hidden)
+            out.append(describe(o, path))
     return out
 
 
@@ -198,8 +210,10 @@ def fix_first(args, paths, selection, stdin_text, stdin_root: str) -> tuple[int,
     if not (args.fix or args.diff):
         return 0, None
     status, fixed = fix_files(paths, args, selection if selection.active else None, stdin_text, stdin_root)
-    if args.diff:
-        print_fix_summary(args, fixed, [])
+    if args.diff:  # no check follows: the hidden fixes are those of the fixed texts
+        left = Summary()
+        left.fixable, left.hidden = (0, len(fixed.hidden)), tuple(fixed.hidden)
+        print_fix_summary(args, fixed, [("", left)])
     return status, fixed
 
 
