@@ -213,6 +213,18 @@ def _new(after: Sequence[Diagnostic], before: Iterable[Diagnostic], stopped: boo
     return out
 
 
+def _without(before: Sequence[Diagnostic], fixed: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """``before`` less the findings being fixed (once each): after the fix, the same code on their line is new."""
+    left = Counter((d.code, d.span, d.message) for d in fixed)
+    out = []
+    for d in before:
+        if left[(d.code, d.span, d.message)] > 0:
+            left[(d.code, d.span, d.message)] -= 1
+        else:
+            out.append(d)
+    return out
+
+
 def _edited(made: Sequence[Fix]) -> dict[int, tuple[int, int]]:
     """Where each edit made lies in the fixed text: (index in ``made``) -> (start, end) columns on its line."""
     out: dict[int, tuple[int, int]] = {}
@@ -279,7 +291,7 @@ def _search(diags: list[Diagnostic], text: str, recheck: Recheck, before: list[D
         active = {i: candidates[i][k] for i, k in s.choice.items()}
         fixed, s.made = apply(text, active.values())
         s.after = recheck(fixed)
-        s.new = _new(s.after, before, stopped)
+        s.new = _new(s.after, _without(before, (diags[i] for i in active)), stopped)
         where = _edited(s.made)
         refuted: dict[int, Diagnostic] = {}
         for n in (n for n in s.new if n.code in _REFUTES):
@@ -337,7 +349,7 @@ def vet(diags: Iterable[Diagnostic], text: str, recheck: Recheck, spec=None,
             if not brings and elsewhere:  # one fix: its own; a few: made alone, to see which; many: all of them
                 alone = len(s.made) > 1 and alone_checks < MAX_ALONE
                 alone_checks += alone
-                brings = _new(recheck(apply(text, [f])[0]), before, False) if alone else elsewhere
+                brings = _new(recheck(apply(text, [f])[0]), _without(before, [d]), False) if alone else elsewhere
             note = "it brings " + ", ".join(_said(n) for n in brings[:3]) if brings else ""
         out.append(Offer(d, dataclasses.replace(f, safe=False) if note and f.safe else f, note if f.safe else ""))
     return out
