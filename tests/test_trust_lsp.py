@@ -1,4 +1,4 @@
-"""The language server survives bad frames and out-of-range positions (issue 26, item 10 of the review: 12).
+"""The language server survives bad frames and out-of-range positions (issue 26, item 12).
 
 Each malformed frame is written raw to `effspec lsp`'s stdin, followed by a
 valid request, which must get its reply: the server resynchronises on the next
