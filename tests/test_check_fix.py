@@ -42,7 +42,7 @@ def hand_fixed(name: str) -> str:
 CASES = [
     # tokens -> token, GPUs -> device, TFLOPs -> TFLOP/s, tflops -> TFLOP/s (three on one line: three rounds)
     ("units", ["--fix"], "Fixed 4 errors", 1, 0),
-    # `claim mfu = 50` is EFF601 and EFF604 on the same `50`: one edit
+    # `claim mfu = 50` is EFF604 (5000 %; EFF601 leaves an impossible MFU to it): one edit
     ("bare_mfu", ["--fix"], "Fixed 1 error", 1, 0),
     ("sparse_peak", ["--fix", "--unsafe-fixes"], "Fixed 1 error", 1, 0),
     ("wrong_dtype_peak", ["--fix", "--unsafe-fixes"], "Fixed 1 error", 1, 0),
@@ -134,8 +134,9 @@ def test_a_plain_check_counts_what_fix_would_fix(tmp_path):
     broken(tmp_path, "sparse_peak", "b.eff")
     proc = effspec_cli("check", "a.eff", "b.eff", cwd=tmp_path)
     assert proc.returncode == 1
-    # a.eff: one edit for EFF601 + EFF604; b.eff: the unsafe `peak = catalog`
-    assert proc.stderr.splitlines() == ["[*] 1 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)"]
+    # a.eff: one edit for EFF604; b.eff: the unsafe `peak = catalog`, named
+    assert proc.stderr.splitlines() == ["[*] 1 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)",
+                                        "  b.eff:8:87 EFF202: Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)"]
     assert effspec_cli("check", "--quiet", "a.eff", "b.eff", cwd=tmp_path).stderr == ""
     with_unsafe = effspec_cli("check", "--unsafe-fixes", "a.eff", "b.eff", cwd=tmp_path)
     assert with_unsafe.stderr.splitlines() == ["[*] 2 fixable with --fix"]

@@ -190,9 +190,12 @@ def test_a_missing_file_beside_a_hostile_one(hostile_tree):
     name = next(iter(NAMES))
     proc = cli("check", "gone\u202e.eff", os.path.join(FOLDER, name), cwd=cwd)
     assert proc.returncode == 2
-    # then, after the other file's findings, the `check --fix` hint (its EFF202 has an unsafe fix)
-    assert assert_terminal_safe(proc.stderr) == ("effspec: gone\\u202e.eff: no such file\n"
-                                                 "(1 hidden fix can be enabled with --unsafe-fixes)\n")
+    # then, after the other file's findings, the `check --fix` hint (its EFF202 has an unsafe fix), naming the
+    # fix under the file's name as printed
+    assert assert_terminal_safe(proc.stderr) == (
+        "effspec: gone\\u202e.eff: no such file\n"
+        "(1 hidden fix can be enabled with --unsafe-fixes)\n"
+        f"  {FOLDER_SHOWN}/{NAMES[name]}:26:19 EFF202: Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)\n")
     assert f"{FOLDER_SHOWN}/{NAMES[name]}: " in assert_terminal_safe(proc.stdout)
 
 

@@ -131,9 +131,12 @@ def test_results_carry_the_fixes_check_fix_makes(name, unsafe):
     jsonschema.Draft4Validator(SCHEMA, format_checker=jsonschema.FormatChecker()).validate(log)
     fixes = [f for res in log["runs"][0]["results"] for f in res.get("fixes", ())]
     assert fixes and all(f["artifactChanges"][0]["artifactLocation"]["index"] == 0 for f in fixes)
-    from effspec.rules.fixes import apply, chosen
+    from effspec.rules.fixes import apply, chosen, vet
 
-    made, _ = apply(text, [f for _, f in chosen(result.diagnostics, text, result.spec, unsafe=unsafe)])
+    def recheck(fixed: str):
+        return effspec.check_text(fixed, "spec.eff").diagnostics
+
+    made, _ = apply(text, [o.fix for o in chosen(vet(result.diagnostics, text, recheck, result.spec), unsafe)])
     taken = {}
     for res in log["runs"][0]["results"]:  # the first fix of a result that `--fix` may apply, one per place
         for f in res.get("fixes", ()):

@@ -62,8 +62,9 @@ ENV = "EFFSPEC_CACHE_DIR"
 NO_CACHE_ENV = "EFFSPEC_NO_CACHE"
 KEY_FILE = "result-cache-key"  # the per-user secret, in effspec's own cache folder
 ENTRY_LIMIT = 64 * 1024 * 1024  # a larger entry is a miss, and is not written
-LAYOUT = 4  # the entry layout: part of every key (2: the fixable counts; 3: SARIF results carry fixes;
-# 4: the reads are digests of the bytes the check used, and failures say all their message does)
+LAYOUT = 5  # the entry layout: part of every key (2: the fixable counts; 3: SARIF results carry fixes;
+# 4: the reads are digests of the bytes the check used, and failures say all their message does;
+# 5: fixes vetted by a re-check, and the hidden ones named)
 CACHEDIR_TAG = (b"Signature: 8a477f597d28d172789f06886806bc55\n"
                 b"# This file is a cache directory tag created by effspec.\n"
                 b"# For information about cache directory tags see https://bford.info/cachedir/\n")
@@ -397,6 +398,7 @@ def lookup(p: Plan, key: bytes) -> tuple | None:
         summary = Summary((code, sev) for code, sev in entry["summary"])
         safe, unsafe = entry["fixable"]
         summary.fixable = (int(safe), int(unsafe))
+        summary.hidden = tuple(str(name) for name in entry["hidden"])
         return entry["path"], entry["payload"], summary, None, None
     except (ValueError, KeyError, TypeError):
         return None
@@ -443,7 +445,7 @@ class Store:
             payload = sarif_file(payload)
         try:
             entry = {"path": out[0], "reads": list(dict.fromkeys(reads)), "payload": payload, "summary": out[2],
-                     "fixable": list(getattr(out[2], "fixable", (0, 0)))}
+                     "fixable": list(getattr(out[2], "fixable", (0, 0))), "hidden": list(getattr(out[2], "hidden", ()))}
             body = json.dumps(entry, separators=(",", ":"), allow_nan=False).encode("utf-8")
         except (TypeError, ValueError):
             return

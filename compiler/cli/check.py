@@ -8,7 +8,7 @@ import sys
 from functools import partial
 
 from effspec.cli.common import BUG_URL, STDIN, ToolError, expand_paths, load_spec
-from effspec.cli.fix import fix_first, print_fix_summary, with_fixable
+from effspec.cli.fix import fix_first, print_fix_summary, rechecker, with_fixable
 from effspec.diagnostics import printable
 from effspec.version import __version__
 
@@ -74,7 +74,10 @@ def _check_one(path: str, root: str | None = None, source: tuple[bytes, str] | N
     internal = next((d.message for d in result.diagnostics if d.code == "EFF099"), None)
     summary = [(d.code, d.severity) for d in result.diagnostics]  # counted as the file's own summary line counts
     summary += [("", s) for s, n in getattr(result, "omitted", {}).items() for _ in range(n)]
-    return path, payload, with_fixable(summary, result), None, internal
+    folder = stdin[1] if stdin is not None else os.path.dirname(os.path.abspath(path))
+    recheck = rechecker(path, folder, {"allow_hardlinks": allow_hardlinks, "inline_config": inline_config,
+                                       "isolated": isolated}, selection)
+    return path, payload, with_fixable(summary, result, recheck), None, internal
 
 
 def _payload(result, fmt: str, show_suppressed: bool, quiet: bool = False):

@@ -8,7 +8,11 @@ free in the language).  A formatter bug therefore never rewrites a file.
 
 Unit spellings that the front end rejects with a named fix (`TFLOPS`, `tokens`,
 `GPUs`, `sec`, …: EFF001 "unknown unit" with "write `…`") are rewritten to the
-spelling it names before formatting; any other syntax error stops the formatter.
+spelling it names before formatting, when the fix is safe: the text after it,
+checked again, has no new finding (effspec.rules.fixes.vet; `6 GFLOPs/token`
+is then `6 GFLOP/token`, and `seq_len = 2048 tokens` is left as an error, as
+`token` is not the unit `seq_len` takes); any other syntax error stops the
+formatter.
 
 Pygments support (``effspec.fmt.lexer``) is separate and imports pygments; this
 module does not.
@@ -105,16 +109,22 @@ def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, 
 
 def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str, str, Span]] | None:
     """One edit per diagnostic if every one is an unknown unit with a safe fix (the fixes table
-    `check --fix` and the editor read, effspec.rules.fixes); else None."""
-    from effspec.rules.fixes import fixes_for, source_reader
+    `check --fix` and the editor read, effspec.rules.fixes, vetted: the text after the fixes has no new
+    finding, so `6 GFLOPs/token` becomes `6 GFLOP/token`, never a rate); else None."""
+    import effspec
+    from effspec.rules.fixes import vet
 
-    under = source_reader(text)
+    if any(d.code != "EFF001" or d.span is None or not d.message.startswith("unknown unit") for d in diags):
+        return None
+
+    def recheck(fixed: str) -> list[Diagnostic]:
+        return effspec.check_text(fixed, "<fmt>").diagnostics
+
+    offers = {id(o.diag): o.fix for o in vet(diags, text, recheck, baseline=recheck(text)) if o.fix.safe}
     edits: list[tuple[int, int, str, str, Span]] = []
     for d in diags:
-        if d.code != "EFF001" or d.span is None or not d.message.startswith("unknown unit"):
-            return None
-        fix = next((f for f in fixes_for(d, under) if f.safe), None)
-        if fix is None:
+        fix = offers.get(id(d))
+        if fix is None or d.span is None:
             return None
         start, end = _offset(text, fix.span.line, fix.span.column), _offset(text, fix.span.end_line, fix.span.end_column)
         edits.append((start, end, text[start:end], fix.new_text, d.span))

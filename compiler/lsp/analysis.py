@@ -31,9 +31,25 @@ class Analysis:
     crash: str | None = None  # "TypeError: …" when the check raised
     seconds: float = 0.0
     lines: list[str] = field(default_factory=list)
+    folder: str | None = None  # what anchors `file "…"` references: the document's folder
+    _offers: list | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         self.lines = self.text.split("\n")
+
+    def recheck(self, text: str) -> list[Diagnostic]:
+        """The findings of ``text`` checked as this document is (a fix's result, for effspec.rules.fixes.vet)."""
+        return effspec.check_text(text, self.path, self.folder).diagnostics
+
+    @property
+    def offers(self) -> list:
+        """The vetted fixes of this document's findings (effspec.rules.fixes.Offer), computed once."""
+        if self._offers is None:
+            from effspec.rules.fixes import vet
+
+            self._offers = [] if self.result is None or self.crash is not None else \
+                vet(self.result.diagnostics, self.text, self.recheck, self.spec)
+        return self._offers
 
     @property
     def diagnostics(self) -> list[Diagnostic]:
@@ -75,7 +91,7 @@ def analyze(uri: str, text: str, version: int | None = None, parser=None) -> Ana
     only the runs that changed since its last call; the result is the same."""
     path = path_of(uri)
     folder = os.path.dirname(path) if uri.startswith("file:") and os.path.isdir(os.path.dirname(path) or ".") else None
-    analysis = Analysis(uri, path, text, version)
+    analysis = Analysis(uri, path, text, version, folder=folder)
     start = time.perf_counter()
     try:
         # Looked up on the module at call time, so a test can stand in a failing check.

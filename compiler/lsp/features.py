@@ -21,7 +21,6 @@ from effspec.display import metric_value, quantity
 from effspec.front import keys as K
 from effspec.lsp import scan
 from effspec.lsp.analysis import Analysis
-from effspec.lsp.fixes import fixes_for
 from effspec.report.rulepages import effective_base, rule_page  # the rule pages the reports link to
 from effspec.rules.fixes import claim_units
 
@@ -482,7 +481,7 @@ def _value_names(a: Analysis, ctx: scan.Context):
 # Code actions
 
 
-def _claim_unit_at(a: Analysis):
+def _claim_unit_at(a: Analysis):  # tests/test_lsp_fixes.py reads the candidates with it
     """The unit each claim's value must have ("" for a ratio): what the bare-ratio fix reads."""
     return claim_units(a.spec)
 
@@ -490,21 +489,20 @@ def _claim_unit_at(a: Analysis):
 def code_actions(a: Analysis, rng: T.Range) -> list[T.CodeAction]:
     """The fixes for the diagnostics that touch ``rng``; one action per edit, naming every diagnostic it fixes."""
     out: dict[tuple[Span, str], T.CodeAction] = {}
-    claim_unit = _claim_unit_at(a)
-    for d in a.diagnostics:
+    for offer in a.offers:  # vetted: a fix whose result brings a new error on its edit is not offered
+        d, fix = offer.diag, offer.fix
         drange = span_range(a, d.span)
         if (drange.end.line, drange.end.character) < (rng.start.line, rng.start.character) \
                 or (drange.start.line, drange.start.character) > (rng.end.line, rng.end.character):
             continue
-        for fix in fixes_for(d, a.source, claim_unit):
-            action = out.get((fix.span, fix.new_text))
-            if action is not None:
-                action.diagnostics = [*(action.diagnostics or ()), lsp_diagnostic(a, d)]
-                continue
-            edit = T.TextEdit(range=span_range(a, fix.span), new_text=fix.new_text)
-            out[(fix.span, fix.new_text)] = T.CodeAction(
-                title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],  # a list: appended to above
-                is_preferred=fix.preferred, edit=T.WorkspaceEdit(changes={a.uri: [edit]}))
+        action = out.get((fix.span, fix.new_text))
+        if action is not None:
+            action.diagnostics = [*(action.diagnostics or ()), lsp_diagnostic(a, d)]
+            continue
+        edit = T.TextEdit(range=span_range(a, fix.span), new_text=fix.new_text)
+        out[(fix.span, fix.new_text)] = T.CodeAction(
+            title=fix.title, kind=T.CodeActionKind.QuickFix, diagnostics=[lsp_diagnostic(a, d)],  # a list: appended to above
+            is_preferred=fix.preferred and fix.safe, edit=T.WorkspaceEdit(changes={a.uri: [edit]}))
     return list(out.values())
 
 

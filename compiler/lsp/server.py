@@ -5,13 +5,15 @@ catalog and rules are loaded once, at start-up.  A change is checked after
 the typing pauses (``debounceMs``, 30 ms by default); a newer change cancels
 the pending check.  A check that raises becomes an EFF000 diagnostic on that
 document and every handler catches its own errors, so one bad document never
-stops the server.
+stops the server.  Nor does a bad frame: the reading loop is effspec.lsp.framing's,
+which resynchronises after it and answers with a JSON-RPC error where it can.
 """
 
 from __future__ import annotations
 
 import asyncio
 import sys
+import threading
 import traceback
 
 from lsprotocol import types as T
@@ -30,6 +32,23 @@ class EffServer(LanguageServer):
         self.analyses: dict[str, A.Analysis] = {}
         self.pending: dict[str, asyncio.Task] = {}
         self.parsers: dict[str, IncrementalParser] = {}  # per document: the trees of its unchanged runs
+
+    def start_io(self, stdin=None, stdout=None) -> None:
+        """Serve over stdio as pygls does, but read the frames with effspec.lsp.framing (it survives a bad one)."""
+        from pygls.io_ import StdoutWriter
+
+        from effspec.lsp.framing import serve
+
+        self._stop_event = threading.Event()
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+        try:
+            asyncio.run(serve(self._stop_event, stdin or sys.stdin.buffer, self.thread_pool, self.protocol))
+        except BrokenPipeError:
+            print("effspec lsp: the connection to the editor is lost", file=sys.stderr)
+        except (KeyboardInterrupt, SystemExit):
+            pass
+        finally:
+            self.shutdown()
 
     def analysis(self, uri: str) -> A.Analysis:
         """The latest analysis of ``uri``, re-checked now if the text moved on since."""

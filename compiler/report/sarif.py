@@ -137,6 +137,29 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
     return out
 
 
+def _vetted_fixes(result, source: str) -> dict[int, list]:
+    """The fixes of each finding (by id), vetted as `check --fix` vets them (effspec.rules.fixes.vet): the text
+    after them is checked again, from the spec's folder; a fix that brings a new error on its edit is left out."""
+    import os
+
+    import effspec
+    from effspec.rules.fixes import claim_units, fixes_for, source_reader, vet
+
+    spec = getattr(result, "spec", None)
+    under, unit = source_reader(source), claim_units(spec)
+    if not any(fixes_for(d, under, unit) for d in result.diagnostics if d.span is not None):
+        return {}
+    folder = os.path.dirname(os.path.abspath(result.file))
+
+    def recheck(text: str):
+        return effspec.check_text(text, result.file, folder).diagnostics
+
+    out: dict[int, list] = {}
+    for offer in vet(result.diagnostics, source, recheck, spec, baseline=recheck(source)):
+        out.setdefault(id(offer.diag), []).append(offer.fix)
+    return out
+
+
 def _fixes(fixes, artifact: dict) -> list[dict]:
     """SARIF ``fix`` objects: each edit as a replacement of its region (1-based, end column exclusive,
     as the results' regions); whether `effspec check --fix` applies it alone is the property
@@ -226,11 +249,9 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     results = [_lowered(_result(d, uri, index), lowered.get((d.code, d.span, d.message))) for d in result.diagnostics]
     source = getattr(result, "source", None)
     if isinstance(source, str):  # the edits `check --fix` and the editor's quick fixes make, for other tools
-        from effspec.rules.fixes import claim_units, fixes_for, source_reader
-
-        under, unit = source_reader(source), claim_units(getattr(result, "spec", None))
+        by_diag = _vetted_fixes(result, source)
         for out, d in zip(results, result.diagnostics, strict=True):
-            fixes = fixes_for(d, under, unit) if d.span is not None and not getattr(d, "file", "") else []
+            fixes = by_diag.get(id(d), []) if d.span is not None and not getattr(d, "file", "") else []
             if fixes:
                 out["fixes"] = _fixes(fixes, {**_location(uri), "index": index["artifact"]})
     results += [_suppressed_result(s, uri, index) for s in hidden]

@@ -76,9 +76,9 @@ class EFF603(Rule):
             result = ctx.evaluation.runs.get(run.id)
             rate = result.figure("valid_tokens_per_second") if result is not None else None
             if rate is not None:
-                where = "reconstructed" if rate.basis == "inputs" else f"implied by {rate.basis}"
+                where = "reconstructed from the inputs" if rate.basis == "inputs" else f"implied by {rate.basis}"
                 figure = str(int(float(f"{rate.value:.4g}")))  # four significant digits, as a literal
-                help_ = (f"state the valid tokens per second beside the MFU: the {where} figure is "
+                help_ = (f"state the valid tokens per second beside the MFU: the figure {where} is "
                          f"{quantity(round(rate.value), 'token/s')}, e.g. `claim throughput = {figure} token/s from …`")
             else:
                 help_ = ("state the valid tokens per second the source reports beside the MFU: "
