@@ -239,8 +239,8 @@ def decode(text: str, positions: Positions) -> Any:
             pos = _skip(text, pos)
             close = "}" if isinstance(frame.container, dict) else "]"
             if text.startswith(",", pos):
-                _count(frame, pos)
                 pos = _skip(text, pos + 1)
+                _count(frame, pos)
                 if isinstance(frame.container, dict):
                     name, pos = _member_name(text, pos, frame, positions)
                     pointer = f"{frame.pointer}/{pointer_part(name)}"
@@ -309,20 +309,33 @@ def _schema_problem(error: Any, positions: Positions) -> Diagnostic:
     return Diagnostic("EFF003", "error", span, f"{where} is not valid: {error.message[:300]}", "")
 
 
+def _one_of(error: Any, positions: Positions) -> Diagnostic:
+    """A value no branch of a `oneOf` accepts: an expression node whose `node` is none of the tags (every branch
+    fails there), else the problem of the branch it comes closest to (the one whose `node` tag it has)."""
+    tags = [e.validator_value for e in error.context if e.validator == "const" and list(e.relative_path) == ["node"]]
+    branches = {e.relative_schema_path[0] for e in error.context}
+    if tags and len(tags) == len(branches):
+        pointer = "".join(f"/{pointer_part(str(p))}" for p in error.absolute_path) + "/node"
+        return Diagnostic("EFF003", "error", positions.of(pointer),
+                          f"`{pointer}` is {_shown(error.instance.get('node'))}, not one of the values allowed",
+                          "allowed: " + ", ".join(_shown(t) for t in tags))
+    tagged = {e.relative_schema_path[0] for e in error.context if e.validator == "const" and list(e.relative_path) == ["node"]}
+    closest = [e for e in error.context if e.relative_schema_path[0] not in tagged]
+    best = closest[0] if closest else error.context[0]
+    return _one_of(best, positions) if best.validator == "oneOf" and best.context else _schema_problem(best, positions)
+
+
 def validate(doc: Any, positions: Positions, limit: int = 50) -> list[Diagnostic]:
     """Every schema violation (at most ``limit``), in document order; jsonschema is imported here."""
     from jsonschema import Draft202012Validator
 
     validator = Draft202012Validator(schema())
-    errors = []
+    out = []
     for error in validator.iter_errors(doc):
-        # oneOf/anyOf: the branch that failed deepest says the most ("is not of type 'number'")
-        while error.validator in ("oneOf", "anyOf") and error.context:
-            error = max(error.context, key=lambda e: (len(e.absolute_path), -len(e.message)))
-        errors.append(error)
-        if len(errors) >= limit:
+        out.append(_one_of(error, positions) if error.validator == "oneOf" and error.context else
+                   _schema_problem(error, positions))
+        if len(out) >= limit:
             break
-    out = [_schema_problem(e, positions) for e in errors]
     return sorted(dict.fromkeys(out), key=lambda d: (d.span or Span(0, 0, 0, 0), d.code))
 
 
