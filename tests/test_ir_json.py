@@ -481,13 +481,42 @@ def test_export_of_a_spec_that_does_not_compile_writes_nothing(tmp_path) -> None
     assert sorted(os.listdir(tmp_path)) == ["bad.eff", "bad.eff.json"]
 
 
-def test_fix_leaves_a_json_ir_alone(tmp_path, doc) -> None:
+def test_fix_leaves_a_json_ir_alone(tmp_path, doc, monkeypatch, capsys) -> None:
+    import effspec.cli.fix as fix
+    from effspec.cli import main
+
     d = copy.deepcopy(doc)
-    d["runs"][0]["blocks"][0]["entries"][1]["key"] = "layer"
+    d["runs"][0]["blocks"][0]["entries"][1]["key"] = "layer"  # an unknown key, with a `did you mean` fix in a `.eff`
     path = tmp_path / "run.eff.json"
     path.write_text(_text(d), encoding="utf-8")
-    done = _cli("check", "--fix", "--unsafe-fixes", "run.eff.json", cwd=tmp_path)
-    assert done.returncode == 1 and path.read_text(encoding="utf-8") == _text(d)
+    read = []
+    monkeypatch.setattr(fix, "read_as_checked", lambda p, *a: read.append(p))  # what --fix would edit
+    assert main(["check", "--fix", "--unsafe-fixes", "--no-cache", str(path)]) == 1
+    assert read == [] and path.read_text(encoding="utf-8") == _text(d)
+    assert "unknown key `layer`" in capsys.readouterr().out
+
+
+def test_a_wheel_ships_the_schema_and_checks_a_json_ir(tmp_path) -> None:
+    """A non-editable install finds the schema in the package (effspec.spec) and checks the callback example."""
+    wheel_dir = tmp_path / "wheel"
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                           str(wheel_dir), str(ROOT)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        pytest.skip(f"cannot build a wheel here: {proc.stderr[-300:]}")
+    (wheel,) = wheel_dir.glob("effspec-*.whl")
+    import zipfile
+
+    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
+    assert (tmp_path / "site" / "effspec" / "spec" / "eff-ir.schema.json").read_bytes() == SCHEMA_PATH.read_bytes()
+    proc = subprocess.run([sys.executable, "-c", "import effspec.api, sys; print(effspec.api.__file__); "
+                           "r = effspec.api.load_ir(sys.argv[1]); print(len(r.diagnostics), "
+                           "r.evaluation.runs['callback_run'].metrics['mfu'].value)",
+                           str(ROOT / "examples" / "callback" / "run.eff.json")],
+                          capture_output=True, text=True, env=dict(os.environ, PYTHONPATH=str(tmp_path / "site")), cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    installed_at, findings, mfu = proc.stdout.split()
+    assert str(tmp_path / "site") in installed_at and findings == "0"
+    assert float(mfu) == pytest.approx(0.1711, abs=5e-5)
 
 
 def test_callback_example_is_what_make_run_writes_and_checks_clean(tmp_path) -> None:
