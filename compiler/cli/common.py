@@ -35,10 +35,13 @@ def load_spec(path: str, **options):
     """``effspec.load(path, **options)`` (a `.json` file: ``effspec.api.load_ir``, spec/ir-json.md); a file that
     cannot be read is a ToolError."""
     from effspec import load
-    from effspec.api import load_ir
 
     with reading(path):
-        return load_ir(path, **options) if path.endswith(".json") else load(path, **options)
+        if path.endswith(".json"):
+            from effspec.api import load_ir
+
+            return load_ir(path, **options)
+        return load(path, **options)
 
 
 STDIN = "\0stdin"  # the root expand_paths gives `-`: no folder can be named so
