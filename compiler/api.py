@@ -167,6 +167,11 @@ def _front(text: str, file: str, folder: str | None) -> tuple[Any, Any, Any, lis
         return positions, doc, None, [Diagnostic("EFF030", "error", positions.of("/runs"),
                                             f"the document declares {items:,} runs and scalings; the limit is {LIMITS.max_runs:,}",
                                             "split it into several files")]
+    broken = J.line_breaks(doc)
+    if broken:
+        return positions, doc, None, [Diagnostic("EFF003", "error", positions.of(p), f"`{p}` holds a line break",
+                                                 "no `.eff` string or value holds one: write it on one line")
+                                      for p in broken[:50]]
     generated = J.to_eff(doc)
     tree, diags = parse(generated.text)
     spec = None

@@ -274,6 +274,22 @@ def test_no_file_reference_outside_the_folder(tmp_path, name) -> None:
     assert '"text": "file' in text.split("\n")[diag.span.line - 1]
 
 
+def test_a_line_break_no_eff_string_can_hold(doc) -> None:
+    d = copy.deepcopy(doc)
+    d["runs"][0]["title"] = "two\nlines"
+    text = _text(d)
+    diag = _only(check_json(text), "EFF003")
+    assert diag.message == "`/runs/0/title` holds a line break" and diag.span.line == _line_of(text, '"title"')
+
+
+def test_a_text_that_closes_its_block_is_not_taken_for_more_runs(doc) -> None:
+    d = copy.deepcopy(doc)  # the text of `layers` tries to end the run and declare another
+    d["runs"][0]["blocks"][0]["entries"][1]["text"] = "24 } } run evil { work { seq_len = 1 token/sequence  global_batch = 1 sequence"
+    result = check_json(_text(d))
+    assert result.has_errors and result.spec is None
+    assert {x.code for x in result.diagnostics} == {"EFF002", "EFF003"}  # what the text did to the run, told
+
+
 def test_invalid_documents_never_reach_the_engine(doc, monkeypatch) -> None:
     import effspec.engine.evaluate as evaluate
 

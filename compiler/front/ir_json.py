@@ -265,7 +265,7 @@ def decode(text: str, positions: Positions) -> Any:
 
 def _shown(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False) if not isinstance(value, (dict, list)) else (
-        "an object" if isinstance(value, dict) else "an array")
+        "an object" if isinstance(value, dict) else f"an array of {len(value)}")
     return text if len(text) <= 60 else text[:59] + "…"
 
 
@@ -451,6 +451,20 @@ def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
         else:
             _claim(w, item, q)
     w.write("}", p, w.end_of(run["span"]))
+
+
+def line_breaks(doc: Any) -> list[str]:
+    """The pointers of the strings that hold a line break, which no `.eff` value (nor a value's text) can."""
+    out, stack = [], [("", doc)]
+    while stack:
+        p, value = stack.pop()
+        if isinstance(value, str) and ("\n" in value or "\r" in value):
+            out.append(p)
+        elif isinstance(value, dict):
+            stack += [(f"{p}/{pointer_part(k)}", v) for k, v in value.items()]
+        elif isinstance(value, list):
+            stack += [(f"{p}/{i}", v) for i, v in enumerate(value)]
+    return sorted(out)
 
 
 def to_eff(doc: dict[str, Any]) -> Generated:
