@@ -218,9 +218,9 @@ def _check(result: Result, text: str, file: str, folder: str | None, isolated: b
     ordered = sorted(configured.diagnostics, key=sort_key)  # by the spans the IR carries, as for its `.eff`
     suppressed = configured.suppressed
     if spec is not None:  # the findings are at spans of the document: each goes to the member that carries it
-        pointers = J.span_pointers(doc)
-        ordered = [J.placed(d, pointers, positions) for d in ordered]
-        suppressed = [replace(s, diagnostic=J.placed(s.diagnostic, pointers, positions)) for s in suppressed]
+        place = J.Placer(doc, positions)
+        ordered = [place(d) for d in ordered]
+        suppressed = [replace(s, diagnostic=place(s.diagnostic)) for s in suppressed]
     result.diagnostics = ordered
     result.suppressed = suppressed
     result.settings = configured.settings

@@ -357,15 +357,15 @@ class Piece:
 class Generated:
     text: str
     pieces: list[Piece] = field(default_factory=list)
+    _starts: list[tuple[int, int]] = field(default_factory=list, repr=False)
 
     def pointer(self, span: Span) -> str:
-        """The member of the document a position of the generated text was written from."""
-        best = ""
-        for piece in self.pieces:  # in text order
-            if (piece.line, piece.column) > (span.line, span.column):
-                break
-            best = piece.pointer
-        return best
+        """The member of the document a position of the generated text was written from (the last piece that
+        starts at or before it: pieces are written in text order)."""
+        if len(self._starts) != len(self.pieces):
+            self._starts = [(p.line, p.column) for p in self.pieces]
+        i = bisect.bisect_right(self._starts, (span.line, span.column)) - 1
+        return self.pieces[i].pointer if i >= 0 else ""
 
 
 class _Writer:
@@ -578,19 +578,34 @@ def span_pointers(doc: dict[str, Any]) -> dict[Span, str]:
     return out
 
 
-def placed(d: Diagnostic, pointers: dict[Span, str], positions: Positions) -> Diagnostic:
-    """A finding at a span of the document, moved to the position in the JSON text of the member that carries it
-    (or, for a span computed from several, of the smallest that holds it)."""
-    if d.span is None or d.file:
-        return d
-    pointer = pointers.get(d.span)
-    if pointer is None:
-        start, end = (d.span.line, d.span.column), (d.span.end_line, d.span.end_column)
-        holding = [(s, p) for s, p in pointers.items() if (s.line, s.column) <= start and end <= (s.end_line, s.end_column)]
-        if not holding:
-            return replace(d, span=None)
-        pointer = min(holding, key=lambda sp: (sp[0].end_line - sp[0].line, sp[0].end_column - sp[0].column))[1]
-    return replace(d, span=positions.of(pointer))
+class Placer:
+    """Moves a finding at a span of the document to the position, in the JSON text, of the member that carries the
+    span (or, for a span computed from several, of the nearest one before it that holds it)."""
+
+    LOOK_BACK = 256  # spans looked at before a computed span, at most: a finding never costs a walk of the document
+
+    def __init__(self, doc: dict[str, Any], positions: Positions) -> None:
+        self.pointers = span_pointers(doc)
+        self.positions = positions
+        self.by_start = sorted(self.pointers, key=lambda s: (s.line, s.column, -s.end_line, -s.end_column))
+        self._keys = [(s.line, s.column) for s in self.by_start]
+
+    def pointer(self, span: Span) -> str | None:
+        found = self.pointers.get(span)
+        if found is not None:
+            return found
+        i = bisect.bisect_right(self._keys, (span.line, span.column)) - 1
+        end = (span.end_line, span.end_column)
+        for s in reversed(self.by_start[max(0, i - self.LOOK_BACK + 1):i + 1]):
+            if end <= (s.end_line, s.end_column):
+                return self.pointers[s]
+        return None
+
+    def __call__(self, d: Diagnostic) -> Diagnostic:
+        if d.span is None or d.file:
+            return d
+        pointer = self.pointer(d.span)
+        return replace(d, span=None if pointer is None else self.positions.of(pointer))
 
 
 def export(spec: ir.Spec) -> str:
