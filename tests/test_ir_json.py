@@ -9,6 +9,8 @@
 3. The schema: versioned `$id`, shipped in the package, and nothing in it goes unread (a schema-valid change of
    any member changes the check); tests/test_ir_schema.py checks the schema against the dataclasses.
 4. The CLI (export, check, report, folders, --fix) and effspec.api.check_ir.
+5. Fuzzing: any member of a document replaced by any JSON value, and any edit of its text, end in a check or in
+   coded diagnostics (never EFF099, never an exception).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import effspec
 from effspec import api
@@ -577,3 +581,58 @@ def test_check_ir_refuses_a_deep_dict_without_recursing() -> None:
 
 def test_api_lists_what_it_offers() -> None:
     assert sorted(api.__all__) == dir(api) == ["Result", "check_ir", "check_ir_text", "export_ir", "load_ir"]
+
+
+# ----------------------------------------------------------------------------
+# 5. Any document ends in a check or coded diagnostics
+
+JSON_VALUES = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False)
+                           | st.text(max_size=20), lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+                           max_leaves=6)
+CALLBACK = json.loads((ROOT / "examples" / "callback" / "run.eff.json").read_text(encoding="utf-8"))
+
+
+def _leaves(doc, pointer=""):
+    if isinstance(doc, dict):
+        for k, v in doc.items():
+            yield from _leaves(v, f"{pointer}/{k}")
+    elif isinstance(doc, list):
+        for i, v in enumerate(doc):
+            yield from _leaves(v, f"{pointer}/{i}")
+    yield pointer
+
+
+LEAVES = list(_leaves(CALLBACK))
+
+
+def _ends_well(result) -> None:
+    from effspec.rules import code_table
+
+    assert {d.code for d in result.diagnostics} <= set(code_table()) - {"EFF099"}
+    if result.spec is None:
+        assert result.evaluation is None and result.has_errors
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(LEAVES), JSON_VALUES)
+def test_any_member_replaced_by_any_value(pointer, value) -> None:
+    d = copy.deepcopy(CALLBACK)
+    if not pointer:
+        d = value
+    else:
+        *path, last = pointer.split("/")[1:]
+        target = d
+        for part in path:
+            target = target[int(part)] if isinstance(target, list) else target[part]
+        target[int(last) if isinstance(target, list) else last] = value
+    _ends_well(api.check_ir(d, "fuzz", str(ROOT / "examples" / "callback")))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_any_text_edit(data) -> None:
+    text = json.dumps(CALLBACK, indent=1)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, min(len(text), start + 40)))
+    insert = data.draw(st.text(alphabet='{}[]",:0123456789.eE-+ \n\\untrlfasx', max_size=8))
+    _ends_well(check_json(text[:start] + insert + text[end:], str(ROOT / "examples" / "callback")))
