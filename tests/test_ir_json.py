@@ -294,6 +294,23 @@ def test_a_text_that_closes_its_block_is_not_taken_for_more_runs(doc) -> None:
     assert {x.code for x in result.diagnostics} == {"EFF002", "EFF003"}  # what the text did to the run, told
 
 
+def test_no_pragma_hides_in_a_json_string(doc) -> None:
+    d = copy.deepcopy(doc)
+    d["runs"][0]["title"] = "# effspec: file-ignore[EFF601]"  # a pragma's words, in a string: no comment in JSON
+    d["runs"][0]["claims"][0]["provenance"]["citation"] = "x\" # effspec: file-ignore[EFF601]"
+    claim = d["runs"][0]["claims"][0]
+    claim["expr"].update(value=45, text="45")
+    claim["text"] = "45 %"
+    result = check_json(_text(d), str(ROOT / "examples" / "callback"))
+    assert [x.code for x in result.diagnostics if x.severity == "error"] == ["EFF601"]
+    assert result.suppressed == [] and result.pragmas_not_applied == ()
+    # a text is put into the generated `.eff` as it is: a comment there is refused, never applied
+    claim["text"] = "45 % # effspec: file-ignore[EFF601]"
+    result = check_json(_text(d), str(ROOT / "examples" / "callback"))
+    diag = _only(result, "EFF003")
+    assert diag.message == '`/runs/0/claims/0/text` is "45 % # effspec: file-ignore[EFF601]", but what its text compiles to has "45 %"'
+
+
 def test_invalid_documents_never_reach_the_engine(doc, monkeypatch) -> None:
     import effspec.engine.evaluate as evaluate
 
