@@ -470,6 +470,14 @@ def test_nothing_in_the_schema_goes_unread(coverage, schema) -> None:
     assert every - consts - objects - tried == set()
 
 
+def test_the_one_field_the_schema_leaves_out_is_derived_inside_the_folder(coverage) -> None:
+    # FileRef.path, the resolved path (machine-dependent, so not in the JSON): the check resolves `file` again
+    doc, folder = coverage
+    result = check_json(json.dumps(doc), folder)
+    (ranks,) = [e for r in result.spec.runs for b in r.blocks for e in b.entries if e.kind == "file"]
+    assert ranks.value.file == "ranks.csv" and ranks.value.path == os.path.join(os.path.realpath(folder), "ranks.csv")
+
+
 def test_schema_member_is_read_as_the_document_kind(tmp_path, doc) -> None:
     # a `.json` file is IR when its first member is `$schema` naming the schema; else it is `.eff` text
     named = tmp_path / "run.json"
