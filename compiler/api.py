@@ -26,6 +26,7 @@ import gc
 import json
 import math
 import os
+from dataclasses import replace
 from typing import Any
 
 from effspec import Result
@@ -178,8 +179,6 @@ def _front(text: str, file: str, folder: str | None) -> tuple[Any, Any, Any, lis
     if tree is not None and not diags:
         spec, diags = build_ir(tree, generated.text, file, folder)
     if spec is None or any(d.severity == "error" for d in diags):
-        from dataclasses import replace
-
         return positions, doc, None, [replace(d, span=positions.of(generated.pointer(d.span)) if d.span else None) for d in diags]
     from effspec.front.ir import to_json
 
@@ -187,15 +186,11 @@ def _front(text: str, file: str, folder: str | None) -> tuple[Any, Any, Any, lis
     wrong = [J.mismatch(p, a, b, positions) for p, a, b in J.differences(doc, compiled)][:50]
     if wrong:
         return positions, doc, None, wrong
-    from dataclasses import replace
-
     checked = replace(J.with_spans(spec, doc), file=doc["file"])
     return positions, doc, checked, []
 
 
 def _check(result: Result, text: str, file: str, folder: str | None, isolated: bool) -> None:
-    from dataclasses import replace
-
     from effspec import _front_end_error
     from effspec.engine.evaluate import evaluate
     from effspec.front import ir_json as J
