@@ -28,6 +28,7 @@ PACKAGE = ROOT / "compiler"
 # and below the CLI, whose `effspec lsp` starts it.  __main__ sits on top.
 LAYERS = {
     "diagnostics": 0, "codes": 0, "display": 0, "version": 0, "atomic": 0, "data": 0,
+    "api": 5,  # effspec.api: the Python API for the IR as JSON, beside the root package's
     "front": 1, "ranks": 2, "engine": 3, "importers": 3.5, "rules": 4, "report": 6, "fmt": 6, "lsp": 7, "cli": 8,
 }
 API = 5

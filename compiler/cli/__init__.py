@@ -15,6 +15,7 @@ from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
 from effspec.cli.common import BUG_URL, ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
+from effspec.cli.export import register as register_export
 from effspec.cli.fix import add_flags as add_fix_flags
 from effspec.cli.fmt import register as register_fmt
 from effspec.cli.import_ import add_import_parser
@@ -79,7 +80,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     c = sub.add_parser("check", help="check specs and print diagnostics", epilog=EXIT_CODES,
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    c.add_argument("files", nargs="+", metavar="FILE", help=".eff files or folders; `-` reads a spec from stdin")
+    c.add_argument("files", nargs="+", metavar="FILE",
+                   help=".eff files, IR files (.eff.json: spec/ir-json.md) or folders; `-` reads a spec from stdin")
     c.add_argument("--stdin-filename", metavar="NAME",
                    help="the name a spec read from stdin (`-`) is shown under; its folder finds the configuration")
     c.add_argument("--format", "--output-format", dest="format", choices=("text", "json", "sarif", "github", "junit"),
@@ -114,7 +116,8 @@ def parser() -> argparse.ArgumentParser:
                        description="One report of every FILE (a folder: its .eff files), evaluated once and written "
                                    "to each OUT (the format follows its suffix); OUT's folder is created if missing. "
                                    "All outputs are written, or none.")
-    r.add_argument("inputs", nargs="+", metavar="FILE", help=".eff files or folders; several make one report of them all")
+    r.add_argument("inputs", nargs="+", metavar="FILE",
+                   help=".eff files, IR files (.eff.json) or folders; several make one report of them all")
     r.add_argument("-o", "--output", required=True, action="append", metavar="OUT",
                    help=".html .pdf .json .sarif .md .tex; repeat for several outputs of one evaluation")
     r.add_argument("--paper", choices=("a4", "letter"), default="a4")
@@ -139,6 +142,7 @@ def parser() -> argparse.ArgumentParser:
     e.add_argument("--presets", action="store_true", help="list every convention preset")
     e.set_defaults(func=lambda a: cmd_presets(a) if a.presets else cmd_list(a) if a.list or not a.code else cmd_explain(a))
     register_fmt(sub)
+    register_export(sub)
     register_catalog(sub)
     s = sub.add_parser("lsp", help="run the language server on stdio (needs: pip install 'effspec[lsp]')")
     s.add_argument("--stdio", action="store_true", help="talk over stdin/stdout (the default and only transport)")

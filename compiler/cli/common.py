@@ -32,10 +32,15 @@ def reading(path: str) -> Iterator[None]:
 
 
 def load_spec(path: str, **options):
-    """``effspec.load(path, **options)``; a file that cannot be read is a ToolError."""
+    """``effspec.load(path, **options)`` (a `.json` file: ``effspec.api.load_ir``, spec/ir-json.md); a file that
+    cannot be read is a ToolError."""
     from effspec import load
 
     with reading(path):
+        if path.endswith(".json"):
+            from effspec.api import load_ir
+
+            return load_ir(path, **options)
         return load(path, **options)
 
 
@@ -45,7 +50,7 @@ STDIN = "\0stdin"  # the root expand_paths gives `-`: no folder can be named so
 def expand_paths(paths: list[str]) -> list[tuple[str, str | None]]:
     """Each file to read, with the folder it was found in (None when named; STDIN for `-`).
 
-    Files are taken as given; folders become their `.eff` files, sorted.  A
+    Files are taken as given; folders become their `.eff` and `.eff.json` (IR) files, sorted.  A
     spec found in a folder is then read under the rules of a `file`
     reference (see effspec.load's ``root``): a symlink that leaves the folder
     or points into /proc, /sys, /dev or /run, or a hard link, is refused, not
@@ -58,7 +63,7 @@ def expand_paths(paths: list[str]) -> list[tuple[str, str | None]]:
         elif os.path.isdir(p):
             for root, dirs, files in os.walk(p):  # symlinked folders are listed, never entered
                 dirs.sort()
-                out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith(".eff")]
+                out += [(os.path.join(root, f), p) for f in sorted(files) if f.endswith((".eff", ".eff.json"))]
         else:
             out.append((p, None))
     return out

@@ -98,6 +98,8 @@ def fix_files(items: list[tuple[str, str | None]], args, selection, stdin_text: 
                "inline_config": False if args.no_inline_config else None, "isolated": args.isolated}
     status, total = 0, FixCount()
     for path, root in items:
+        if path.endswith(".json"):  # a JSON IR is written by its producer (or `effspec export`), never edited here
+            continue
         if root == stdin_root:
             if not args.diff:
                 raise ToolError("--fix cannot write back to stdin (`-`): add --diff to see the fixes")

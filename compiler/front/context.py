@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -13,6 +14,15 @@ def suggest(word: str, choices: Iterable[str]) -> str:
     """`did you mean` text for the closest valid name, or ''."""
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"did you mean `{close[0]}`?" if close else ""
+
+
+# A string token or a comment: a comment is dropped from the text of a value written over several lines
+# (which is joined into one), where it would otherwise swallow the rest of the value.
+_STRING_OR_COMMENT = re.compile(r'"(?:[^"\\\n]|\\.)*"|#[^\n]*')
+
+
+def _without_comment(line: str) -> str:
+    return _STRING_OR_COMMENT.sub(lambda m: m.group() if m.group().startswith('"') else "", line) if "#" in line else line
 
 
 def unescape(token: str) -> str:
@@ -43,4 +53,4 @@ class BuildContext:
             return lines[span.line - 1][span.column - 1 : span.end_column - 1]
         parts = [lines[span.line - 1][span.column - 1 :]] + lines[span.line : span.end_line - 1]
         parts.append(lines[span.end_line - 1][: span.end_column - 1])
-        return " ".join(p.strip() for p in parts)
+        return " ".join(_without_comment(p).strip() for p in parts)
