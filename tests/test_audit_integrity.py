@@ -590,9 +590,10 @@ def test_config_limits_through_the_installed_command(tmp_path, shape):
     assert status == 1, done.stderr
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
     assert f"error[EFF030]: configuration {config}: {why}; none of its settings apply\n" in done.stderr
-    # EFF030 and example B's own; after it, on stderr, the hint that EFF202 has an unsafe fix (check --fix)
-    assert done.stderr.rstrip("\n").split("\n")[-2:] == [f"{spec}: 4 errors, 2 warnings, 1 info",
-                                                          "(1 hidden fix can be enabled with --unsafe-fixes)"]
+    # EFF030 and example B's own; after it, on stderr, the hint that EFF202 has an unsafe fix (check --fix), named
+    assert done.stderr.rstrip("\n").split("\n")[-3:] == [
+        f"{spec}: 4 errors, 2 warnings, 1 info", "(1 hidden fix can be enabled with --unsafe-fixes)",
+        f"  {spec}:26:19 EFF202: Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)"]
     assert kilobytes < 400_000  # 3.1 GB before, for the sparse file
     shown = run_cli("check", "--show-settings", str(spec))
     assert shown.returncode == 0 and "configuration: none\n" in shown.stdout and "error[EFF030]" in shown.stdout

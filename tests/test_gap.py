@@ -334,8 +334,6 @@ def mfu(fpt: float, step: float = 1.00, tokens: float = TOKENS, peak: float = PE
     ("peak", mfu(FPT, peak=1978.9e12), "reproduced if peak = 1979 TFLOP/s (sparse bf16 figure of H100-SXM5): "),
     # 4. the source left the logits out: 7,700,742,144 × 524,288 / 1.58304e16 = 25.50 %
     ("logits", mfu(FPT_NO_LOGITS), "reproduced if logits = excluded: "),
-    # 5. the denominator is one device's peak: 26.81 % × 16 = 428.9 % (an impossible figure, explained)
-    ("devices", mfu(FPT) * 16, "reproduced if one device's peak as the denominator of the 16 devices' work (× 16): "),
 ])
 def test_explain_mfu_mismatch(cause: str, claimed: float, note: str) -> None:
     cr, notes = explained(gap_spec(f"claim mfu = {_pct(claimed)} %"), "mfu")
@@ -343,6 +341,21 @@ def test_explain_mfu_mismatch(cause: str, claimed: float, note: str) -> None:
     hits = [e for e in cr.explanations if e.candidate == cause]
     assert hits and hits[0].value == pytest.approx(claimed, rel=1e-9)
     assert any(n.startswith(note) and n.endswith(f"{_pct(claimed)} %") for n in notes), notes
+
+
+def test_explain_mfu_over_100_percent_is_one_devices_peak() -> None:
+    """The denominator is one device's peak: 26.81 % × 16 = 428.9 %. An MFU above 100 % is EFF604 alone (issue 31),
+    never EFF601 with a tolerance; the search still finds the cause, and EFF204 says it on the claim's line."""
+    claimed = mfu(FPT) * 16
+    result = effspec.check_text(gap_spec(f"claim mfu = {_pct(claimed)} %"), "t.eff")
+    cr = result.evaluation.runs["r"].claims["mfu"]
+    assert cr.status == "mismatch" and cr.reconstructed == pytest.approx(mfu(FPT), rel=1e-12)
+    hits = [e for e in cr.explanations if e.candidate == "devices"]
+    assert hits and hits[0].value == pytest.approx(claimed, rel=1e-9)
+    codes = {d.code: d for d in result.diagnostics if d.span.line == 9}
+    assert "EFF601" not in codes and "EFF604" in codes
+    assert codes["EFF204"].message == ("the claimed MFU 428.9 % is the reconstruction 26.81 % × 16 devices: "
+                                       "the whole job's FLOP/s divided by one device's peak")
 
 
 def test_explain_throughput_warmup_kept() -> None:
