@@ -50,3 +50,24 @@ def test_every_promise_cites_a_test() -> None:
 def test_the_citation_parser_follows_the_file() -> None:
     text = "`tests/a.py::test_x`, `::test_y` and `tests/b.py::test_z`"
     assert cited_tests(text) == [("tests/a.py", "test_x"), ("tests/a.py", "test_y"), ("tests/b.py", "test_z")]
+
+
+def test_every_command_is_in_the_table_with_a_test() -> None:
+    """SECURITY.md covers every command: each subcommand of `effspec --help` has a row in the
+    "Every command" table, and the row cites a test that exists."""
+    import argparse
+
+    from effspec.cli import parser
+
+    text = (ROOT / "SECURITY.md").read_text(encoding="utf-8")
+    table = text.split("## Every command", 1)[1].split("\n## ", 1)[0]
+    rows = {m[1]: m[2] for m in re.finditer(r"^\| `(\w+)` \|(.*)\|$", table, re.M)}
+    commands = next(a for a in parser()._actions if isinstance(a, argparse._SubParsersAction)).choices
+    assert set(commands) == set(rows), (sorted(commands), sorted(rows))
+    for name, row in rows.items():
+        cited = cited_tests(row)
+        assert cited, f"`{name}` names no test"
+        for f, test in cited:
+            assert test in defined_tests(ROOT / f), f"`{name}` cites {f}::{test}, which does not exist"
+    sections = {h for h in re.findall(r"^## (.+)$", text, re.M)}
+    assert any(h.startswith("Imported logs") for h in sections) and any(h.startswith("Profiler traces") for h in sections)
