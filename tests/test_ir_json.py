@@ -26,6 +26,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_fuzz import _GRAMMAR, mutated  # the suite's own generators (tests/ is on sys.path), not its tests
 
 import effspec
 from effspec import api
@@ -661,3 +662,24 @@ def test_any_text_edit(data) -> None:
     end = data.draw(st.integers(start, min(len(text), start + 40)))
     insert = data.draw(st.text(alphabet='{}[]",:0123456789.eE-+ \n\\untrlfasx', max_size=8))
     _ends_well(check_json(text[:start] + insert + text[end:], str(ROOT / "examples" / "callback")))
+
+
+# ----------------------------------------------------------------------------
+# 6. The fuzz cases round-trip too: whatever the grammar generator and the mutator make that compiles
+
+
+def _round_trips(text: str, folder: str) -> None:
+    spec = effspec.check_text(text, "fuzz.eff", folder, inline_config=False)
+    if not _compiles(spec):
+        return
+    checked = check_json(api.export_ir(spec), folder)
+    assert json.dumps(outcome(checked), sort_keys=True) == json.dumps(outcome(spec), sort_keys=True)
+    assert ir.to_json(checked.spec) == ir.to_json(spec.spec)
+
+
+@settings(max_examples=150, derandomize=True, deadline=None, database=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
+@given(data=st.data())
+def test_fuzz_cases_round_trip(data) -> None:
+    strategy = mutated() if data.draw(st.booleans(), label="mutated") else _GRAMMAR
+    _round_trips(data.draw(strategy, label="program"), str(ROOT / "examples"))
