@@ -201,23 +201,15 @@ def _check_source(raw: bytes, path: str, folder: str, *, allow_hardlinks: bool =
     EFF001 at the first byte that is not UTF-8."""
     from effspec.front.limits import LIMITS
 
-    ir = path.endswith(".json")  # maybe a JSON IR (spec/ir-json.md): its name or its "$schema" says
     if len(raw) > LIMITS.max_spec_bytes:
         r = Result(path, None)
         r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),
-                                    f"the {'document' if ir else 'spec'} is larger than {LIMITS.max_spec_bytes:,} bytes",
-                                    "split it into several files")]
+                                    f"the spec is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
         return r
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return _not_utf8(raw, path)
-    if ir:
-        from effspec.api import _check_ir_text
-        from effspec.front.ir_json import declares_ir, is_ir_name
-
-        if is_ir_name(path) or declares_ir(text):
-            return _check_ir_text(text, path, folder, allow_hardlinks, isolated)
     return _check_text(text, path, folder, allow_hardlinks, inline_config, isolated)
 
 

@@ -95,14 +95,37 @@ def load_ir(path: str | os.PathLike[str], *, root: str | os.PathLike[str] | None
     A file named ``*.eff.json``, or a ``.json`` file whose first member is `"$schema"` naming
     eff-ir.schema.json, is IR; any other is checked as `.eff` text, as :func:`effspec.load` checks it
     (``inline_config`` applies to that text only: a JSON IR has no pragmas)."""
-    from effspec import _check_source
     from effspec.front.files import read_spec
     from effspec.front.limits import LIMITS
 
     path = os.fspath(path)
     raw, folder = read_spec(path, LIMITS.max_spec_bytes, None if root is None else os.fspath(root), allow_hardlinks)
-    return _check_source(raw, path, folder, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
-                         isolated=isolated)
+    return _check_ir_source(raw, path, folder, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                           isolated=isolated)
+
+
+def _check_ir_source(raw: bytes, path: str, folder: str, *, allow_hardlinks: bool = False,
+                    inline_config: bool | None = None, isolated: bool = False) -> Result:
+    """The check of a `.json` file's bytes, read from ``path`` in the canonical ``folder`` (:func:`load_ir`, and
+    `effspec check`, whose result cache has read them): IR when its name or its `"$schema"` says so, else `.eff`
+    text as :func:`effspec.load` checks it; EFF030 over the size limit, EFF001 at the first byte that is not UTF-8."""
+    from effspec import _check_source, _not_utf8
+    from effspec.front.ir_json import declares_ir, is_ir_name
+    from effspec.front.limits import LIMITS
+
+    if len(raw) > LIMITS.max_spec_bytes:
+        r = Result(path, None)
+        r.diagnostics = [Diagnostic("EFF030", "error", Span(1, 1, 1, 1),
+                                    f"the document is larger than {LIMITS.max_spec_bytes:,} bytes", "split it into several files")]
+        return r
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return _not_utf8(raw, path)
+    if not (is_ir_name(path) or declares_ir(text)):
+        return _check_source(raw, path, folder, allow_hardlinks=allow_hardlinks, inline_config=inline_config,
+                             isolated=isolated)
+    return _check_ir_text(text, path, folder, allow_hardlinks, isolated)
 
 
 def export_ir(result: Result) -> str:

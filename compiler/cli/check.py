@@ -48,7 +48,10 @@ def _check_one(path: str, root: str | None = None, source: tuple[bytes, str] | N
         if stdin is not None:  # `effspec check -`: (the bytes, the folder of --stdin-filename)
             source = stdin[0], os.path.realpath(stdin[1])
         if source is not None:
-            from effspec import _check_source
+            if path.endswith(".json"):  # perhaps a JSON IR (spec/ir-json.md), as load_spec reads one
+                from effspec.api import _check_ir_source as _check_source
+            else:
+                from effspec import _check_source
 
             result = _check_source(source[0], path, source[1], allow_hardlinks=allow_hardlinks,
                                    inline_config=inline_config, isolated=isolated)
