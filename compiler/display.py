@@ -3,9 +3,27 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 _PREFIXES = ((1e24, "Y"), (1e21, "Z"), (1e18, "E"), (1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"))
+
+
+# Inside `numbers_only()` (engine.gap's search, which keeps a re-evaluation's numbers and throws
+# its derivation text away) `quantity` and `exact_operands` print nothing: the numbers do not
+# depend on the text, so the search's results are the same, at half the cost.
+_NUMBERS_ONLY: ContextVar[bool] = ContextVar("effspec_numbers_only", default=False)
+
+
+@contextmanager
+def numbers_only() -> Iterator[None]:
+    """Derivation text is left empty while inside: for evaluations whose text nobody reads."""
+    token = _NUMBERS_ONLY.set(True)
+    try:
+        yield
+    finally:
+        _NUMBERS_ONLY.reset(token)
 
 
 def sig(value: float, digits: int = 4) -> str:
@@ -22,6 +40,8 @@ def sig(value: float, digits: int = 4) -> str:
 
 def quantity(value: float, unit: str, digits: int = 4) -> str:
     """A value in its unit, with an SI prefix for FLOP units: ``137.7 TFLOP/s``."""
+    if _NUMBERS_ONLY.get():
+        return ""
     if unit == "":
         return sig(value, digits)
     if unit.startswith("FLOP") and abs(value) >= 1e3:
@@ -36,6 +56,8 @@ def quantity(value: float, unit: str, digits: int = 4) -> str:
 
 
 def percent(ratio: float, digits: int = 4) -> str:
+    if _NUMBERS_ONLY.get():
+        return ""
     return f"{sig(ratio * 100, digits)} %"
 
 
@@ -71,6 +93,8 @@ def exact_operands(operands: Sequence[tuple[float, str]], compute: Callable[[Seq
     Example A's median step is 1.1001 s: ``2,035,712 token / 1.1 s`` gives 1,850,647, not the printed
     1,850,479 token/s, so the step is printed ``1.1001 s``.
     """
+    if _NUMBERS_ONLY.get():
+        return [""] * len(operands)
     target = shown(*result)
     texts = [shown(v, u) for v, u in operands]
     for digits in range(4, 18):
@@ -87,6 +111,8 @@ def exact_operands(operands: Sequence[tuple[float, str]], compute: Callable[[Seq
 def exact_digits(value: float, most: int = 6) -> int:
     """The fewest significant digits (four at least, ``most`` at most) that print ``value`` exactly:
     a median of 1.1001 s is printed ``1.1001 s``, not ``1.1 s``."""
+    if _NUMBERS_ONLY.get():
+        return most  # a number of digits for a text that is not printed
     for digits in range(4, most):
         if math.isfinite(value) and float(sig(value, digits)) == value:
             return digits
