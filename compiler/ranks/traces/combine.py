@@ -91,7 +91,7 @@ def count(runs: list[tuple[int, int]]) -> int:
 
 def check(summaries: list[TraceSummary], partial: bool) -> tuple[list[Problem], list[tuple[int, int]], int]:
     """The problems of the set, the missing ranks (as runs), and the world size."""
-    problems: list[Problem] = []
+    problems: list[Problem] = [Problem("EFF003", "info", note, "", s.file) for s in summaries for note in s.notes]
     by_rank: dict[int, TraceSummary] = {}
     for s in summaries:
         other = by_rank.get(s.rank)

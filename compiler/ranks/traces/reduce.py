@@ -16,7 +16,8 @@ GPU traces (any ``kernel``, ``gpu_memcpy`` or ``gpu_memset`` event):
   event it launched, so the windows tile the device timeline and the gap
   before a step's first kernel (a host stall) is that step's idle time;
 - inside a window, by time: compute = union of non-communication kernels;
-  comm = union of NCCL/RCCL kernels; comm_exposed = comm where no compute
+  comm = union of collective kernels (NCCL, RCCL, NVSHMEM,
+  symmetric memory, custom all-reduce, oneCCL, HCCL: COLLECTIVE_FAMILIES); comm_exposed = comm where no compute
   kernel runs; other = memcpy/memset where no kernel runs; idle = the rest.
 
 CPU traces (gloo): the step window is the ``ProfilerStep#N`` span; compute is
@@ -57,6 +58,33 @@ COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
 HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
 _DEVICE_CATS = {"kernel": None, "gpu_memcpy": OTHER, "gpu_memset": OTHER}
 _LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+
+
+# Which device kernels are communication (spec/traces.md, "Collectives"): a kernel whose name contains one of
+# these, case-insensitively, is a collective; every other kernel is compute.  (family, pattern)
+COLLECTIVE_FAMILIES: tuple[tuple[str, str], ...] = (
+    ("NCCL / RCCL", r"[nr]ccl"),
+    ("NVSHMEM", r"nvshmem"),
+    ("symmetric memory, multimem", r"multimem_"),
+    ("symmetric memory, one/two-shot", r"(?:one|two)_shot_all_reduce"),
+    ("vLLM / SGLang custom all-reduce", r"cross_device_reduce"),
+    ("oneCCL", r"(?<![A-Za-z0-9])ccl_"),
+    ("HCCL", r"hccl"),
+    ("Gloo", r"(?<![A-Za-z0-9])gloo"),
+)
+_COLLECTIVE = re.compile("|".join(f"(?:{p})" for _, p in COLLECTIVE_FAMILIES), re.IGNORECASE)
+_KERNEL_CLASS: dict[str, int] = {}
+_KERNEL_CLASS_MAX = 1 << 16  # distinct names remembered (a trace has a few thousand)
+
+
+def kernel_class(name: str) -> int:
+    """COMM for a collective kernel (COLLECTIVE_FAMILIES), COMPUTE for any other; remembered by name."""
+    cls = _KERNEL_CLASS.get(name)
+    if cls is None:
+        cls = COMM if _COLLECTIVE.search(name) else COMPUTE
+        if len(_KERNEL_CLASS) < _KERNEL_CLASS_MAX and len(name) <= 4096:
+            _KERNEL_CLASS[name] = cls
+    return cls
 
 
 @dataclass(frozen=True)
@@ -190,8 +218,7 @@ class _Collector:
                 cls = _DEVICE_CATS[cat]
                 if cls is None:
                     name = e.name
-                    low = name[:4].lower() if type(name) is str else ""
-                    cls = COMM if low in ("nccl", "rccl") else COMPUTE
+                    cls = kernel_class(name) if type(name) is str else COMPUTE
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
@@ -266,8 +293,7 @@ class _Collector:
                 cls = _DEVICE_CATS[cat]
                 if cls is None:
                     name = e.get("name")
-                    low = name[:4].lower() if type(name) is str else ""
-                    cls = COMM if low in ("nccl", "rccl") else COMPUTE
+                    cls = kernel_class(name) if type(name) is str else COMPUTE
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
@@ -282,8 +308,17 @@ class _Collector:
         self.skipped += skipped
 
 
-def _rank(top: dict) -> tuple[int, int | None]:
+SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
+                       "or one taken before torch.distributed.init_process_group)")
+
+
+def _rank(top: dict) -> tuple[int, int | None, str]:
+    """``(rank, world_size, note)``.  A trace with no ``distributedInfo.rank`` at all (no member, or a member
+    without ``rank``) is a single-process profile: rank 0 of a world of 1, said in ``note``.  A rank that is
+    there but not a rank (a string, a negative number) is refused: the trace says something wrong."""
     info: Any = top.get("distributedInfo")
+    if info is None or (isinstance(info, dict) and "rank" not in info and "world_size" not in info):
+        return 0, 1, SINGLE_PROCESS_NOTE
     rank = info.get("rank") if isinstance(info, dict) else None
     if type(rank) is not int or not 0 <= rank < 2**31:
         raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
@@ -294,7 +329,7 @@ def _rank(top: dict) -> tuple[int, int | None]:
                          "not a world size (1 to 2,147,483,648 ranks)", "the trace was edited or is not torch's")
     if type(world) is int and rank >= world:
         raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks")
-    return rank, world if type(world) is int else None
+    return rank, world if type(world) is int else None, ""
 
 
 def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
@@ -330,7 +365,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     finally:
         if paused:
             gc.enable()
-    rank, world = _rank(top)
+    rank, world, rank_note = _rank(top)
     node, node_source = _node(top, rank, ranks_per_node)
     if not c.steps:
         raise TraceError("EFF003", "no `ProfilerStep#N` span: the trace has no steps to split",
@@ -351,7 +386,8 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     return TraceSummary(
         file=display if display is not None else path, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
-        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped)
+        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped,
+        notes=(rank_note,) if rank_note else ())
 
 
 def _arr(np, a: array, base: float = 0.0):
