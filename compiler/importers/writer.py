@@ -26,9 +26,18 @@ STEPS_CSV = "{steps_csv}"
 RANKS_CSV = "{ranks_csv}"
 
 
+NEUTRAL_COLON = "\u2236"  # RATIO: what the colon of a copied `effspec:` is written as in a comment
+_PRAGMA_WORD = re.compile(r"(effspec\s*):", re.I)
+
+
 def comment(text: str) -> str:
-    """One comment line's text: no line breaks, no control or bidi characters."""
-    return sanitize(re.sub(r"[\r\n\u2028\u2029\x0b\x0c\x85]+", " ", text)).strip()[:400]
+    """One comment line's text, neutralised: no line breaks (so nothing copied can end the comment
+    and write a key, a `from` or a `}`), no control or bidi characters, and no `effspec:` in any
+    case or spacing -- its colon is written as U+2236.  A pragma needs `# effspec:` (see
+    effspec.front.config), so no pragma can be formed by a log, a TOML or a file name, whether the
+    text carries its own `#` or follows the writer's `# `."""
+    one_line = sanitize(re.sub(r"[\r\n\u2028\u2029\x0b\x0c\x85]+", " ", text)).strip()
+    return _PRAGMA_WORD.sub(r"\1" + NEUTRAL_COLON, one_line)[:400]
 
 
 def safe_stem(name: str) -> str:
@@ -190,7 +199,7 @@ def _convention(run: ImportedRun) -> list[str]:
     if preset:  # the language has the framework's preset (effspec.front.presets): `effspec explain PRESET`
         lines += ["  convention {", f"    preset = {preset}  {_from(source)}", "  }"]
         return lines
-    lines.append(f"  # The language has no preset `{conv.corresponds_to}` for this formula: its knobs, written out:")
+    lines.append(f"  # The language has no preset `{comment(conv.corresponds_to)}` for this formula: its knobs, written out:")
     lines.append("  convention {")
     width = max(len(k) for k in conv.knobs)
     vwidth = max(len(v) for v in conv.knobs.values())
