@@ -1,0 +1,72 @@
+"""A Hugging Face config.json to the model block (effspec.importers.hf_config)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from effspec import check_text
+from effspec.importers.hf_config import ConfigError, read
+
+FIX = Path(__file__).parent / "fixtures" / "hf_config"
+
+
+def block(fields) -> dict[str, tuple[str | None, str]]:
+    return {f.key: (f.value, f.source.citation if f.source else "") for f in fields}
+
+
+def test_llama_3_1_8b_keys_and_lines():
+    got = block(read((FIX / "llama-3.1-8b.json").read_bytes(), "config.json"))
+    assert got["layers"] == ("32", "config.json:17")
+    assert got["d_model"] == ("4096", "config.json:10")
+    assert got["heads"] == ("32", "config.json:16")
+    assert got["kv_heads"] == ("8", "config.json:18")
+    assert got["ffn"] == ("swiglu", "config.json:9")
+    assert got["d_ff"] == ("14336", "config.json:12")
+    assert got["vocab"] == ("128256", "config.json:24")
+    assert got["tied_embeddings"] == ("false", "config.json:22")
+    assert got["kind"] == ("dense_transformer", "config.json:15")
+
+
+def test_llama_3_1_8b_flops_per_token():
+    fields = read((FIX / "llama-3.1-8b.json").read_bytes(), "config.json")
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token (m = 2, training = 3 x forward, attention scores excluded):
+    # per layer: qkv d(HQ + 2GQ) = 4096*(4096 + 2*8*128) = 25,165,824; out 4096*4096 = 16,777,216;
+    # ffn 3*4096*14336 = 176,160,768; sum 218,103,808 x 32 layers = 6,979,321,856;
+    # logits 4096*128256 = 525,336,576; total 7,504,658,432 MACs -> 6 x = 45,027,950,592 FLOP/token.
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * 7_504_658_432
+
+
+def test_unknown_model_type_names_keys():
+    with pytest.raises(ConfigError) as exc:
+        read(b'{\n "model_type": "bert",\n "hidden_size": 768\n}', "config.json")
+    assert exc.value.code == "EFF810" and exc.value.line == 2
+    assert "hidden_size, model_type" in str(exc.value)
+
+
+def test_hostile_config():
+    with pytest.raises(ConfigError, match="nested deeper"):
+        read(b"[" * 100 + b"]" * 100, "c.json")
+    with pytest.raises(ConfigError, match="not JSON"):
+        read(b'{"model_type": "llama", "hidden_size": NaN}', "c.json")
+    big = b'{"model_type": "llama", "num_hidden_layers": 1e300}'
+    with pytest.raises(ConfigError, match="whole number"):
+        read(big, "c.json")
+    with pytest.raises(ConfigError, match="over"):
+        read(b" " * (300 * 1024), "c.json")
+    with pytest.raises(ConfigError) as exc:
+        read(b'{"model_type": "# effspec: file-ignore[EFF201]\\n"}', "c.json")
+    assert "\n" not in str(exc.value)
