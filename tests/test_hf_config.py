@@ -70,3 +70,26 @@ def test_hostile_config():
     with pytest.raises(ConfigError) as exc:
         read(b'{"model_type": "# effspec: file-ignore[EFF201]\\n"}', "c.json")
     assert "\n" not in str(exc.value)
+
+
+def test_import_with_model_config(tmp_path, capsys):
+    """`effspec import megatron LOG --model-config config.json` writes the config's model block, each key cited."""
+    import shutil
+
+    from effspec.cli import main
+
+    log = tmp_path / "train.log"
+    shutil.copy(Path(__file__).parent / "fixtures" / "logs" / "megatron_train.log", log)
+    cfg = tmp_path / "config.json"
+    shutil.copy(FIX / "llama-3.1-8b.json", cfg)
+    out = tmp_path / "run.eff"
+    assert main(["import", "megatron", str(log), "--model-config", str(cfg), "-o", str(out)]) == 0
+    text = out.read_text()
+    import re
+
+    assert re.search(r'^ +d_ff += 14336 +from log "config\.json:12"$', text, re.M)
+    assert re.search(r'^ +vocab += 128256 +from log "config\.json:24"$', text, re.M)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"model_type": "bert"}')
+    assert main(["import", "megatron", str(log), "--model-config", str(bad), "-o", str(tmp_path / "b.eff")]) == 2
+    assert "EFF810" in capsys.readouterr().err and not (tmp_path / "b.eff").exists()

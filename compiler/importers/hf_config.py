@@ -95,7 +95,7 @@ def read(data: bytes, name: str) -> list[Field]:
     return _fields(cfg, str(mtype), depth, lines, name)
 
 
-def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[Field]:
+def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[Field]:  # noqa: C901 - one mapping, key by key
     out: list[Field] = []
 
     def src(key: str) -> Source:
