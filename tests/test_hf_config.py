@@ -93,3 +93,16 @@ def test_import_with_model_config(tmp_path, capsys):
     bad.write_text('{"model_type": "bert"}')
     assert main(["import", "megatron", str(log), "--model-config", str(bad), "-o", str(tmp_path / "b.eff")]) == 2
     assert "EFF810" in capsys.readouterr().err and not (tmp_path / "b.eff").exists()
+
+
+def test_eff810_page_examples():
+    """EFF810's page: its Example config is refused with EFF810, its Use instead config is read."""
+    import re
+
+    from effspec.rules.pages import page
+
+    bad, good = re.findall(r"```text\n(.*?)```", page("EFF810"), flags=re.S)
+    with pytest.raises(ConfigError) as exc:
+        read(bad.encode(), "config.json")
+    assert exc.value.code == "EFF810"
+    assert block(read(good.encode(), "config.json"))["d_ff"][0] == "14336"
