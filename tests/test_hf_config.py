@@ -106,3 +106,37 @@ def test_eff810_page_examples():
         read(bad.encode(), "config.json")
     assert exc.value.code == "EFF810"
     assert block(read(good.encode(), "config.json"))["d_ff"][0] == "14336"
+
+
+def test_deepseek_v3_mla_moe_mtp():
+    got = block(read((FIX / "deepseek-v3.json").read_bytes(), "config.json"))
+    assert got["kind"] == ("moe_transformer", "config.json:10")
+    assert got["experts"] == ("256", "config.json:13")
+    assert got["shared_experts"] == ("1", "config.json:14")
+    assert got["moe_layers"] == ("58", "config.json:5")  # 61 - first_k_dense_replace 3
+    assert got["q_lora_rank"] == ("1536", "config.json:20")
+    assert got["kv_lora_rank"] == ("512", "config.json:9")
+    assert got["mtp_depth"] == ("1", "config.json:19")
+    assert "kv_heads" not in got  # MLA: num_key_value_heads is not the shape
+    model = "  ".join(f"{k} = {v}" for k, (v, _) in got.items())
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H800-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token (m = 2, training = 3 x forward, attention scores excluded):
+    d, H = 7168, 128
+    attn = d * 1536 + 1536 * H * (128 + 64) + d * 512 + d * 64 + 512 * H * (128 + 128) + H * 128 * d  # 187,105,280
+    dense = 3 * d * 18432  # SwiGLU, three matmuls
+    moe = (8 + 1) * 3 * d * 2048 + d * 256  # 8 routed + 1 shared expert, and the router
+    logits = d * 129280
+    mtp = attn + moe + 2 * d * d + logits  # one MTP block (MoE like the last layer), its 2d->d projection, the head
+    macs = 61 * attn + 3 * dense + 58 * moe + logits + mtp
+    assert attn == 187_105_280
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * macs
