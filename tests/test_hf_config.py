@@ -140,3 +140,17 @@ run r {{
     macs = 61 * attn + 3 * dense + 58 * moe + logits + mtp
     assert attn == 187_105_280
     assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * macs
+
+
+def test_standalone_hf_config(tmp_path):
+    """`effspec import hf-config config.json -o model.eff`: a spec with the config's model block, which compiles."""
+    import re
+
+    from effspec.cli import main
+
+    out = tmp_path / "model.eff"
+    assert main(["import", "hf-config", str(FIX / "deepseek-v3.json"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert re.search(r'^ +kv_lora_rank += 512 +from log "deepseek-v3\.json:9"$', text, re.M)
+    assert re.search(r'^ +moe_layers += 58 +from log "deepseek-v3\.json:5"', text, re.M)
+    assert not [d for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]

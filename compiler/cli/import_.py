@@ -22,7 +22,7 @@ class _Formats:
     def _names(self) -> list[str]:
         from effspec.importers import all_importers
 
-        return [*all_importers(), "auto"]
+        return [*all_importers(), "auto", "hf-config"]
 
     def __contains__(self, item: object) -> bool:
         return item in self._names()
@@ -76,6 +76,8 @@ def cmd_import(args) -> int:
             raise ToolError(f"{log}: is a symlink that leads nowhere (its target is missing, or links loop)")
         if not os.path.exists(log):
             raise ToolError(f"{log}: no such file")
+    if args.format == "hf-config":
+        return _hf_config_only(args, out)
     try:
         result = import_logs(args.format, args.logs, args.framework_version, progress=sys.stderr.isatty(),
                              config=args.config)
@@ -113,6 +115,25 @@ def _model_config(runs, path: str) -> None:
         raise ToolError(f"{printable(name)}: {exc.strerror or exc}") from None
     for run in runs:
         run.blocks["model"] = list(fields)
+
+
+def _hf_config_only(args, out: str) -> int:
+    """`effspec import hf-config config.json -o model.eff`: a spec whose run has only the config's model block."""
+    from effspec.importers.reader import display_name
+    from effspec.importers.record import ImportedRun
+    from effspec.importers.writer import render
+
+    if len(args.logs) != 1:
+        raise ToolError("hf-config reads one config.json")
+    run = ImportedRun("hf-config", "Hugging Face config", display_name(args.logs[0]), run_id="model")
+    _model_config([run], args.logs[0])
+    files = render(out, [run], "effspec import hf-config")
+    _refuse_overwrites([f.path for f in files], args.logs, args.force, out)
+    _write(files, out)
+    from effspec.diagnostics import printable
+
+    print(f"wrote {printable(out)}", file=sys.stderr)
+    return 0
 
 
 def _beside(out: str, path: str) -> str:
