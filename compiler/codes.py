@@ -24,4 +24,5 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF099": ("internal error", "error"),
     # EFF8xx: the log importers (effspec import), not audit rules
     "EFF801": ("log line the importer could not read", "warning"),
+    "EFF810": ("model config the importer cannot use", "error"),
 }

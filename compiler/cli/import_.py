@@ -22,7 +22,7 @@ class _Formats:
     def _names(self) -> list[str]:
         from effspec.importers import all_importers
 
-        return [*all_importers(), "auto"]
+        return [*all_importers(), "auto", "hf-config"]
 
     def __contains__(self, item: object) -> bool:
         return item in self._names()
@@ -56,6 +56,8 @@ def add_import_parser(sub) -> None:
                    help="the framework's version when the log does not print it (sets the FLOP convention)")
     i.add_argument("--config", metavar="FILE", default=None,
                    help="the run's config file, for formats that read one (torchtitan: its TOML); the log's values win")
+    i.add_argument("--model-config", metavar="CONFIG.json", default=None,
+                   help="a Hugging Face config.json: fills each run's model block, each key cited with its line")
     i.add_argument("--force", action="store_true", help="replace OUT and its CSVs if they exist (a log is never replaced)")
     i.set_defaults(func=cmd_import)
 
@@ -74,6 +76,8 @@ def cmd_import(args) -> int:
             raise ToolError(f"{log}: is a symlink that leads nowhere (its target is missing, or links loop)")
         if not os.path.exists(log):
             raise ToolError(f"{log}: no such file")
+    if args.format == "hf-config":
+        return _hf_config_only(args, out)
     try:
         result = import_logs(args.format, args.logs, args.framework_version, progress=sys.stderr.isatty(),
                              config=args.config)
@@ -84,11 +88,51 @@ def cmd_import(args) -> int:
         raise ToolError(f"{exc.filename}: is a directory") from None
     except OSError as exc:
         raise ToolError(f"{exc.filename or ' '.join(args.logs)}: {exc.strerror or exc}") from None
+    if args.model_config:
+        _model_config(result.runs, args.model_config)
     command = f"effspec import {args.format}" + (f" --framework-version {args.framework_version}" if args.framework_version else "")
     files = render(out, result.runs, command)
     _refuse_overwrites([f.path for f in files], args.logs + ([args.config] if args.config else []), args.force, out)
     text = _write(files, out)
     _report(result, out, text, [f.path for f in files])
+    return 0
+
+
+def _model_config(runs, path: str) -> None:
+    """Each run's model block from a Hugging Face config.json (effspec.importers.hf_config); EFF810 when unusable."""
+    from effspec.diagnostics import printable
+    from effspec.front.files import read_regular_file
+    from effspec.front.limits import LIMITS
+    from effspec.importers.hf_config import ConfigError, read
+    from effspec.importers.reader import display_name
+
+    name = display_name(path)
+    try:
+        fields = read(read_regular_file(path, LIMITS.max_config_bytes, follow_symlinks=True), name)
+    except ConfigError as exc:
+        raise ToolError(f"{printable(name)}:{exc.line}: {exc.code} {printable(str(exc))}") from None
+    except OSError as exc:
+        raise ToolError(f"{printable(name)}: {exc.strerror or exc}") from None
+    for run in runs:
+        run.blocks["model"] = list(fields)
+
+
+def _hf_config_only(args, out: str) -> int:
+    """`effspec import hf-config config.json -o model.eff`: a spec whose run has only the config's model block."""
+    from effspec.importers.reader import display_name
+    from effspec.importers.record import ImportedRun
+    from effspec.importers.writer import render
+
+    if len(args.logs) != 1:
+        raise ToolError("hf-config reads one config.json")
+    run = ImportedRun("hf-config", "Hugging Face config", display_name(args.logs[0]), run_id="model")
+    _model_config([run], args.logs[0])
+    files = render(out, [run], "effspec import hf-config")
+    _refuse_overwrites([f.path for f in files], args.logs, args.force, out)
+    _write(files, out)
+    from effspec.diagnostics import printable
+
+    print(f"wrote {printable(out)}", file=sys.stderr)
     return 0
 
 

@@ -185,6 +185,21 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
         " throughput per GPU (TFLOP/s/GPU): 490.0 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
         " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
     ),
+    "EFF810": (
+        "Reports a Hugging Face `config.json` given with `--model-config` that cannot "
+        "fill the model block: a `model_type` effspec does not map (the message names "
+        "the keys the config has), a key the family needs that is missing, a value "
+        "that is not a whole number in range, an activation the language has no `ffn` "
+        "for, a file over 256 KiB, nesting deeper than 32, or text that is not JSON.",
+        "A shape guessed from a config effspec does not understand would give wrong "
+        "FLOPs per token with every key cited, so nothing is written.",
+        "A config of a family effspec does not map (`effspec import megatron train.log --model-config config.json -o run.eff`):",
+        '{"model_type": "bert", "hidden_size": 768}',
+        "A config of a mapped family (Llama, Mistral, Mixtral, Qwen2/3, Gemma 2/3, DeepSeek-V2/V3, GPT-OSS, OLMo), "
+        "or the model block written by hand:",
+        '{"model_type": "llama", "num_hidden_layers": 32, "hidden_size": 4096, "num_attention_heads": 32, '
+        '"hidden_act": "silu", "intermediate_size": 14336, "vocab_size": 128256}',
+    ),
 }
 
 
