@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # the last line of defence: never a raw traceback
         if args.debug:
             raise
-        target = ", ".join(getattr(args, "inputs", None) or getattr(args, "files", None) or [])
+        target = ", ".join(getattr(args, "inputs", None) or getattr(args, "files", None) or getattr(args, "logs", None) or [])
         print(f"effspec: internal error while processing {printable(target)}: {type(exc).__name__}: {printable(str(exc))}\n"
               f"This is a bug in effspec {__version__}. Please report it with the spec that triggers it: {BUG_URL}\n"
               f"(run with --debug for the traceback)", file=sys.stderr)

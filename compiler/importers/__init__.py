@@ -20,7 +20,7 @@ from functools import cache
 from effspec.diagnostics import Diagnostic
 from effspec.importers.base import LogFormat
 from effspec.importers.reader import LogReader, display_name
-from effspec.importers.record import ImportedRun
+from effspec.importers.record import ImportedRun, ValueOutOfRange
 from effspec.importers.writer import run_id
 
 __all__ = ["ImportFailure", "ImportResult", "LogFormat", "all_importers", "detect", "import_logs"]
@@ -91,7 +91,11 @@ def import_logs(fmt: str, paths: list[str], framework_version: str | None = None
         reader = LogReader(path, progress=progress)
         name = fmt if fmt != "auto" else _detected(reader)
         importer = importers[name]
-        runs = importer.parse(path, reader)
+        try:
+            runs = importer.parse(path, reader)
+        except ValueOutOfRange as exc:  # the log's fault: named at its line, not called a bug in effspec
+            raise ImportFailure(f"{display_name(path)}:{exc.line}: {exc}; nothing was written",
+                                result.diagnostics + reader.diagnostics) from None
         if not runs:
             raise ImportFailure(f"{display_name(path)}: no {importer.framework} training line found (format `{name}`)"
                                 + _what_it_reads(importer), result.diagnostics + reader.diagnostics)

@@ -49,6 +49,9 @@ class Importer(LogFormat):
                 key = event["key"]
                 if not isinstance(event, dict) or not isinstance(key, str):
                     raise TypeError
+            except RecursionError:
+                lines.warn(item.number, "`:::MLLOG` record nested too deeply to read; skipped", excerpt=item.text)
+                continue
             except (ValueError, KeyError, TypeError):
                 why = "two records on one line" if PREFIX in body else "not whole JSON (cut short?)"
                 lines.warn(item.number, f"`:::MLLOG` record that cannot be read: {why}; skipped", excerpt=item.text)

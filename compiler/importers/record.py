@@ -36,6 +36,17 @@ def number(text: str) -> str:
     return text
 
 
+class ValueOutOfRange(ValueError):
+    """A number in the log that no run can have (a step past 2^63, say): the log's fault, at its line."""
+
+    def __init__(self, line: int, message: str) -> None:
+        super().__init__(message)
+        self.line = line
+
+
+INT64 = 2**63
+
+
 @dataclass(frozen=True)
 class Source:
     """Where a value comes from: ``kind`` is a provenance kind of the language
@@ -180,6 +191,8 @@ class StepLog(_Spool):
 
     def append(self, step: Step) -> None:
         """One sample; a step number at or below the previous one is flagged `restart` (the run resumed from a checkpoint)."""
+        if not -INT64 <= step.step < INT64:
+            raise ValueOutOfRange(step.line, f"step {step.step} is out of range (a step number is below 2^63)")
         if self.numbers and step.step <= self.numbers[-1] and "restart" not in step.flags:
             step = Step(step.step, step.line, step.time, step.figures, (*step.flags, "restart"))
         self.numbers.append(step.step)
