@@ -62,6 +62,19 @@ def add_import_parser(sub) -> None:
     i.set_defaults(func=cmd_import)
 
 
+def log_value_out_of_range(d, text: str) -> str | None:
+    """The `FILE:LINE` a value out of range (EFF011) in the imported spec was copied from, or None when the
+    finding is not on a line citing the log (then the importer wrote it wrong)."""
+    import re
+
+    if d.code != "EFF011" or d.span is None:
+        return None
+    lines = text.split("\n")
+    line = lines[d.span.line - 1] if 0 < d.span.line <= len(lines) else ""
+    m = re.search(r'from log "([^"\\]*)"', line)
+    return m[1] if m else None
+
+
 def cmd_import(args) -> int:
     from effspec.importers import ImportFailure, import_logs
     from effspec.importers.writer import render
@@ -179,6 +192,9 @@ def _write(files, out: str) -> str:
     wrong = [d for d in check.diagnostics if d.code < "EFF100" and d.code != "EFF040"]
     if wrong:
         d = wrong[0]
+        cited = log_value_out_of_range(d, text)
+        if cited is not None:  # a value the log gives that no run can have (`d_model` 0): the log's fault, at its line
+            raise ToolError(f"{cited}: the log gives a value no run can have ({d.code}: {d.message}); nothing was written")
         raise ToolError(f"the imported spec does not compile ({d.code} at line {d.span.line if d.span else '?'}: "
                         f"{d.message}); this is a bug in the importer, nothing was written")
     try:
