@@ -10,9 +10,9 @@ moves less than wall time) of checking 100 generated 4-run specs (benchmarks/gen
 the minimum over the repeats. Targets: 15 ms per mismatching file, 3 ms per clean file.
 
 ``--digests`` writes the sha256 of each file's text, JSON and SARIF output, for the
-examples and both generated corpora: tests/golden/gap_speed_digests.json holds the
-digests of the code before the numbers-only search, and tests/test_gap_speed.py
-compares today's output with them.
+examples and both generated corpora (compare two commits' digests to see that a
+change leaves the output byte for byte; tests/test_gap_speed.py compares the
+numbers-only search's with the full evaluation's).
 """
 
 from __future__ import annotations
