@@ -9,7 +9,6 @@ on the examples, and compare the text, JSON and SARIF output byte for byte.
 
 from __future__ import annotations
 
-import json
 import random
 import re
 import sys
