@@ -1447,3 +1447,22 @@ def test_the_cli_shows_a_progress_bar_only_on_a_terminal(tmp_path: Path) -> None
     assert b"\rreading nemo_long.log:   0 %" in shown and b"\rreading nemo_long.log: 100 %\r\n" in shown
     _, err, _ = run_import(tmp_path, "nemo", "nemo_long.log", out="u.eff")  # standard error a pipe: no bar
     assert "reading nemo_long.log" not in err
+
+
+@pytest.mark.parametrize(("flag", "recompute"), [("True", "full"), ("False", "none")])
+def test_megatron_lm_reads_checkpoint_activations_as_full_recomputation(tmp_path: Path, flag: str, recompute: str) -> None:
+    """Megatron-LM before recompute_granularity (2022) printed `checkpoint_activations`: True is full recomputation
+    (issue 25). A `recompute_granularity None` beside it does not override it."""
+    text = (LOGS / "megatron_train.log").read_text(encoding="utf-8")
+    line = next(n for n, s in enumerate(text.splitlines(), 1) if "recompute_granularity ......" in s)
+    text = text.replace("  recompute_granularity ........................... None\n",
+                        "  recompute_granularity ........................... None\n"
+                        f"  checkpoint_activations .......................... {flag}\n", 1)
+    (tmp_path / "old.log").write_text(text, encoding="utf-8")
+    target = tmp_path / "run.eff"
+    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(tmp_path / "old.log"), "-o", str(target)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    written = target.read_text(encoding="utf-8")
+    assert re.search(rf'recompute += {recompute} +from log "old.log:{line + 1}"  # checkpoint_activations {flag}', written), \
+        [s for s in written.splitlines() if "recompute" in s]

@@ -356,10 +356,17 @@ def _work_and_parallelism(run: ImportedRun, args: ArgDump, summary: Summary) -> 
                       ("cp", "context_parallel_size"), ("ep", "expert_model_parallel_size"), ("dp", "data_parallel_size")):
         arg_field(run, args, "parallelism", key, name)
     arg_field(run, args, "parallelism", "micro_batch", "micro_batch_size", "sequence")
-    if "recompute_granularity" in args.values:
-        gran = args.text("recompute_granularity")
-        run.put("parallelism", Field.name("recompute", gran if gran in ("full", "selective") else "none",
-                                          run.cite(args.line("recompute_granularity")), f"recompute_granularity {gran}"))
+    gran = args.text("recompute_granularity") if "recompute_granularity" in args.values else None
+    if gran in ("full", "selective"):
+        run.put("parallelism", Field.name("recompute", gran, run.cite(args.line("recompute_granularity")),
+                                          f"recompute_granularity {gran}"))
+    elif args.flag("checkpoint_activations") is not None:  # the name before recompute_granularity (Megatron-LM to 2022)
+        on = bool(args.flag("checkpoint_activations"))
+        run.put("parallelism", Field.name("recompute", "full" if on else "none", run.cite(args.line("checkpoint_activations")),
+                                          f"checkpoint_activations {args.text('checkpoint_activations')}"))
+    elif gran is not None:
+        run.put("parallelism", Field.name("recompute", "none", run.cite(args.line("recompute_granularity")),
+                                          f"recompute_granularity {gran}"))
 
 
 def hardware_from_args(run: ImportedRun, args: ArgDump) -> None:
