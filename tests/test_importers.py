@@ -1466,3 +1466,29 @@ def test_megatron_lm_reads_checkpoint_activations_as_full_recomputation(tmp_path
     written = target.read_text(encoding="utf-8")
     assert re.search(rf'recompute += {recompute} +from log "old.log:{line + 1}"  # checkpoint_activations {flag}', written), \
         [s for s in written.splitlines() if "recompute" in s]
+
+
+@pytest.mark.parametrize("prefix", ["2024-05-01 12:00:03,512 INFO ", "[rank0]: ", "> ", "train.py | "])
+def test_nanogpt_lines_with_any_prefix_are_the_same_samples(tmp_path: Path, prefix: str) -> None:
+    """A timestamp, a `[rank0]:` from torchrun, or a quote's `> ` before `iter N:` (issue 25): the same samples,
+    at the same lines, as the bare log."""
+    from effspec.importers import import_logs
+
+    bare = (LOGS / "nanogpt_train.log").read_text(encoding="utf-8")
+    prefixed = "".join(prefix + s if s.startswith("iter ") else s for s in bare.splitlines(keepends=True))
+    (tmp_path / "p.log").write_text(prefixed, encoding="utf-8")
+    want = [(s.step, s.line, s.time, s.figures) for s in import_logs("nanogpt", [str(LOGS / "nanogpt_train.log")]).runs[0].steps]
+    got = import_logs("nanogpt", [str(tmp_path / "p.log")]).runs[0]
+    assert [(s.step, s.line, s.time, s.figures) for s in got.steps] == want and len(want) >= 10
+
+
+def test_nanogpt_lines_without_mfu_are_samples_without_an_mfu_claim(tmp_path: Path) -> None:
+    """Early nanoGPT printed `iter 100: loss 4.1, time 312.5ms` (no mfu): each is a sample, and no MFU is claimed."""
+    from effspec.importers import import_logs
+
+    text = "".join(f"iter {i * 10}: loss {4.1 - i / 100:.4f}, time {312.5 + i:.2f}ms\n" for i in range(12))
+    (tmp_path / "early.log").write_text(text, encoding="utf-8")
+    run = import_logs("nanogpt", [str(tmp_path / "early.log")]).runs[0]
+    assert [(s.step, s.line, s.time) for s in run.steps] == [(i * 10, i + 1, f"{312.5 + i:.2f}") for i in range(12)]
+    assert all("mfu_percent" not in s.figures for s in run.steps)
+    assert [c.name for c in run.claims if c.name == "mfu"] == []

@@ -18,8 +18,11 @@ from effspec.importers.common import flag_warmup, literal, seconds, summarize, t
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
-ITER = re.compile(r"^iter (\d+): loss ([0-9.]+|nan|inf), time ([0-9.]+)ms, mfu (-?[0-9.]+)%$")
-ITER_START = re.compile(r"^iter \d+: loss ")
+# Any prefix that ends in a space, `]`, `:`, `>` or `|` (a timestamp, a logger's name, `[rank0]:`, a quote's `> `);
+# `mfu` is absent from nanoGPT's early lines (before estimate_mfu, 2023-01) and from forks that drop it.
+PREFIX = r"^(?:.*?[\s\]:>|])?"
+ITER = re.compile(PREFIX + r"iter (\d+): loss ([0-9.]+|nan|inf), time ([0-9.]+)ms(?:, mfu (-?[0-9.]+)%)?\s*$")
+ITER_START = re.compile(PREFIX + r"iter \d+: loss ")
 CHAT = re.compile(r"^step (\d+)/(\d+) \([0-9.]+%\) \| loss: ")
 CHAT_FIELD = re.compile(r"\| (dt|tok/sec|mfu|bf16_mfu): ([0-9][0-9,.]*)(ms)?(?= \||$)")
 TOKENS = re.compile(r"^tokens per iteration will be: ([0-9,]+)$")
@@ -112,7 +115,7 @@ class Importer(LogFormat):
             lines.warn(n, "iteration line with no readable time; skipped", excerpt=text)
             return
         figures = {}
-        if not m.group(4).startswith("-"):  # -100.00%: the EMA has not started (first 5 iterations)
+        if m.group(4) is not None and not m.group(4).startswith("-"):  # -100.00%: the EMA has not started (5 iterations)
             figures["mfu_percent"] = m.group(4)
         run.steps.append(Step(int(m.group(1)), n, time, figures))
 
