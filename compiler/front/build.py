@@ -202,6 +202,21 @@ def _claim_parts(tree: Node) -> tuple[Node, Node | None, Node, Node | None]:
     return dotted, point, value_tree, (prov[0] if prov else None)
 
 
+_PER_DEVICE_RATE = re.compile(r"(tokens?|throughput|tps)(_per_(second|sec|s))?_per_(device|gpu|chip|accelerator|rank)",
+                              re.IGNORECASE)
+
+
+def _per_device_rate(name: str, value_tree: object) -> str:
+    """The help for a per-device token rate (`tokens_per_second_per_device`), which is claimed through the run's
+    total: "did you mean `tokens_per_second`?" would claim one device's rate for the whole run."""
+    if not _PER_DEVICE_RATE.fullmatch(name):
+        return ""
+    children = getattr(value_tree, "children", ()) if getattr(value_tree, "data", None) == "quantity" else ()
+    number = str(children[0]) if children and getattr(children[0], "type", "") == "NUMBER" else "…"
+    return ("a per-device rate is claimed as the run's total, written as an expression: "
+            f"`claim throughput = {number} token/s/device * hardware.count`")
+
+
 def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
     dotted, point, value_tree, prov = _claim_parts(tree)
     path = [str(t) for t in dotted.children]
@@ -214,7 +229,7 @@ def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
     if len(path) == 1:
         name = K.CLAIM_ALIASES.get(path[0], path[0])
         if name not in K.CLAIMABLE:
-            hint = suggest(path[0], list(K.CLAIMABLE) + list(K.CLAIM_ALIASES))
+            hint = _per_device_rate(path[0], value_tree) or suggest(path[0], list(K.CLAIMABLE) + list(K.CLAIM_ALIASES))
             ctx.error("EFF002", name_span, f"`{written}` is not a metric that can be claimed",
                       hint or "claimable: " + ", ".join(f"`{m}`" for m in K.CLAIMABLE) + ", and `breakdown.<category>`")
             return None

@@ -235,6 +235,28 @@ def unit_hint(word: str) -> str | None:
     return _UNIT_HINTS.get(word)
 
 
+_KEY_BEFORE = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*=\s*$")
+
+
+def _unit_help(text: str, pos: int, hint: str | None) -> str:
+    """"write `token`"; or, where the key on that line takes that unit per something (`seq_len = 2048 tokens`),
+    "write `token/sequence`, the unit `seq_len` takes" (plain `token` would be EFF010 there)."""
+    if hint is None:
+        return _UNITS_HELP
+    if re.match(r"[A-Za-zµμ]+/", text[pos:]):  # `tokens/sequence`: the help names the first word's fix
+        return f"write `{hint}`"
+    from effspec.front.keys import BLOCKS
+
+    start = text.rfind("\n", 0, pos) + 1
+    number = re.search(r"[0-9][0-9_.eE+-]*\s*$", text[start:pos])
+    m = _KEY_BEFORE.search(text, start, start + number.start()) if number is not None else None
+    if m is not None:
+        units = {k.unit for keys in BLOCKS.values() for k in keys.values() if k.name == m.group(1)}
+        if len(units) == 1 and (unit := units.pop()).split("/")[0] == hint and unit != hint:
+            return f"write `{unit}`, the unit `{m.group(1)}` takes"
+    return f"write `{hint}`"
+
+
 # `1,000` outside a list: a thousands separator the language does not have.
 _THOUSANDS = re.compile(r"[0-9][0-9_]*(?:,[0-9]{3})+(?![0-9A-Za-z_.])")
 
@@ -358,7 +380,7 @@ def _characters_message(exc: UnexpectedCharacters, text: str) -> tuple[str, str,
         written = m.group(0) if m else ch
         span = Span(exc.line, exc.column, exc.line, exc.column + len(written))
         hint = unit_hint(written.split("/")[0])  # the first word's fix (effspec fmt keeps the rest)
-        return f"unknown unit `{written}`", f"write `{hint}`" if hint else _UNITS_HELP, span
+        return f"unknown unit `{written}`", _unit_help(text, pos, hint), span
     comma = _thousands(text, prev) if ch == "," else None
     if comma is not None:
         return comma
@@ -398,14 +420,14 @@ def _message_for(exc: UnexpectedInput, text: str) -> tuple[str, str, Span]:
     if comma is not None:
         return comma
     if prev is not None and prev.type == "NUMBER" and tok.type == "NAME" and unit_hint(str(tok)) is not None:
-        return f"unknown unit `{tok}`", f"write `{unit_hint(str(tok))}`", span
+        return f"unknown unit `{tok}`", _unit_help(text, tok.start_pos, unit_hint(str(tok))), span
     if prev is not None and prev.type == "NAME" and not _is_key(str(prev)):
         assert prev.line is not None and prev.column is not None and prev.start_pos is not None  # a lexed token
         before = _previous_token(text, prev.start_pos)
         if before is not None and before.type == "NUMBER" and before.line == prev.line:
             hint = unit_hint(str(prev))
             uspan = Span(prev.line, prev.column, prev.end_line or prev.line, prev.end_column or prev.column + len(prev))
-            return f"unknown unit `{prev}`", f"write `{hint}`" if hint else _UNITS_HELP, uspan
+            return f"unknown unit `{prev}`", _unit_help(text, prev.start_pos, hint), uspan
     if prev is not None and prev.type == "NAME" and "EQUAL" in exc.expected and "LBRACE" in exc.expected:
         return (
             f"expected `=` or `{{` after `{prev}`, found {_describe(tok)}",

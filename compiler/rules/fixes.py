@@ -46,7 +46,7 @@ from effspec.diagnostics import Diagnostic, Fix, Span
 
 __all__ = ["Fix", "Offer", "fixes_for", "claim_units", "apply", "value_fix", "vet", "chosen", "counts", "held_back"]
 
-_WRITE = re.compile(r"^write `([^`\n]+)`$")
+_WRITE = re.compile(r"^write `([^`\n]+)`(, the unit `[^`\n]+` takes)?$")
 _WRITE_EITHER = re.compile(r"^write `([^`\n]+)` or `([^`\n]+)`$")
 _DID_YOU_MEAN = re.compile(r"did you mean `([^`\n]+)`\?")
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
@@ -78,8 +78,12 @@ def fixes_for(diag: Diagnostic, source_under: SourceUnder, claim_unit: ClaimUnit
     named = _BACKTICKED.findall(diag.message)
     write = _WRITE.match(diag.help or "")
     if write and diag.message.startswith("unknown unit") and written in named:
-        rest = written[written.index("/"):] if "/" in written else ""  # the help names the first word's fix
-        out.append(Fix(f"Write `{write.group(1)}{rest}`", diag.span, write.group(1) + rest))
+        if write.group(2):  # the key's unit, a denominator the author did not write
+            out.append(Fix(f"Write `{write.group(1)}`{write.group(2)}", diag.span, write.group(1), safe=False,
+                           preferred=False))
+        else:
+            rest = written[written.index("/"):] if "/" in written else ""  # the help names the first word's fix
+            out.append(Fix(f"Write `{write.group(1)}{rest}`", diag.span, write.group(1) + rest))
     either = _WRITE_EITHER.match(diag.help or "")
     if either and diag.code == "EFF001" and written in named and "," in written:
         out.append(Fix(f"Write `{either.group(1)}`", diag.span, either.group(1), safe=False, preferred=False))
