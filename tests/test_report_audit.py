@@ -117,7 +117,7 @@ def test_example_b_page_1_shows_the_declared_the_corrected_and_the_claimed_mfu()
     assert mfu["figure"] == "39.8 %"  # struck through: it divides by the peak EFF202 calls wrong
     assert "<s>39.8</s>" in html
     assert mfu["status"] == "wrong input EFF202 at 26"
-    assert mfu["versus"] == "79.6 % against the dense BF16 peak 61 % claimed: mismatch"
+    assert mfu["versus"] == "79.6 % against the dense BF16 peak 61 % claimed: not supported"
     assert cols["HFU"]["status"].startswith("wrong input")
     assert cols["Model FLOP/s per device"]["versus"] == ""  # does not divide by the peak: nothing to correct
     assert cols["Step time"]["status"] == "implied"
@@ -189,7 +189,7 @@ def test_markdown_renders_counts_with_plurals_and_real_code_spans():
     assert {"sparsity", "peak = catalog", "mfu", "throughput"} <= set(text.code)
     # the headline: the declared MFU struck, the corrected and the claimed beside it
     assert "<s>39.8 %</s> (wrong input: EFF202, line 26; 79.6 % against the dense BF16 peak; " \
-           "61 % claimed: mismatch)" in html
+           "61 % claimed: not supported)" in html
 
 
 def test_markdown_findings_carry_their_formula_and_numbers():
@@ -212,7 +212,7 @@ def test_markdown_scaling_claims_are_code_without_escapes():
 
 def test_markdown_singular_counts():
     result = effspec.check_text(RUN.format(samples=", ".join(map(str, TWELVE))), "one.eff")
-    first = render(result, "md").decode().splitlines()[2]
+    first = next(line for line in render(result, "md").decode().splitlines() if line.startswith("`one.eff`: "))
     warnings = sum(d.severity == "warning" for d in result.diagnostics)
     infos = sum(d.severity == "info" for d in result.diagnostics)
     assert ("1 warning" in first) == (warnings == 1) and "1 warnings" not in first and "infos" not in first

@@ -293,6 +293,18 @@ def _recomputed(mode: str | float, attention: float, layers: float) -> float:
     return float(mode) * layers
 
 
+def with_and_without_recompute(shape: Shape, knobs: Knobs,
+                               seq_len: float | None) -> tuple[FlopCount, FlopCount] | None:
+    """(FLOPs per token as counted, without the recomputed forward pass) when the numerator counts recomputation
+    (an MFU that is HFU-like: EFF102, and the report's MFU card), else None."""
+    if knobs.counted_recompute in ("excluded", "none", 0.0):
+        return None
+    counted, without = count(shape, knobs, seq_len), count(shape, knobs, seq_len, recompute="none")
+    if counted is None or without is None or counted.recompute <= 0:
+        return None
+    return counted, without
+
+
 def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None = None) -> FlopCount | None:
     """FLOPs per token.  ``recompute`` overrides the knob (HFU uses what ran).
 

@@ -22,35 +22,19 @@ from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, print
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
 from effspec.report.assumptions import Cause, RunCauses, assumed_inputs, named
+from effspec.report.claim_summary import ClaimLine, LeadSentence, claim_lines
+from effspec.report.claim_summary import hfu_like as _hfu_like
 from effspec.report.mapping import as_mapping
 from effspec.report.rulepages import effective_base, rule_page
 from effspec.report.verdict import PEAK_FIGURES, peak_corrections
+from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS, METRIC_LABELS, elide, label, value_text  # noqa: F401 (re-exported)
+from effspec.report.words import clean as _clean
+from effspec.report.words import title as _title
 from effspec.rules import code_table
 from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
 SEVERITIES = ("error", "warning", "info")
 
-METRIC_LABELS = {
-    "flops_per_token": "Model FLOPs per token",
-    "model_flops_per_step": "Model FLOPs per step",
-    "executed_flops_per_step": "Executed FLOPs per step",
-    "valid_tokens_per_step": "Valid tokens per step",
-    "step_time": "Step time",
-    "valid_tokens_per_second": "Valid tokens per second",
-    "achieved_flops_per_device": "Achieved model FLOP/s per device",
-    "aggregate_flops": "Achieved model FLOP/s, all devices",
-    "aggregate_peak": "Aggregate peak",
-    "mfu": "MFU",
-    "hfu": "HFU",
-    "mfu_measured_peak": "MFU against the measured peak",
-    "speedup": "Speedup",
-    "strong_scaling_efficiency": "Strong scaling efficiency",
-    "weak_scaling_efficiency": "Weak scaling efficiency",
-    "goodput": "Goodput",
-    "calendar_efficiency": "Calendar efficiency",
-    "compute_interval_efficiency": "Compute-interval efficiency",
-    "flops_per_token_from_claims": "FLOPs per token the claims imply",
-}
 # The order of the derivation section: the numerator, the denominator, then rates.
 METRIC_ORDER = ("flops_per_token", "valid_tokens_per_step", "model_flops_per_step", "executed_flops_per_step",
                 "aggregate_peak", "step_time", "valid_tokens_per_second", "achieved_flops_per_device", "aggregate_flops", "mfu",
@@ -76,42 +60,6 @@ KNOB_MEANING = {
     "router": "MoE router matmul counted",
     "formula": "term by term from the shape, or a framework's closed form",
 }
-
-
-def label(name: str) -> str:
-    return METRIC_LABELS.get(name, name.replace("_", " "))
-
-
-_COUNTED_UNITS = ("token", "token/s", "sequence", "step", "device", "param")
-
-
-def value_text(value: float, unit: str, name: str = "") -> str:
-    """A figure as the report prints it: :func:`fmt.metric_value`, with two
-    presentational refinements: large token counts and rates are grouped by
-    thousands (``1,850,479 token/s``), and a speedup reads as a multiple."""
-    if name == "speedup":
-        return sig(value) + "×"
-    if unit in _COUNTED_UNITS and abs(value) >= 1e4:
-        return f"{round(value):,} {unit}"
-    return metric_value(value, unit)
-
-
-# A long unbroken string made PDF layout superlinear (a 20,000-character title
-# took 12.7 s), and CSS break opportunities (overflow-wrap: anywhere) made it
-# slower still.  Every spec string shown outside the Source section is cut, the
-# cut marked with "…" and the full length; the Source section shows it whole.
-MAX_SHOWN_CHARS = 1000  # a value, citation, formula or note
-MAX_TITLE_CHARS = 200  # a title, run or scaling id: headings, the contents, <title>
-
-
-def elide(text: str, limit: int = MAX_SHOWN_CHARS) -> str:
-    """``text``, or its first ``limit`` characters and "… (N characters)" when it is longer."""
-    return text if len(text) <= limit else f"{text[:limit]}… ({len(text):,} characters)"
-
-
-def _clean(text: object, limit: int = MAX_SHOWN_CHARS) -> str:
-    """Spec text for display: control and bidi characters dropped (Trojan Source), cut to ``limit``."""
-    return elide(sanitize(str(text)), limit) if text is not None else ""
 
 
 # The Source section shows every line whole (it is the spec as written), so a
@@ -142,10 +90,6 @@ def source_text(line: str) -> str:
         parts += [escape(text[last:match.start()]), broken(match.group())]
         last = match.end()
     return Markup("").join([*parts, escape(text[last:])])
-
-
-def _title(text: object) -> str:
-    return _clean(text, MAX_TITLE_CHARS)
 
 
 def _shown(value: object, unit: str) -> str:
@@ -219,6 +163,11 @@ class ClaimView:
     provenance: str
     citation: str
     line: int
+
+    @property
+    def status_text(self) -> str:
+        """The status as shown: a claim that agrees with a figure another claim implies says so."""
+        return "agrees with a claim" if self.status == "consistent" and self.basis.startswith("claim") else self.status
 
 
 @dataclass(frozen=True)
@@ -536,6 +485,7 @@ class Report:
     not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
     off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
     suppressed_omitted: int = 0  # suppressed findings beyond the per-file cap, not in ``suppressed``
+    verdicts: tuple[LeadSentence, ...] = ()  # page 1's opening: a sentence a run or scaling, and each claim
 
     def shared_formulas(self, index: int) -> tuple[int, str] | None:
         """(1-based place, id) of the first claims-only run whose derivations have, figure by figure,
@@ -713,14 +663,21 @@ def metric_view(metric, implied: bool = False, name: str | None = None, title: s
                       causes.of(metric) if causes is not None and metric.assumed else ())
 
 
-def _claimed(rr, name: str) -> str:
-    cr = rr.claims.get(name)
+def _claimed(rr, name: str, verdicts: dict[str, ClaimLine]) -> str:
+    """"61 % claimed: not supported", "43 % claimed: agrees with claim `x` (line 9), not with measurements"."""
+    cr, line = rr.claims.get(name), verdicts.get(name)
     if cr is None or cr.claimed is None:
         return ""
-    return f"{value_text(cr.claimed, cr.unit, name)} claimed: {cr.status}"
+    verdict = line.verdict if line is not None else cr.status
+    if line is not None and line.basis_kind == "claim":  # a card is narrow: the notes beneath it name the claim
+        verdict = re.sub(r"claims? `[^`]*`(?: and `[^`]*`)? \((line \d+)\)", r"the claim at \1", verdict)
+    return f"{value_text(cr.claimed, cr.unit, name)} claimed: {verdict}"
 
 
-def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[HeadlineView, ...]:
+def _headline(rr, correction=None, causes: RunCauses | None = None,
+              verdicts: dict[str, ClaimLine] | None = None) -> tuple[HeadlineView, ...]:
+    verdicts = verdicts or {}
+    implied_by = {m.basis for m in rr.implied.values()}
     rows = []
     for name in HEADLINE:
         metric = rr.figure(name)
@@ -730,7 +687,15 @@ def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[Hea
                 continue  # no calendar declared: nothing to say
             missing = rr.missing.get(name, ())
             needs = ": needs " + ", ".join(map(_clean, missing)) if missing else ""
-            rows.append(HeadlineView(head, "—", "not recoverable" + needs, "not recoverable", claimed=_claimed(rr, name)))
+            cr = rr.claims.get(name)
+            if cr is not None and cr.claimed is not None:  # the claim stands in: not a second, contradicting verdict
+                rests = any(b.startswith(f"claim `{cr.claim.written}` ") for b in implied_by)
+                note = "claimed, not checked" + needs + ("; the figures marked implied rest on it" if rests else "")
+                rows.append(HeadlineView(head, value_text(cr.claimed, cr.unit, name), note, "claimed",
+                                         claimed=_claimed(rr, name, verdicts)))
+                continue
+            rows.append(HeadlineView(head, "—", "not recoverable" + needs, "not recoverable",
+                                     claimed=_claimed(rr, name, verdicts)))
             continue
         implied = name not in rr.metrics
         note = "implied by " + _clean(metric.basis) if implied else ""
@@ -744,15 +709,20 @@ def _headline(rr, correction=None, causes: RunCauses | None = None) -> tuple[Hea
                 note = (note + "; " if note else "") + "rests on assumed inputs" + named_roots
             status = "assumed"
         corrected, code, at = "", "", None
+        hfu_like = verdicts[name].hfu_like if name in verdicts else _hfu_like(rr, name, metric.value)
+        if hfu_like:  # an MFU whose numerator counts recomputation (EFF102)
+            status, corrected = "hfu-like", hfu_like.replace(" without it ", " without recomputation ")
+            note = (note + "; " if note else "") + "counts recomputation (EFF102)"
         if correction is not None and name in PEAK_FIGURES:
             status, code, at = "wrong input", correction.code, correction.line
-            corrected = f"{value_text(metric.value * correction.factor, metric.unit, name)} against {correction.against}"
+            corrected = f"{value_text(metric.value * correction.factor, metric.unit, name)} against {correction.against}" \
+                + (f"; {corrected}" if corrected else "")
             note = (note + "; " if note else "") + f"divides by the peak {code} calls wrong"
         # a measured step prints exactly (1.1001 s, not 1.1 s), as the derivations divide by it
         exact = name == "step_time" and rr.step_stats is not None and name in rr.metrics
         shown = quantity(metric.value, "s", exact_digits(metric.value)) if exact else value_text(metric.value, metric.unit, name)
         rows.append(HeadlineView(head, shown, note, status, corrected,
-                                 _claimed(rr, name), code, at, why))
+                                 _claimed(rr, name, verdicts), code, at, why))
     return tuple(rows)
 
 
@@ -1033,11 +1003,12 @@ def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:
     return tuple(rows)
 
 
-def run_view(rr, charts: bool = False, correction=None, index: int = 1, diagnostics=()) -> RunView:
+def run_view(rr, charts: bool = False, correction=None, index: int = 1, diagnostics=(),
+             verdicts: dict[str, ClaimLine] | None = None) -> RunView:
     diag_rows, diag_tables = _diagnosis(rr)
     inputs = _inputs(rr.run)
     causes = RunCauses(rr, index, diagnostics, [i.name for i in inputs])
-    headline, metrics = _headline(rr, correction, causes), _metrics(rr, causes)
+    headline, metrics = _headline(rr, correction, causes, verdicts), _metrics(rr, causes)
     view = RunView(
         _title(rr.run.id), _title(rr.run.title), _clean(rr.run.source), headline, inputs + _assumed_rows(causes), _knobs(rr),
         _clean(PRESET_NOTES.get(rr.knobs.preset, "")),
@@ -1217,7 +1188,9 @@ def build(result, charts: bool = False, doc_base: str | None = None) -> Report:
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     corrections = peak_corrections(result)
-    runs = tuple(run_view(rr, charts, corrections.get(rid), n, result.diagnostics)
+    leads = claim_lines(result)
+    by_run = {lead.owner: {c.metric: c for c in lead.claims} for lead in leads if not lead.scaling}
+    runs = tuple(run_view(rr, charts, corrections.get(rid), n, result.diagnostics, by_run.get(rid))
                  for n, (rid, rr) in enumerate(ev.runs.items(), 1)) if ev else ()
     scalings = tuple(scaling_view(sr, ev.runs, charts) for sr in ev.scalings.values()) if ev else ()
     runs, scalings = _gemms_with_their_runs(ev, runs, scalings)
@@ -1236,4 +1209,4 @@ def build(result, charts: bool = False, doc_base: str | None = None) -> Report:
     off_by = _clean(getattr(result, "pragmas_off_by", "") or "") if not_applied else ""
     return Report(report_title(result), elide(printable(os.path.basename(result.file)), MAX_TITLE_CHARS), runs, scalings,
                   findings, counts, source, ev is not None, suppressed, config, not_applied, off_by,
-                  getattr(result, "suppressed_omitted", 0))
+                  getattr(result, "suppressed_omitted", 0), leads)

@@ -106,7 +106,8 @@ def render_latex(result, seen: set[str] | None = None) -> str:
         for cr in rr.claims.values():
             claimed = tex_value(cr.claimed, cr.unit) if cr.claimed is not None else "--"
             recon = tex_value(cr.reconstructed, cr.unit) if cr.reconstructed is not None else "--"
-            rows.append(f"\\texttt{{{tex_escape(cr.claim.written)}}} & {claimed} & {recon} & {cr.status} \\\\")
+            status = "agrees with a claim" if cr.status == "consistent" and cr.basis.startswith("claim") else cr.status
+            rows.append(f"\\texttt{{{tex_escape(cr.claim.written)}}} & {claimed} & {recon} & {status} \\\\")
         all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{{tex_escape(rid)}}}}} \\\\"] + rows
         define(f"effClaimsTable{camel(rid)}", _tabular(rows), f"claims of {rid}")
     for sid, sr in ev.scalings.items():
@@ -124,7 +125,19 @@ def render_latex(result, seen: set[str] | None = None) -> str:
             all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{scaling {tex_escape(sid)}}}}} \\\\"] + rows
             define(f"effClaimsTable{camel(sid)}", _tabular(rows), f"claims of scaling {sid}")
     define("effClaimsTable", _tabular(all_rows), "claims of every run and scaling")
+    from effspec.report.claim_summary import claim_lines
+
+    for lead in claim_lines(result):  # page 1's sentence, for a paper's text: \effVerdict<Run>
+        define(f"effVerdict{camel(lead.owner)}", _ticks(lead.sentence), f"verdict of {lead.owner}")
     return "\n".join(out) + "\n"
+
+
+def _ticks(text: str) -> str:
+    """A sentence with `…` spans as \\texttt, the rest escaped."""
+    parts = text.split("`")
+    if len(parts) % 2 == 0:  # an unpaired backtick: all plain
+        return tex_escape(text)
+    return "".join(f"\\texttt{{{tex_escape(p)}}}" if i % 2 else tex_escape(p) for i, p in enumerate(parts))
 
 
 def _tabular(rows: list[str]) -> str:

@@ -112,7 +112,9 @@ def render_markdown(result) -> str:
     report = build(result)
     counts = ", ".join(plural(n, s) for s, n in report.counts) + (
         f", {len(report.suppressed) + report.suppressed_omitted:,} suppressed or lowered" if report.suppressed else "")
-    out = [f"## effspec audit: {esc(report.title)}", "", f"{code(report.file)}: {counts}", ""]
+    out = [f"## effspec audit: {esc(report.title)}", ""]
+    out += [f"- {prose(v.sentence)}" for v in report.verdicts] + ([""] if report.verdicts else [])
+    out += [f"{code(report.file)}: {counts}", ""]
     for run in report.runs:
         out += [f"### {esc(run.id)}" + (f": {esc(run.title)}" if run.title else ""), ""]
         out.append("| " + " | ".join(esc(h.label) for h in run.headline) + " |")
@@ -122,7 +124,7 @@ def render_markdown(result) -> str:
         if run.claims:
             out += ["| claim | claimed | reconstructed | status | basis | line |", "|---|---:|---:|---|---|---:|"]
             for c in run.claims:
-                status = f"**{c.status}**" if c.status != "consistent" else c.status
+                status = f"**{c.status_text}**" if c.status != "consistent" else c.status_text
                 out.append(f"| {code(c.written, cell=True)} | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} "
                            f"| {prose(c.basis, cell=True)} | {c.line} |")
             out.append("")
@@ -139,7 +141,7 @@ def render_markdown(result) -> str:
         if s.claims:
             out += ["| claim | claimed | reconstructed | status | compared | line |", "|---|---:|---:|---|---|---:|"]
             for c in s.claims:
-                status = f"**{c.status}**" if c.status != "consistent" else c.status
+                status = f"**{c.status_text}**" if c.status != "consistent" else c.status_text
                 out.append(f"| {code(c.written, cell=True)} | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} "
                            f"| {prose(c.basis, cell=True)} | {c.line} |")
             out.append("")

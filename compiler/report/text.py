@@ -8,7 +8,8 @@ from effspec.diagnostics import printable, render_text, sanitize, source_lines
 
 
 def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
-    """rustc-style diagnostics, then a one-line summary and what was suppressed, by what.
+    """rustc-style diagnostics, the claims summary (effspec.report.claim_summary: each claim's verdict, figure
+    and basis), then a one-line summary and what was suppressed, by what.
 
     ``show_suppressed`` also prints each suppressed finding in full."""
     lines = source_lines(result.source)  # once, not per diagnostic
@@ -22,6 +23,11 @@ def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
     counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
     summary = summary or ("no findings shown" if suppressed else "no findings")
+    from effspec.report.claim_summary import claim_lines, summary_text
+
+    claims = summary_text(claim_lines(result), printable(result.file))
+    if claims:
+        parts.append(claims)
     parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
 

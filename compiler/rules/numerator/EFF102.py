@@ -92,10 +92,10 @@ class EFF102(Rule):
                 origin += f", which counts the `parallelism.recompute = {counted_mode}` that ran"
             work = run.block("work")
             seq_len = work.number("seq_len") if work is not None else None
-            counted = flops.count(result.shape, knobs, seq_len)
-            without = flops.count(result.shape, knobs, seq_len, recompute="none")
-            if counted is None or without is None or counted.recompute <= 0:
+            both = flops.with_and_without_recompute(result.shape, knobs, seq_len)
+            if both is None:
                 continue
+            counted, without = both
             share = counted.recompute / without.total
             notes = [f"FLOPs per token: {quantity(counted.total, 'FLOP/token')} as counted, "
                      f"{quantity(without.total, 'FLOP/token')} without the recomputed forward pass (+{percent(share)})"]
