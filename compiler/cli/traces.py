@@ -42,6 +42,12 @@ def add_parser(sub) -> None:
                    help="refuse a trace that decompresses to more (default 1 TiB)")
     t.add_argument("--allow-hardlinks", action="store_true",
                    help="read traces in a folder that are hard links (only for folders you trust)")
+    t.add_argument("--rank-from", choices=("field", "name"), default="field",
+                   help="field (default): the rank is distributedInfo.rank; name: a trace without it takes the rank "
+                   "its file name gives (rank-3, rank3_, rank_3)")
+    t.add_argument("--window", metavar="LABEL", default=None,
+                   help="cut steps on the spans of this record_function label (LABEL or LABEL#N) instead of "
+                   "ProfilerStep#N; without either, a trace is one window over its device activity")
     t.set_defaults(func=cmd_traces)
 
 
@@ -77,6 +83,8 @@ def cmd_traces(args: argparse.Namespace) -> int:
     for value, flag in ((args.jobs, "--jobs"), (args.ranks_per_node, "--ranks-per-node"),
                         (args.stream_above, "--stream-above"), (args.max_trace_bytes, "--max-trace-bytes")):
         _positive(value, flag)
+    if args.window is not None and not args.window.strip():
+        raise ToolError("--window needs a record_function label (the name its spans carry)")
     try:  # a malformed address or scheduler file is refused before anything is read or connected to
         address = run.scheduler_address(args.scheduler, args.scheduler_file, args.executor in ("auto", "dask"))
     except run.TraceError as exc:
@@ -89,7 +97,8 @@ def cmd_traces(args: argparse.Namespace) -> int:
     _refuse_overwriting_a_trace(args.output, items)
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
-                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
+                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks, args.rank_from,
+                          args.window)
     executor = run.choose_executor(args.executor, len(items), args.jobs, address)
     if executor == "dask" and not run.dask_available():
         raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")

@@ -56,8 +56,34 @@ MAX_NODE = 128
 
 COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
 HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
-_DEVICE_CATS = {"kernel": None, "gpu_memcpy": OTHER, "gpu_memset": OTHER}
-_LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+_BY_NAME, _MTIA = -1, -2  # device categories whose events are classed by name
+# Device activity, by Kineto category (spec/traces.md, "Devices"): kernels (classed by name: COLLECTIVE_FAMILIES),
+# memory copies and sets (OTHER).  `Kernel`, `Memcpy`, `Memset`: older Kineto's names; `cuda_profiler_range`: the
+# kernels of a CUPTI range-profiler run; `hpu_op`: Gaudi; `mtia_ccp_events`: MTIA's device events (_mtia_class).
+# XPU and ROCm traces use `kernel` / `gpu_mem*` with their own launch categories.
+_DEVICE_CATS: dict[str, int] = {"kernel": _BY_NAME, "Kernel": _BY_NAME, "cuda_profiler_range": _BY_NAME,
+                                "hpu_op": _BY_NAME, "gpu_memcpy": OTHER, "Memcpy": OTHER, "gpu_memset": OTHER,
+                                "Memset": OTHER, "mtia_ccp_events": _MTIA}
+_LAUNCH_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime", "xpu_runtime",
+                          "xpu_driver", "hpu_runtime", "privateuse1_runtime", "privateuse1_driver"))
+# Categories of a device's namespace that are not activity: annotations drawn on the device timeline, and
+# synchronisation (the host or a stream waiting: idle, not busy; HTA counts `cuda_sync` as busy).
+_NOT_ACTIVITY = frozenset(("gpu_user_annotation", "cuda_sync", "mtia_insight", "xpu_user_annotation"))
+# A category in one of these namespaces that effspec does not know is a device event it cannot read.
+_DEVICE_NAMESPACE = re.compile(r"(?:gpu|cuda|hip|rocm|mtia|xpu|hpu|npu|privateuse1|cupti)_|(?:kernel|memcpy|memset)\Z",
+                               re.IGNORECASE)
+MAX_CATEGORIES = 4096  # distinct unknown categories remembered (a trace has a dozen)
+
+
+def _mtia_class(name: str) -> int | None:
+    """An MTIA device event: a DMA is a memory transfer (OTHER); `event_wait` / `event_record` are a stream
+    waiting and a marker (not activity, like `cuda_sync`); any other (`pe_exe`, `merge`, `remote`…) runs
+    on the device, classed by name (a collective is COMM)."""
+    if name.startswith("dma_"):
+        return OTHER
+    if name.startswith("event_"):
+        return None
+    return kernel_class(name)
 
 
 # Which device kernels are communication (spec/traces.md, "Collectives"): a kernel whose name contains one of
@@ -142,7 +168,11 @@ MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration 
 class _Collector:
     """The events a reduction needs, as compact arrays."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str | None = None) -> None:
+        # The step spans: `ProfilerStep#N`, or a record_function label (`LABEL` or `LABEL#N`).
+        self.prefix = "ProfilerStep#" if label is None else label
+        self.step_re = _STEP if label is None else re.compile(re.escape(label) + r"(?:#(\d{1,18}))?\Z")
+        self.categories: dict[Any, int] = {}  # other categories of complete events, counted
         self.steps: list[tuple[int, float, float, Any]] = []  # (N, ts, dur, thread)
         self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr = array("d"), array("d"), array("b"), array("q")
         self.rt_ts, self.rt_corr = array("d"), array("q")
@@ -151,6 +181,17 @@ class _Collector:
         self.threads: dict[Any, int] = {}
         self.events = 0
         self.skipped = 0
+
+    def number_steps(self) -> None:
+        """Spans of a label without ``#N`` are numbered 0, 1, … in time order."""
+        if any(s[0] < 0 for s in self.steps):
+            self.steps.sort(key=lambda s: (s[1], s[0]))
+            self.steps = [(k if n < 0 else n, ts, dur, t) for k, (n, ts, dur, t) in enumerate(self.steps)]
+
+    def unknown_device_categories(self) -> dict[str, int]:
+        """Categories in a device's namespace that are neither activity, launches nor known non-activity."""
+        return {k: n for k, n in self.categories.items() if type(k) is str and k not in _NOT_ACTIVITY
+                and _DEVICE_NAMESPACE.match(k)}
 
     def add(self, events: Iterable[Any]) -> None:
         if isinstance(events, StructBatches):
@@ -165,7 +206,8 @@ class _Collector:
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads = self.threads
+        threads, categories = self.threads, self.categories
+        prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         skipped = 0
         for e in events:
@@ -180,7 +222,7 @@ class _Collector:
                 if type(name) is not str:
                     skipped += 1
                     continue
-                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
                 dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -197,11 +239,13 @@ class _Collector:
                 except TypeError:
                     thread = (None, None)
                     t = threads.get(thread)
-                if name.startswith("ProfilerStep#"):
-                    m = _STEP.match(name)
+                if name.startswith(prefix):
+                    m = step_re.match(name)
                     if m:
-                        self.steps.append((int(m.group(1)), ts, dur, thread))
-                    continue
+                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
+                        continue
+                    if cat == "user_annotation":
+                        continue
                 if t is None:
                     t = threads[thread] = len(threads)
                 op_ts.append(ts)
@@ -216,18 +260,26 @@ class _Collector:
                     continue
                 corr: Any = e.args.correlation if e.args is not None else None
                 cls = _DEVICE_CATS[cat]
-                if cls is None:
+                if cls < 0:
                     name = e.name
-                    cls = kernel_class(name) if type(name) is str else COMPUTE
+                    if cls == _BY_NAME:
+                        cls = kernel_class(name) if type(name) is str else COMPUTE
+                    else:
+                        mtia = _mtia_class(name) if type(name) is str else COMPUTE
+                        if mtia is None:
+                            continue
+                        cls = mtia
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-            elif cat in _LAUNCH_CATS:
+            elif type(cat) is str and cat in _LAUNCH_CATS:
                 corr = e.args.correlation if e.args is not None else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
+                categories[cat] = categories.get(cat, 0) + 1
         self.events += len(events)
         self.skipped += skipped
 
@@ -238,7 +290,8 @@ class _Collector:
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads = self.threads
+        threads, categories = self.threads, self.categories
+        prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         count = skipped = 0
         for e in events:
@@ -254,7 +307,7 @@ class _Collector:
                 if type(name) is not str:
                     skipped += 1
                     continue
-                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
                 dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -271,11 +324,13 @@ class _Collector:
                 except TypeError:  # a list or an object as a pid: not a thread anyone can name
                     thread = (None, None)
                     t = threads.get(thread)
-                if name.startswith("ProfilerStep#"):
-                    m = _STEP.match(name)
+                if name.startswith(prefix):
+                    m = step_re.match(name)
                     if m:
-                        self.steps.append((int(m.group(1)), ts, dur, thread))
-                    continue
+                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
+                        continue
+                    if cat == "user_annotation":
+                        continue
                 if t is None:
                     t = threads[thread] = len(threads)
                 op_ts.append(ts)
@@ -291,45 +346,92 @@ class _Collector:
                 args: Any = e.get("args")
                 corr: Any = args.get("correlation") if type(args) is dict else None
                 cls = _DEVICE_CATS[cat]
-                if cls is None:
+                if cls < 0:
                     name = e.get("name")
-                    cls = kernel_class(name) if type(name) is str else COMPUTE
+                    if cls == _BY_NAME:
+                        cls = kernel_class(name) if type(name) is str else COMPUTE
+                    else:
+                        mtia = _mtia_class(name) if type(name) is str else COMPUTE
+                        if mtia is None:
+                            continue
+                        cls = mtia
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-            elif cat in _LAUNCH_CATS:
+            elif type(cat) is str and cat in _LAUNCH_CATS:
                 args = e.get("args")
                 corr = args.get("correlation") if type(args) is dict else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
+                categories[cat] = categories.get(cat, 0) + 1
         self.events += count
         self.skipped += skipped
 
 
 SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
                        "or one taken before torch.distributed.init_process_group)")
+# A rank in a file name: `rank-3`, `rank3_`, `rank_3`, `profile_trace_rank_0.json`; not `frank3` (a word ending in rank).
+_NAME_RANK = re.compile(r"(?<![A-Za-z])rank[-_]?(\d{1,10})(?!\d)", re.IGNORECASE)
+NO_RANK = "no `distributedInfo.rank`: the trace does not say which rank wrote it"
+NO_RANK_HELP = ("profile after torch.distributed.init_process_group, which records the rank in the trace, or "
+                "name the file after its rank (`rank-3.json`) and pass --rank-from name")
 
 
-def _rank(top: dict) -> tuple[int, int | None, str]:
-    """``(rank, world_size, note)``.  A trace with no ``distributedInfo.rank`` at all (no member, or a member
-    without ``rank``) is a single-process profile: rank 0 of a world of 1, said in ``note``.  A rank that is
-    there but not a rank (a string, a negative number) is refused: the trace says something wrong."""
+def rank_in_name(path: str) -> tuple[int | None, str]:
+    """The rank a file's name gives (``rank-3``, ``rank3_``, ``rank_3``, any case), and a problem when it
+    gives none or two different ones."""
+    import os
+
+    base = os.path.basename(path)
+    found = sorted({int(m.group(1)) for m in _NAME_RANK.finditer(base)})
+    if not found:
+        return None, "its file name holds no rank (`rank-3`, `rank3_`, `rank_3`)"
+    if len(found) > 1:
+        return None, f"its file name holds {len(found)} ranks ({', '.join(map(str, found[:5]))})"
+    if found[0] >= 2**31:
+        return None, "the rank in its file name is not a number in 0..2³¹"
+    return found[0], ""
+
+
+def _rank(top: dict, path: str = "", rank_from: str = "field") -> tuple[int, int | None, str, str]:
+    """``(rank, world_size, note, missing)``.  A trace with no ``distributedInfo.rank`` at all (no member, or a
+    member without ``rank`` nor ``world_size``) is a single-process profile: rank 0 of a world of 1, said in
+    ``note`` (with ``rank_from="name"``, the rank its file name gives).  A distributed trace without a rank
+    is ``missing`` the rank (the caller names every missing piece at once); a rank that is there but not a
+    rank (a string, a negative number) is refused: the trace says something wrong."""
     info: Any = top.get("distributedInfo")
-    if info is None or (isinstance(info, dict) and "rank" not in info and "world_size" not in info):
-        return 0, 1, SINGLE_PROCESS_NOTE
-    rank = info.get("rank") if isinstance(info, dict) else None
-    if type(rank) is not int or not 0 <= rank < 2**31:
-        raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
-                         "profile after torch.distributed.init_process_group, which records the rank in the trace")
-    world = info.get("world_size")
+    world = info.get("world_size") if isinstance(info, dict) else None
     if type(world) is int and not 0 < world <= 2**31:
         raise TraceError("EFF003", f"`distributedInfo.world_size` is {world if abs(world) < 10**12 else 'huge'}: "
                          "not a world size (1 to 2,147,483,648 ranks)", "the trace was edited or is not torch's")
-    if type(world) is int and rank >= world:
-        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks")
-    return rank, world if type(world) is int else None, ""
+    world = world if type(world) is int else None
+    field_rank = info.get("rank") if isinstance(info, dict) else None
+    has_field = isinstance(info, dict) and "rank" in info
+    if has_field and type(field_rank) is int and 0 <= field_rank < 2**31:
+        rank = field_rank
+        if rank_from == "name":
+            named, _ = rank_in_name(path)
+            if named is not None and named != rank:
+                raise TraceError("EFF003", f"the file name says rank {named}, `distributedInfo.rank` says {rank}",
+                                 "rename the file, or leave out --rank-from name to read the field alone")
+        note = ""
+    elif rank_from == "name" and not (has_field and field_rank is not None):
+        named, why = rank_in_name(path)
+        if named is None:
+            return 0, world, "", f"{NO_RANK}, and {why}"
+        rank, note = named, (f"no `distributedInfo.rank`: rank {named} read from the file name (--rank-from name)"
+                             + ("" if world is not None else "; the world size is not recorded"))
+    elif info is None or (isinstance(info, dict) and "rank" not in info and "world_size" not in info):
+        return 0, 1, SINGLE_PROCESS_NOTE, ""
+    else:
+        return 0, world, "", NO_RANK
+    if world is not None and rank >= world:
+        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks"
+                         if note == "" else f"rank {rank} (from the file name) is outside its world of {world:,} ranks")
+    return rank, world, note, ""
 
 
 def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
@@ -343,11 +445,14 @@ def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
 
 def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
                  whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
-                 allow_hardlinks: bool = False) -> TraceSummary:
+                 allow_hardlinks: bool = False, rank_from: str = "field", window: str | None = None) -> TraceSummary:
     """Read and reduce one trace file; TraceError on any problem.  ``beneath``:
-    ``path`` was listed in a folder and is opened beneath it (parse._open)."""
+    ``path`` was listed in a folder and is opened beneath it (parse._open).  ``rank_from="name"``: a trace
+    without ``distributedInfo.rank`` takes its rank from its file name.  ``window``: the ``record_function``
+    label whose spans are the steps, in place of ``ProfilerStep#N``."""
     import numpy as np
 
+    shown = display if display is not None else path
     # Parsing makes ~20 container objects an event, and none of them is in a
     # cycle (JSON is a tree): the cyclic collector, which would walk them
     # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
@@ -355,39 +460,81 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     gc.disable()
     try:
         top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
-        c = _Collector()
+        c = _Collector(window)
         try:
             c.add(events)
         except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
-            c = _Collector()
+            c = _Collector(window)
             c.add(events.fallback(source))
         del events
     finally:
         if paused:
             gc.enable()
-    rank, world, rank_note = _rank(top)
-    node, node_source = _node(top, rank, ranks_per_node)
+    rank, world, rank_note, missing_rank = _rank(top, shown, rank_from)
+    notes = [rank_note] if rank_note else []
+    missing = [missing_rank] if missing_rank else []
+    unknown = c.unknown_device_categories()
+    if unknown and not len(c.dev_ts):
+        missing.append(f"its device events are of kinds effspec does not read ({_categories(unknown)}): refused "
+                       "rather than read as a CPU trace")
+    elif unknown:
+        notes.append(f"device events of kinds effspec does not read are not counted: {_categories(unknown)}")
+    whole = False
     if not c.steps:
-        raise TraceError("EFF003", "no `ProfilerStep#N` span: the trace has no steps to split",
-                         "call prof.step() once per training step inside torch.profiler.profile(schedule=...)")
-    c.steps.sort(key=lambda s: (s[1], s[0]))
-    seen: dict[int, int] = {}
-    for n, *_ in c.steps:
-        if n in seen:
-            raise TraceError("EFF003", f"`ProfilerStep#{n}` appears twice", "one span per step number")
-        seen[n] = 1
-    base = math.floor(c.steps[0][1])
+        if window is not None:
+            missing.append(f"no `record_function` span named `{window}` (--window): the trace has no steps to split")
+        elif len(c.dev_ts):
+            whole = True
+        elif not unknown:
+            missing.append("no `ProfilerStep#N` span: the trace has no steps to split, and no device activity to "
+                           "read as one window")
+    if missing:
+        helps = {NO_RANK_HELP if any(m.startswith(NO_RANK) for m in missing) else "",
+                 "call prof.step() once per training step inside torch.profiler.profile(schedule=...), or name a "
+                 "record_function label with --window" if any("no steps" in m for m in missing) else "",
+                 "profile the device with a kernel-level activity (ProfilerActivity.CUDA, .XPU, .MTIA…)"
+                 if any("device events" in m for m in missing) else ""}
+        raise TraceError("EFF003", missing[0] + "".join(f"; and {m}" for m in missing[1:]),
+                         "; ".join(h for h in sorted(helps) if h))
+    node, node_source = _node(top, rank, ranks_per_node)
     base_ns = top.get("baseTimeNanoseconds")
     offset = base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0
-    if len(c.dev_ts):
-        kind, rows = "gpu", _gpu_rows(np, c, base)
+    if whole:
+        start = np.frombuffer(c.dev_ts, dtype=np.float64)
+        first = float(start.min())
+        end = float((start + np.frombuffer(c.dev_dur, dtype=np.float64)).max())
+        base = math.floor(first)
+        kind, rows = "gpu", _gpu_rows(np, c, base, whole=True)
+        notes.append(f"no `{'ProfilerStep#N' if window is None else window}` span: read as one window (step 0) "
+                     f"over the trace's device activity, {end - first:,.3f} µs from its first device event to its "
+                     f"last ({len(c.dev_ts):,} events); --window LABEL cuts steps on a record_function label")
+        starts: tuple[float, ...] = (offset + first,)
     else:
-        kind, rows = "cpu", _cpu_rows(np, c, base)
+        c.number_steps()
+        c.steps.sort(key=lambda s: (s[1], s[0]))
+        seen: dict[int, int] = {}
+        for n, *_ in c.steps:
+            if n in seen:
+                label = "ProfilerStep" if window is None else window
+                raise TraceError("EFF003", f"`{label}#{n}` appears twice", "one span per step number")
+            seen[n] = 1
+        base = math.floor(c.steps[0][1])
+        if len(c.dev_ts):
+            kind, rows = "gpu", _gpu_rows(np, c, base)
+        else:
+            kind, rows = "cpu", _cpu_rows(np, c, base)
+        starts = tuple(offset + s[1] for s in c.steps)
     return TraceSummary(
-        file=display if display is not None else path, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
+        file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
-        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped,
-        notes=(rank_note,) if rank_note else ())
+        step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes))
+
+
+def _categories(counts: dict[str, int]) -> str:
+    from effspec.diagnostics import printable
+
+    shown = sorted(counts, key=lambda k: (-counts[k], k))
+    return ", ".join(f"`{printable(k)[:40]}` ({counts[k]:,})" for k in shown[:5]) + (", …" if len(shown) > 5 else "")
 
 
 def _arr(np, a: array, base: float = 0.0):
@@ -402,11 +549,14 @@ def _step_spans(np, c: _Collector, base: float):
     return n, lo, hi
 
 
-def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
-    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[StepRow, ...]:
     start = _arr(np, c.dev_ts, base)
     end = start + _arr(np, c.dev_dur)
     cls = np.frombuffer(c.dev_cls, dtype=np.int8) if len(c.dev_cls) else np.zeros(0, np.int8)
+    if whole:  # no steps: one window over every device event
+        lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        return _device_rows(np, start, end, cls, np.zeros(1, np.int64), lo, hi)
+    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
     # The launch of each device event, by correlation id, and the step holding it.
     corr = np.frombuffer(c.dev_corr, dtype=np.int64)
     rt_corr = np.frombuffer(c.rt_corr, dtype=np.int64) if len(c.rt_corr) else np.zeros(0, np.int64)
@@ -433,6 +583,11 @@ def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
+    return _device_rows(np, start, end, cls, numbers, lo, hi)
+
+
+def _device_rows(np, start, end, cls, numbers, lo, hi) -> tuple[StepRow, ...]:
+    S = len(numbers)
     parts = _sweep(np, start, end, cls, 3, lo, hi)
     busy_compute = parts[(1, None, None)]
     comm = parts[(None, 1, None)]
