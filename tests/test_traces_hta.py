@@ -70,3 +70,75 @@ def test_a_refusal_names_every_missing_piece(tmp_path):
                         "wrote it; and no `ProfilerStep#N` span: the trace has no steps to split, and no device "
                         "activity to read as one window")
     assert "--rank-from name" in err and "prof.step()" in err
+
+
+# ---------------------------------------------------------------------------- no ProfilerStep: one window, or --window
+
+
+def _device(events: list, cat: str = "kernel") -> list:
+    """Complete device events (name, start, end) in µs from 1000, with correlations 1, 2, …"""
+    return [{"ph": "X", "cat": cat if not name.startswith("Memcpy") else "gpu_memcpy", "name": name, "pid": 0, "tid": 7,
+             "ts": 1000.0 + a, "dur": float(b - a), "args": {"correlation": k}} for k, (name, a, b) in enumerate(events, 1)]
+
+
+ONE_WINDOW = [("ampere_sgemm_128x64_tn", 50, 80), ("ncclDevKernel_AllReduce_Sum_f32", 70, 120),
+              ("Memcpy DtoH (Device -> Pinned)", 125, 130), ("void gemm<float>", 140, 150)]
+
+
+def test_a_gpu_trace_without_profiler_step_is_one_window(tmp_path):
+    """No step spans, no launches (an inference capture): one window [50, 150) over the device events = 100 µs.
+    compute [50, 80) ∪ [140, 150) = 40; comm [70, 120) = 50, exposed [80, 120) = 40; other: the memcpy under
+    no kernel [125, 130) = 5; idle [120, 125) ∪ [130, 140) = 15.  40 + 40 + 5 + 15 = 100."""
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", _device(ONE_WINDOW)), "-o", out)
+    assert status == 0, err
+    assert "info[EFF003]: no `ProfilerStep#N` span: read as one window (step 0) over the trace's device activity, " \
+           "100.000 µs from its first device event to its last (4 events)" in err
+    assert [tuple(r.values())[2:] for r in read_table(out)[1]] == [
+        ("0", "0.0001", "4e-05", "5e-05", "4e-05", "1.5e-05", "5e-06", "2e-05")]
+
+
+def _labelled(label_of: dict[int, str]) -> list:
+    """The hand-made GPU trace of test_traces.py (two ProfilerSteps), its step spans renamed."""
+    events = [{"ph": "X", "cat": "user_annotation", "name": label_of[k], "pid": 1, "tid": 1, "ts": 900.0 + 100 * k,
+               "dur": 100.0} for k in (1, 2)]
+    launches = {1: 10, 2: 20, 3: 30, 4: 110, 5: 120}
+    events += [{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1000.0 + t,
+                "dur": 2.0, "args": {"correlation": c}} for c, t in launches.items()]
+    return events + _device(ONE_WINDOW[:3] + [("void gemm<float>", 140, 150), ("ncclKernel_AllGather_RING_LL", 145, 170)])
+
+
+# Its rows (test_traces.py's derivation): step 1 [50, 130), step 2 [130, 170).
+TWO_STEPS = [("8e-05", "3e-05", "5e-05", "4e-05", "5e-06", "5e-06", "1e-05"),
+             ("4e-05", "1e-05", "2.5e-05", "2e-05", "1e-05", "0.0", "1e-05")]
+
+
+@pytest.mark.parametrize("labels, args, steps", [
+    ({1: "ProfilerStep#1", 2: "ProfilerStep#2"}, [], ("1", "2")),
+    ({1: "train_step", 2: "train_step"}, ["--window", "train_step"], ("0", "1")),  # numbered in time order
+    ({1: "iter#7", 2: "iter#8"}, ["--window", "iter"], ("7", "8")),  # LABEL#N keeps its N
+])
+def test_window_cuts_steps_on_a_record_function_label(tmp_path, labels, args, steps):
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", _labelled(labels)), "-o", out, *args)
+    assert status == 0, err
+    rows = read_table(out)[1]
+    assert [r["step"] for r in rows] == list(steps)
+    assert [tuple(r.values())[3:] for r in rows] == TWO_STEPS
+
+
+def test_window_ignores_profiler_steps_and_a_missing_label_is_refused(tmp_path):
+    # --window train_step on a trace whose spans are ProfilerStep#N: the label is not there; nothing is guessed.
+    trace = _doc(tmp_path / "t.json", _labelled({1: "ProfilerStep#1", 2: "ProfilerStep#2"}))
+    _expect_error(tmp_path, [trace, "--window", "train_step"], "EFF003",
+                  "no `record_function` span named `train_step` (--window): the trace has no steps to split")
+
+
+def test_window_on_a_cpu_trace(tmp_path):
+    # The gloo trace of test_traces.py with its spans named `step`: the same figures (59.75 µs compute a step).
+    events = [dict(e, name="step") if e["name"].startswith("ProfilerStep") else e for e in _cpu_events(steps=2)]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", events), "-o", out, "--window", "step")
+    assert status == 0, err
+    assert [(r["step"], r["compute"], r["comm_exposed"], r["idle"]) for r in read_table(out)[1]] == [
+        ("0", "5.975e-05", "3.2e-05", "8.25e-06"), ("1", "5.975e-05", "3.2e-05", "8.25e-06")]
