@@ -142,3 +142,64 @@ def test_window_on_a_cpu_trace(tmp_path):
     assert status == 0, err
     assert [(r["step"], r["compute"], r["comm_exposed"], r["idle"]) for r in read_table(out)[1]] == [
         ("0", "5.975e-05", "3.2e-05", "8.25e-06"), ("1", "5.975e-05", "3.2e-05", "8.25e-06")]
+
+
+# ---------------------------------------------------------------------------- every device the profiler records
+
+
+def test_mtia_device_events_are_device_activity(tmp_path):
+    """MTIA's `mtia_ccp_events`, one window (no steps): pe_exe [0, 10) and [40, 50) run on the device (compute);
+    dma_request [5, 20) is a transfer (other where nothing runs: [10, 20) = 10); event_wait [20, 40) is a stream
+    waiting (not activity: idle).  Window [0, 50): compute 20, other 10, idle 20 (20 + 10 + 20 = 50)."""
+    events = [{"ph": "X", "cat": "mtia_ccp_events", "name": n, "pid": 17, "tid": 3910, "ts": 701805074372.5 + a,
+               "dur": float(b - a), "args": {"stream": 112}}
+              for n, a, b in [("pe_exe", 0, 10), ("dma_request", 5, 20), ("event_wait", 20, 40), ("pe_exe", 40, 50)]]
+    events.append({"ph": "X", "cat": "mtia_runtime", "name": "recordEvent", "pid": 865, "tid": 1837,
+                   "ts": 701805074300.0, "dur": 6.44, "args": {"correlation": 21600000}})
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "mtia.json", events), "-o", out)
+    assert status == 0, err
+    comments, rows = read_table(out)
+    assert "kind=gpu" in comments[0]
+    assert [tuple(r.values())[3:] for r in rows] == [("5e-05", "2e-05", "0.0", "0.0", "2e-05", "1e-05", "3e-05")]
+
+
+@pytest.mark.parametrize("kernel, memcpy, launch", [
+    ("Kernel", "Memcpy", "Runtime"),  # older Kineto's names (HTA's trace_file_list/inference_rank_1.json.gz)
+    ("cuda_profiler_range", "gpu_memcpy", "cuda_runtime"),  # a CUPTI range-profiler run: kernels as ranges
+    ("kernel", "gpu_memcpy", "xpu_runtime"),  # an XPU trace: its own launch category
+])
+def test_other_device_categories_are_read_as_kernels(tmp_path, kernel, memcpy, launch):
+    events = [dict(e, cat=memcpy if e["cat"] == "gpu_memcpy" else kernel) if e["cat"] in ("kernel", "gpu_memcpy")
+              else dict(e, cat=launch) if e["cat"] == "cuda_runtime" else e
+              for e in _labelled({1: "ProfilerStep#1", 2: "ProfilerStep#2"})]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", events), "-o", out)
+    assert status == 0, err
+    assert [tuple(r.values())[3:] for r in read_table(out)[1]] == TWO_STEPS  # the same rows as with CUDA's names
+
+
+def test_device_events_effspec_does_not_read_are_refused_not_read_as_cpu(tmp_path):
+    # A CPU-looking trace (steps, ops) whose device work is in a category effspec does not know: refused.
+    events = _cpu_events() + [{"ph": "X", "cat": "gpu_future_activity", "name": "k", "pid": 0, "tid": 7,
+                               "ts": 1000.0 + k, "dur": 1.0} for k in range(3)]
+    _expect_error(tmp_path, [_doc(tmp_path / "t.json", events)], "EFF003", "its device events are of kinds effspec "
+                  "does not read (`gpu_future_activity` (3)): refused rather than read as a CPU trace")
+    # Beside device events it reads, they are left out and named.
+    events = _device(ONE_WINDOW) + events[-3:]
+    status, err = run_traces(_doc(tmp_path / "g.json", events), "-o", tmp_path / "g.csv")
+    assert status == 0, err
+    assert "info[EFF003]: device events of kinds effspec does not read are not counted: `gpu_future_activity` (3)" in err
+
+
+def test_sync_and_device_annotations_are_not_activity(tmp_path):
+    # cuda_sync (a stream waiting) and gpu_user_annotation (a label drawn on the device row) are not busy time:
+    # the one-window figures of ONE_WINDOW are unchanged, and nothing is said about them.
+    extra = [{"ph": "X", "cat": c, "name": "x", "pid": 0, "tid": 7, "ts": 1000.0 + 80, "dur": 45.0}
+             for c in ("cuda_sync", "gpu_user_annotation")]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", _device(ONE_WINDOW) + extra), "-o", out)
+    assert status == 0, err
+    assert "not counted" not in err
+    assert [tuple(r.values())[3:] for r in read_table(out)[1]] == [
+        ("0.0001", "4e-05", "5e-05", "4e-05", "1.5e-05", "5e-06", "2e-05")]
