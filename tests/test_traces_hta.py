@@ -166,7 +166,6 @@ def test_mtia_device_events_are_device_activity(tmp_path):
 
 @pytest.mark.parametrize("kernel, memcpy, launch", [
     ("Kernel", "Memcpy", "Runtime"),  # older Kineto's names (HTA's trace_file_list/inference_rank_1.json.gz)
-    ("cuda_profiler_range", "gpu_memcpy", "cuda_runtime"),  # a CUPTI range-profiler run: kernels as ranges
     ("kernel", "gpu_memcpy", "xpu_runtime"),  # an XPU trace: its own launch category
 ])
 def test_other_device_categories_are_read_as_kernels(tmp_path, kernel, memcpy, launch):
@@ -203,3 +202,32 @@ def test_sync_and_device_annotations_are_not_activity(tmp_path):
     assert "not counted" not in err
     assert [tuple(r.values())[3:] for r in read_table(out)[1]] == [
         ("0.0001", "4e-05", "5e-05", "4e-05", "1.5e-05", "5e-06", "2e-05")]
+
+
+# ---------------------------------------------------------------------------- timestamps parsed exactly
+
+
+EPOCH_TRACE = """{"distributedInfo": {"rank": 0, "world_size": 1}, "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 1712195495562448.125, "dur": 1.000},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1712195495562448.250, "dur": 0.500},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 1712195495562448.625, "dur": 0.250},
+ {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 1712195495562449, "dur": 0.0625}
+]}"""
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_epoch_microsecond_timestamps_are_parsed_exactly(tmp_path, chunked):
+    """Epoch µs near 1.7e15 (HTA's ns_resolution_trace writes `1712195495562448.673`): a double there is 0.25 µs
+    apart, so `.125` and `.625` would round to a neighbour.  Exactly: the step [.125, 1.125) = 1 µs; ops
+    [.25, .75) ∪ [.625, .875) ∪ [1.0, 1.0625) = 0.625 + 0.0625 = 0.6875 µs; idle 1 − 0.6875 = 0.3125 µs."""
+    trace = tmp_path / "t.json"
+    trace.write_text(EPOCH_TRACE)
+    out = tmp_path / "r.csv"
+    status, err = run_traces(trace, "-o", out, *(["--stream-above", "8"] if chunked else []))
+    assert status == 0, err
+    (r,) = read_table(out)[1]
+    assert (r["step_time"], r["compute"], r["idle"]) == ("1e-06", "6.875e-07", "3.125e-07")
+    # Read as doubles the same text gives other figures: this test tells the two apart.
+    doubles = json.loads(EPOCH_TRACE)["traceEvents"]
+    lo, hi = doubles[0]["ts"], doubles[0]["ts"] + doubles[0]["dur"]
+    assert (lo - 1712195495562448, hi - lo) != (0.125, 1.0)

@@ -32,6 +32,7 @@ Always: compute + comm_exposed + other + idle = step_time (to float rounding).
 
 from __future__ import annotations
 
+import decimal
 import gc
 import math
 import re
@@ -57,13 +58,12 @@ MAX_NODE = 128
 COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
 HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
 _BY_NAME, _MTIA = -1, -2  # device categories whose events are classed by name
-# Device activity, by Kineto category (spec/traces.md, "Devices"): kernels (classed by name: COLLECTIVE_FAMILIES),
-# memory copies and sets (OTHER).  `Kernel`, `Memcpy`, `Memset`: older Kineto's names; `cuda_profiler_range`: the
-# kernels of a CUPTI range-profiler run; `hpu_op`: Gaudi; `mtia_ccp_events`: MTIA's device events (_mtia_class).
+# Device activity, by Kineto category (spec/traces.md, "GPU traces"): kernels (classed by name: COLLECTIVE_FAMILIES),
+# memory copies and sets (OTHER).  `Kernel`, `Memcpy`, `Memset`: older Kineto's names; `hpu_op`: Gaudi;
+# `mtia_ccp_events`: MTIA's device events (_mtia_class).
 # XPU and ROCm traces use `kernel` / `gpu_mem*` with their own launch categories.
-_DEVICE_CATS: dict[str, int] = {"kernel": _BY_NAME, "Kernel": _BY_NAME, "cuda_profiler_range": _BY_NAME,
-                                "hpu_op": _BY_NAME, "gpu_memcpy": OTHER, "Memcpy": OTHER, "gpu_memset": OTHER,
-                                "Memset": OTHER, "mtia_ccp_events": _MTIA}
+_DEVICE_CATS: dict[str, int] = {"kernel": _BY_NAME, "Kernel": _BY_NAME, "hpu_op": _BY_NAME, "gpu_memcpy": OTHER,
+                                "Memcpy": OTHER, "gpu_memset": OTHER, "Memset": OTHER, "mtia_ccp_events": _MTIA}
 _LAUNCH_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime", "xpu_runtime",
                           "xpu_driver", "hpu_runtime", "privateuse1_runtime", "privateuse1_driver"))
 # Categories of a device's namespace that are not activity: annotations drawn on the device timeline, and
@@ -72,6 +72,9 @@ _NOT_ACTIVITY = frozenset(("gpu_user_annotation", "cuda_sync", "mtia_insight", "
 # A category in one of these namespaces that effspec does not know is a device event it cannot read.
 _DEVICE_NAMESPACE = re.compile(r"(?:gpu|cuda|hip|rocm|mtia|xpu|hpu|npu|privateuse1|cupti)_|(?:kernel|memcpy|memset)\Z",
                                re.IGNORECASE)
+# Device categories known and not read, and why (said in the refusal).
+WHY_NOT_READ = {"cuda_profiler_range": "CUPTI range-profiler counters: Kineto lays their spans end to end, one "
+                "length for all, so they are not times"}
 MAX_CATEGORIES = 4096  # distinct unknown categories remembered (a trace has a dozen)
 
 
@@ -168,7 +171,10 @@ MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration 
 class _Collector:
     """The events a reduction needs, as compact arrays."""
 
-    def __init__(self, label: str | None = None) -> None:
+    def __init__(self, label: str | None = None, exact: bool = False) -> None:
+        # exact: the events' numbers come as their decimal text (Decimal) and every timestamp is kept as
+        # float(ts - origin), origin the first timestamp's whole µs, rounded once from the exact difference.
+        self.exact, self.origin = exact, 0
         # The step spans: `ProfilerStep#N`, or a record_function label (`LABEL` or `LABEL#N`).
         self.prefix = "ProfilerStep#" if label is None else label
         self.step_re = _STEP if label is None else re.compile(re.escape(label) + r"(?:#(\d{1,18}))?\Z")
@@ -196,9 +202,55 @@ class _Collector:
     def add(self, events: Iterable[Any]) -> None:
         if isinstance(events, StructBatches):
             for batch in events:
+                if self.exact:
+                    self._exact(batch, True)
                 self.add_structs(batch)
+        elif self.exact:
+            self.add_dicts(self._exact_dicts(events))
         else:
             self.add_dicts(events)
+
+    def max_abs_ts(self) -> float:
+        """The largest |timestamp| kept (0 for none)."""
+        out = max((abs(s[1]) for s in self.steps), default=0.0)
+        for a in (self.dev_ts, self.rt_ts, self.op_ts, self.gloo_ts):
+            if len(a):
+                out = max(out, abs(min(a)), abs(max(a)))
+        return out
+
+    def _exact_dicts(self, events: Iterable[Any]) -> Iterable[Any]:
+        for e in events:
+            if type(e) is dict:
+                self._exact((e,), False)
+            yield e
+
+    _origin_set = False
+
+    def _exact(self, events: Iterable[Any], structs: bool) -> None:
+        """Each event's ``ts`` (a Decimal or an int: its text exactly) as ``float(ts - origin)``, one rounding
+        of the exact difference; ``dur`` as the double nearest its text.  A number no double holds is left as
+        something that is not a number (the event is then skipped and counted, as any malformed one)."""
+        Decimal = decimal.Decimal
+        for e in events:
+            ts = e.ts if structs else e.get("ts")
+            dur = e.dur if structs else e.get("dur")
+            t = type(ts)
+            if t is Decimal or t is int:
+                try:
+                    if not self._origin_set:
+                        self.origin, self._origin_set = math.floor(ts), True
+                    ts = float(ts - self.origin)
+                except (ArithmeticError, ValueError):  # Overflow, an infinite or huge value: not a timestamp
+                    ts = None
+            if type(dur) is Decimal:
+                try:
+                    dur = float(dur)
+                except (ArithmeticError, ValueError):
+                    dur = None
+            if structs:
+                e.ts, e.dur = ts, dur
+            else:
+                e["ts"], e["dur"] = ts, dur
 
     def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
         """``add_dicts`` for the events msgspec decoded: the same checks on
@@ -456,20 +508,10 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     # Parsing makes ~20 container objects an event, and none of them is in a
     # cycle (JSON is a tree): the cyclic collector, which would walk them
     # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
-    paused = gc.isenabled()
-    gc.disable()
-    try:
-        top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
-        c = _Collector(window)
-        try:
-            c.add(events)
-        except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
-            c = _Collector(window)
-            c.add(events.fallback(source))
-        del events
-    finally:
-        if paused:
-            gc.enable()
+    reading = (path, whole_limit, max_bytes, beneath, allow_hardlinks)
+    top, c, source, fractional = _collect(reading, window, exact=False)
+    if fractional:  # timestamps a double cannot hold to the nanosecond: the decimal text, exactly
+        top, c, source, _ = _collect(reading, window, exact=True)
     rank, world, rank_note, missing_rank = _rank(top, shown, rank_from)
     notes = [rank_note] if rank_note else []
     missing = [missing_rank] if missing_rank else []
@@ -498,7 +540,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
                          "; ".join(h for h in sorted(helps) if h))
     node, node_source = _node(top, rank, ranks_per_node)
     base_ns = top.get("baseTimeNanoseconds")
-    offset = base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0
+    offset = (base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0) + c.origin
     if whole:
         start = np.frombuffer(c.dev_ts, dtype=np.float64)
         first = float(start.min())
@@ -530,11 +572,46 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes))
 
 
+# From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
+# 1 ns (0.25 µs at 1.7e15): a trace with fractional timestamps there is read again, exactly.
+EXACT_ABOVE = 2.0 ** 43
+_FRACTIONAL_TS = re.compile(rb'"ts"\s*:\s*-?(?:\d{13,}\.\d|\d+(?:\.\d+)?[eE])')
+
+
+def _collect(reading: tuple[str, int, int, bool, bool], window: str | None, exact: bool) -> tuple[dict, _Collector, Any, bool]:
+    """``(top, collector, source, fractional)``: one pass over the events; ``fractional``: the trace holds
+    timestamps past EXACT_ABOVE with a fraction (the text of a batch-decoded trace is searched; a chunked
+    one is assumed to), so a double lost part of them and the caller reads it again with ``exact``."""
+    # Parsing makes ~20 container objects an event, and none of them is in a
+    # cycle (JSON is a tree): the cyclic collector, which would walk them
+    # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
+    paused = gc.isenabled()
+    gc.disable()
+    try:
+        top, events, source = read_trace(*reading, exact=exact)
+        c = _Collector(window, exact)
+        try:
+            c.add(events)
+        except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
+            c = _Collector(window, exact)
+            c.add(events.fallback(source))
+        fractional = False
+        if not exact and c.max_abs_ts() >= EXACT_ABOVE:
+            data = events.data if isinstance(events, StructBatches) else b""
+            fractional = _FRACTIONAL_TS.search(data) is not None if data else True
+        del events
+    finally:
+        if paused:
+            gc.enable()
+    return top, c, source, fractional
+
+
 def _categories(counts: dict[str, int]) -> str:
     from effspec.diagnostics import printable
 
     shown = sorted(counts, key=lambda k: (-counts[k], k))
-    return ", ".join(f"`{printable(k)[:40]}` ({counts[k]:,})" for k in shown[:5]) + (", …" if len(shown) > 5 else "")
+    return ", ".join(f"`{printable(k)[:40]}` ({counts[k]:,}" + (f": {WHY_NOT_READ[k]})" if k in WHY_NOT_READ else ")")
+                     for k in shown[:5]) + (", …" if len(shown) > 5 else "")
 
 
 def _arr(np, a: array, base: float = 0.0):
