@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import decimal
 import gc
+import itertools
 import math
 import re
 from array import array
@@ -168,6 +169,13 @@ def node_name(raw: str) -> str:
 MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration is not a clock reading
 
 
+class ReadExactly(Exception):
+    """The first events read as doubles have timestamps that lost fractions: read the trace exactly."""
+
+
+FIRST_EVENTS = 4096  # events read as doubles before the check for lost fractions (the chunked parser)
+
+
 class _Collector:
     """The events a reduction needs, as compact arrays."""
 
@@ -200,14 +208,25 @@ class _Collector:
                 and _DEVICE_NAMESPACE.match(k)}
 
     def add(self, events: Iterable[Any]) -> None:
+        """Collect every event.  Reading as doubles, a first batch whose timestamps lost fractions raises
+        ReadExactly at once (the caller reads the trace again, exactly), so such a trace is not read twice
+        whole."""
+        import numpy as np
+
         if isinstance(events, StructBatches):
-            for batch in events:
+            for k, batch in enumerate(events):
                 if self.exact:
                     self._exact(batch, True)
                 self.add_structs(batch)
+                if k == 0 and not self.exact and self.lost_fractions(np):
+                    raise ReadExactly
         elif self.exact:
             self.add_dicts(self._exact_dicts(events))
         else:
+            events = iter(events)
+            self.add_dicts(itertools.islice(events, FIRST_EVENTS))
+            if self.lost_fractions(np):
+                raise ReadExactly
             self.add_dicts(events)
 
     def lost_fractions(self, np) -> bool:
@@ -596,10 +615,13 @@ def _collect(reading: tuple[str, int, int, bool, bool], window: str | None, exac
         top, events, source = read_trace(*reading, exact=exact)
         c = _Collector(window, exact)
         try:
-            c.add(events)
-        except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
-            c = _Collector(window, exact)
-            c.add(events.fallback(source))
+            try:
+                c.add(events)
+            except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
+                c = _Collector(window, exact)
+                c.add(events.fallback(source))
+        except ReadExactly:
+            return top, c, source, True
         fractional = not exact and c.lost_fractions(np)
         del events
     finally:
