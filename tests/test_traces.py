@@ -201,8 +201,14 @@ def test_csv_starts_with_the_provenance_of_every_file(hta_table):
         "node_from=none kind=gpu steps=2 events=4855",
         f"# effspec-traces 1: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
         "node_from=none kind=gpu steps=2 events=4720",
-    ]
-    assert list(rows[0]) == ["rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other", "stall"]
+    ] + [c for c in comments if c.startswith("# effspec-traces 1: kernel top=")]
+    # Then the ten kernels with the most device time over both ranks (issue 32; tests/test_traces_hta.py).
+    assert len(comments) == 13 and " type=communication " in comments[3] and "ranks=2 name=ncclKernel_SendRecv" in comments[3]
+    # The first ten columns as before; the idle split and the kernel types after them (issue 32).
+    assert list(rows[0])[:10] == ["rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other",
+                                  "stall"]
+    assert list(rows[0])[10:] == ["idle_host_wait", "idle_kernel_wait", "idle_other", "gemm", "attention", "memory",
+                                  "elementwise_other"]
     assert [(r["rank"], r["step"]) for r in rows] == [("0", "551"), ("0", "552"), ("1", "551"), ("1", "552")]
 
 
@@ -215,7 +221,8 @@ def test_the_loader_keeps_the_provenance_and_reads_the_new_columns(tmp_path):
     table = load_rank_table(str(out), "ranks.csv", None, diags)
     assert diags == []
     assert table.provenance[0].startswith("effspec-traces 1: method=spec/traces.md files=2")
-    assert len(table.provenance) == 3 and table.first_row == 5
+    # 3 lines of provenance, then the 10 top kernels (issue 32): the first row is line 15.
+    assert len(table.provenance) == 13 and table.first_row == 15
     assert table.comm_exposed.tolist() == [0.172259, 0.164724, 0.134336, 0.169187]
     assert table.idle.tolist()[0] == 0.321378 and table.step_time.tolist()[0] == 0.600058
 
@@ -939,7 +946,7 @@ def test_a_hand_made_gpu_trace_reduces_to_hand_derived_figures(tmp_path):
     assert status == 0, err
     comments, rows = read_table(out)
     assert "kind=gpu" in comments[0]
-    assert [tuple(r.values()) for r in rows] == [
+    assert [tuple(r.values())[:10] for r in rows] == [
         ("0", "gpu-host-1", "1", "8e-05", "3e-05", "5e-05", "4e-05", "5e-06", "5e-06", "1e-05"),
         ("0", "gpu-host-1", "2", "4e-05", "1e-05", "2.5e-05", "2e-05", "1e-05", "0.0", "1e-05"),
     ]
@@ -1021,5 +1028,5 @@ def test_a_multimem_all_reduce_is_counted_as_communication(tmp_path):
     status, err = run_traces(_write_trace(tmp_path / "b200.json", events, host="b"), "-o", out)
     assert status == 0, err
     # In seconds; stall = idle + other = 0.
-    assert [tuple(r.values()) for r in read_table(out)[1]] == [
+    assert [tuple(r.values())[:10] for r in read_table(out)[1]] == [
         ("0", "b", "1", "7e-05", "3e-05", "5e-05", "4e-05", "0.0", "0.0", "0.0")]

@@ -94,7 +94,7 @@ def test_a_gpu_trace_without_profiler_step_is_one_window(tmp_path):
     assert status == 0, err
     assert "info[EFF003]: no `ProfilerStep#N` span: read as one window (step 0) over the trace's device activity, " \
            "100.000 µs from its first device event to its last (4 events)" in err
-    assert [tuple(r.values())[2:] for r in read_table(out)[1]] == [
+    assert [tuple(r.values())[2:10] for r in read_table(out)[1]] == [
         ("0", "0.0001", "4e-05", "5e-05", "4e-05", "1.5e-05", "5e-06", "2e-05")]
 
 
@@ -124,7 +124,7 @@ def test_window_cuts_steps_on_a_record_function_label(tmp_path, labels, args, st
     assert status == 0, err
     rows = read_table(out)[1]
     assert [r["step"] for r in rows] == list(steps)
-    assert [tuple(r.values())[3:] for r in rows] == TWO_STEPS
+    assert [tuple(r.values())[3:10] for r in rows] == TWO_STEPS
 
 
 def test_window_ignores_profiler_steps_and_a_missing_label_is_refused(tmp_path):
@@ -161,7 +161,7 @@ def test_mtia_device_events_are_device_activity(tmp_path):
     assert status == 0, err
     comments, rows = read_table(out)
     assert "kind=gpu" in comments[0]
-    assert [tuple(r.values())[3:] for r in rows] == [("5e-05", "2e-05", "0.0", "0.0", "2e-05", "1e-05", "3e-05")]
+    assert [tuple(r.values())[3:10] for r in rows] == [("5e-05", "2e-05", "0.0", "0.0", "2e-05", "1e-05", "3e-05")]
 
 
 @pytest.mark.parametrize("kernel, memcpy, launch", [
@@ -175,7 +175,7 @@ def test_other_device_categories_are_read_as_kernels(tmp_path, kernel, memcpy, l
     out = tmp_path / "r.csv"
     status, err = run_traces(_doc(tmp_path / "t.json", events), "-o", out)
     assert status == 0, err
-    assert [tuple(r.values())[3:] for r in read_table(out)[1]] == TWO_STEPS  # the same rows as with CUDA's names
+    assert [tuple(r.values())[3:10] for r in read_table(out)[1]] == TWO_STEPS  # the same rows as with CUDA's names
 
 
 def test_device_events_effspec_does_not_read_are_refused_not_read_as_cpu(tmp_path):
@@ -200,7 +200,7 @@ def test_sync_and_device_annotations_are_not_activity(tmp_path):
     status, err = run_traces(_doc(tmp_path / "t.json", _device(ONE_WINDOW) + extra), "-o", out)
     assert status == 0, err
     assert "not counted" not in err
-    assert [tuple(r.values())[3:] for r in read_table(out)[1]] == [
+    assert [tuple(r.values())[3:10] for r in read_table(out)[1]] == [
         ("0.0001", "4e-05", "5e-05", "4e-05", "1.5e-05", "5e-06", "2e-05")]
 
 
@@ -231,3 +231,57 @@ def test_epoch_microsecond_timestamps_are_parsed_exactly(tmp_path, chunked):
     doubles = json.loads(EPOCH_TRACE)["traceEvents"]
     lo, hi = doubles[0]["ts"], doubles[0]["ts"] + doubles[0]["dur"]
     assert (lo - 1712195495562448, hi - lo) != (0.125, 1.0)
+
+
+# ---------------------------------------------------------------------------- idle split and kernel types
+
+
+def test_idle_splits_into_host_wait_kernel_wait_and_other(tmp_path):
+    """One window (no steps), three kernels on one device, each launched (cuda_runtime, by correlation):
+    gemm [0, 10) launched at −5; flash attention [20, 30) launched at 5, while the gemm ran: queued, so the gap
+    [10, 20) is kernel wait (it waited on something else: another stream, an event); an elementwise kernel
+    [40, 50) launched at 35: of the gap [30, 40), [30, 35) is host wait (nothing launched yet) and [35, 40)
+    other (launch latency).  Window [0, 50): idle 20 = 5 + 10 + 5.  Types: gemm 10, attention 10,
+    elementwise/other 10, memory 0."""
+    kernels = [("ampere_sgemm_128x64_tn", 0, 10), ("flash_fwd_kernel", 20, 30),
+               ("void at::native::vectorized_elementwise_kernel<4>", 40, 50)]
+    events = _device(kernels) + [
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 1000.0 + t,
+         "dur": 1.0, "args": {"correlation": c}} for c, t in ((1, -5), (2, 5), (3, 35))]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", events), "-o", out)
+    assert status == 0, err
+    comments, rows = read_table(out)
+    (r,) = rows
+    assert (r["step_time"], r["idle"]) == ("5e-05", "2e-05")
+    assert (r["idle_host_wait"], r["idle_kernel_wait"], r["idle_other"]) == ("5e-06", "1e-05", "5e-06")
+    assert (r["gemm"], r["attention"], r["memory"], r["elementwise_other"], r["comm"]) == (
+        "1e-05", "1e-05", "0.0", "1e-05", "0.0")
+    # The top kernels, one line each, by time then name (all 10 µs here: by name).
+    kernels_lines = [c for c in comments if " kernel top=" in c]
+    assert [c.split(" name=")[1] for c in kernels_lines] == [
+        "ampere_sgemm_128x64_tn", "flash_fwd_kernel", "void%20at::native::vectorized_elementwise_kernel%3C4%3E"]
+    assert kernels_lines[0].startswith("# effspec-traces 1: kernel top=1 type=gemm time=1e-05 launches=1 ranks=1 ")
+
+
+@pytest.mark.parametrize("name, kind", [
+    # Names from the real traces of tests/data/traces/real (H100, MI300X, B200, V100, SGLang on MI300X):
+    ("void cutlass::Kernel2<cutlass_80_wmma_tensorop_bf16_s161616gemm_bf16_32x32_128x2_tn_align8>", "gemm"),
+    ("sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize64x64x64_warpgroupsize1x1x1", "gemm"),
+    ("Cijk_Alik_Bljk_B_BS_BH_Bias_HA_S_SAV_UserArgs_MT16x16x128_MI16x16x1_SN_LDSB0", "gemm"),
+    ("nvjet_tst_64x64_64x16_2x1_2cta_v_bz_bias_TNT", "gemm"),
+    ("bmm_MxE4m3_MxE2m1MxE4m3_Fp32_t128x16x256u2_s3_et128x16_m128x16x32_cga1x1x1_16dp256b_rM_TN", "gemm"),
+    ("cudnn_infer_volta_scudnn_128x64_relu_medium_nn_v1", "gemm"),
+    ("volta_sgemm_32x128_nn", "gemm"),
+    ("void pytorch_flash::flash_fwd_kernel<pytorch_flash::Flash_fwd_kernel_traits<64, 128, 128>>", "attention"),
+    ("attn_fwd", "attention"),
+    ("void paged_attention_ll4mi_QKV_mfma16_kernel<0, __hip_bfloat16, __hip_bfloat16>", "attention"),
+    ("std::enable_if<(((8)>(0)))&&vllm::_typeConvert<c10::BFloat16>::exists, void>::type "
+     "vllm::fused_add_rms_norm_kernel<c10::BFloat16, 8>", "elementwise_other"),  # `Convert` is not a convolution
+    ("void at::native::(anonymous namespace)::vectorized_layer_norm_kernel<c10::BFloat16, float>", "elementwise_other"),
+    ("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>", "elementwise_other"),
+])
+def test_kernel_types_of_real_kernel_names(name, kind):
+    from effspec.ranks.traces.reduce import TYPES, kernel_type
+
+    assert TYPES[kernel_type(name)] == kind

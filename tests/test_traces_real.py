@@ -204,3 +204,25 @@ def test_a_cupti_range_profiler_trace_is_refused_by_name(tmp_path):
     status, err = run_traces(REAL / "a100_cupti_profiler.json.gz", "-o", tmp_path / "c.csv")
     assert status == 1
     assert "`cuda_profiler_range` (77: CUPTI range-profiler counters" in err and "refused rather than read as a CPU" in err
+
+
+def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
+    """a100_event_sync (HTA), relative to its first kernel, with each launch (cudaLaunchKernel /
+    cudaMemcpyAsync, by correlation):  fill [0, 1) launched −35; sum reduce_kernel [49, 60) launched 37;
+    compare [90, 91) launched 76; memcpy DtoH [125, 127) launched 107; spin_kernel [227, 263) launched 217.
+    Window [0, 263) = 263 µs; busy 1 + 11 + 1 + 2 + 36 = 51, idle 212.  Every gap's next event was launched
+    inside the gap, so host wait = launch − gap start: [1, 37) 36 + [60, 76) 16 + [91, 107) 16 + [127, 217) 90
+    = 158; kernel wait 0; other (launch to start) 12 + 14 + 18 + 10 = 54.  158 + 0 + 54 = 212.
+    Types: no GEMM or attention; memory 2 (the memcpy); elementwise/other 1 + 11 + 1 + 36 = 49."""
+    out = tmp_path / "a.csv"
+    status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", out)
+    assert status == 0, err
+    comments, (r,) = read_table(out)
+    assert [r[k] for k in ("step_time", "idle", "idle_host_wait", "idle_kernel_wait", "idle_other")] == [
+        "0.000263", "0.000212", "0.000158", "0.0", "5.4e-05"]
+    assert [r[k] for k in ("gemm", "attention", "comm", "memory", "elementwise_other")] == [
+        "0.0", "0.0", "0.0", "2e-06", "4.9e-05"]
+    top = [c for c in comments if " kernel top=" in c]
+    assert top[0].startswith("# effspec-traces 1: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
+                             "name=at::cuda::%28anonymous%20namespace%29::spin_kernel%28long%29")
+    assert len(top) == 4  # four kernel names (the memcpy is not a kernel)

@@ -117,6 +117,29 @@ def kernel_class(name: str) -> int:
     return cls
 
 
+# Kernel types (spec/traces.md, "Kernel types"): a non-communication kernel whose name matches one of these, in
+# this order and any case, is of that type; any other is elementwise/other.  Communication is
+# COLLECTIVE_FAMILIES; memory is every copy, set and DMA.  (type, pattern)
+KERNEL_TYPES: tuple[tuple[str, str], ...] = (
+    ("attention", r"flash|fmha|attention|attn|sdpa|(?<![a-z])mha"),
+    ("gemm", r"gemm|matmul|cutlass|cublas|xmma|wgmma|nvjet|cijk_|hipblaslt|tensile|scudnn|winograd|dgrad|wgrad|"
+             r"fprop|(?<![a-z])conv(?!ert)|(?<![a-z])mm(?![a-z])|(?<![a-z])bmm"),
+)
+TYPES = ("gemm", "attention", "communication", "memory", "elementwise_other")
+GEMM, ATTENTION, COMMUNICATION, MEMORY, ELEMENTWISE = range(5)
+_TYPE_RE = [(TYPES.index(t), re.compile(p, re.IGNORECASE)) for t, p in KERNEL_TYPES]
+MAX_NAMES = 1 << 16  # distinct kernel names kept for the breakdown and the top kernels
+TOP_KERNELS = 10
+
+
+def kernel_type(name: str) -> int:
+    """A compute kernel's type by name: ATTENTION, GEMM or ELEMENTWISE (elementwise and everything else)."""
+    for t, pattern in _TYPE_RE:
+        if pattern.search(name):
+            return t
+    return ELEMENTWISE
+
+
 @dataclass(frozen=True)
 class StepRow:
     """One step of one rank, in microseconds."""
@@ -128,6 +151,15 @@ class StepRow:
     comm_exposed: float
     idle: float
     other: float
+    # The idle split (GPU traces; a CPU trace's idle is all `idle_other`) and the kernel-type breakdown:
+    # the union of each type's device events in the window (communication is `comm`).
+    idle_host_wait: float = 0.0
+    idle_kernel_wait: float = 0.0
+    idle_other: float = 0.0
+    gemm: float = 0.0
+    attention: float = 0.0
+    memory: float = 0.0
+    elementwise_other: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -148,6 +180,8 @@ class TraceSummary:
     events: int
     skipped: int = 0
     notes: tuple[str, ...] = field(default=())
+    # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
+    top: tuple[tuple[str, str, float, int], ...] = field(default=())
 
 
 def node_name(raw: str) -> str:
@@ -189,6 +223,8 @@ class _Collector:
         self.categories: dict[Any, int] = {}  # other categories of complete events, counted
         self.steps: list[tuple[int, float, float, Any]] = []  # (N, ts, dur, thread)
         self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr = array("d"), array("d"), array("b"), array("q")
+        self.dev_name = array("l")  # an index into `names` (-1: a name past MAX_NAMES or not a string; -2: no name read)
+        self.names: dict[str, int] = {}
         self.rt_ts, self.rt_corr = array("d"), array("q")
         self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
         self.gloo_ts, self.gloo_dur = array("d"), array("d")
@@ -279,6 +315,7 @@ class _Collector:
         """``add_dicts`` for the events msgspec decoded: the same checks on
         attributes (``args`` is then an object with ``correlation``, or None)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        dev_name, names = self.dev_name, self.names
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads, categories = self.threads, self.categories
@@ -335,8 +372,13 @@ class _Collector:
                     continue
                 corr: Any = e.args.correlation if e.args is not None else None
                 cls = _DEVICE_CATS[cat]
+                nid = -2
                 if cls < 0:
                     name = e.name
+                    if type(name) is str:
+                        nid = names.get(name, -1)
+                        if nid < 0 and len(names) < MAX_NAMES:
+                            nid = names[name] = len(names)
                     if cls == _BY_NAME:
                         cls = kernel_class(name) if type(name) is str else COMPUTE
                     else:
@@ -348,6 +390,7 @@ class _Collector:
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
+                dev_name.append(nid)
             elif type(cat) is str and cat in _LAUNCH_CATS:
                 corr = e.args.correlation if e.args is not None else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
@@ -363,6 +406,7 @@ class _Collector:
         reduction: checks are inlined (a number is an int or float, not a
         bool, within ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        dev_name, names = self.dev_name, self.names
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads, categories = self.threads, self.categories
@@ -421,8 +465,13 @@ class _Collector:
                 args: Any = e.get("args")
                 corr: Any = args.get("correlation") if type(args) is dict else None
                 cls = _DEVICE_CATS[cat]
+                nid = -2
                 if cls < 0:
                     name = e.get("name")
+                    if type(name) is str:
+                        nid = names.get(name, -1)
+                        if nid < 0 and len(names) < MAX_NAMES:
+                            nid = names[name] = len(names)
                     if cls == _BY_NAME:
                         cls = kernel_class(name) if type(name) is str else COMPUTE
                     else:
@@ -434,6 +483,7 @@ class _Collector:
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
+                dev_name.append(nid)
             elif type(cat) is str and cat in _LAUNCH_CATS:
                 args = e.get("args")
                 corr = args.get("correlation") if type(args) is dict else None
@@ -592,7 +642,8 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     return TraceSummary(
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
-        step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes))
+        step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
+        top=top_kernels(np, c) if kind == "gpu" else ())
 
 
 # From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
@@ -654,11 +705,7 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     start = _arr(np, c.dev_ts, base)
     end = start + _arr(np, c.dev_dur)
     cls = np.frombuffer(c.dev_cls, dtype=np.int8) if len(c.dev_cls) else np.zeros(0, np.int8)
-    if whole:  # no steps: one window over every device event
-        lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
-        return _device_rows(np, start, end, cls, np.zeros(1, np.int64), lo, hi)
-    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
-    # The launch of each device event, by correlation id, and the step holding it.
+    # The launch of each device event, by correlation id.
     corr = np.frombuffer(c.dev_corr, dtype=np.int64)
     rt_corr = np.frombuffer(c.rt_corr, dtype=np.int64) if len(c.rt_corr) else np.zeros(0, np.int64)
     rt_ts = _arr(np, c.rt_ts, base)
@@ -669,6 +716,12 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     found[found] = rt_corr[at[found]] == corr[found]
     launch = np.full(len(corr), np.nan)
     launch[found] = rt_ts[at[found]]
+    types = _types(np, c, cls)
+    if whole:  # no steps: one window over every device event
+        lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
+    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+    # The step holding each launch.
     k = np.searchsorted(cpu_lo, launch, side="right") - 1
     inside = found & (k >= 0)
     inside[inside] = launch[inside] < cpu_hi[k[inside]]
@@ -684,10 +737,62 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
-    return _device_rows(np, start, end, cls, numbers, lo, hi)
+    return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
 
 
-def _device_rows(np, start, end, cls, numbers, lo, hi) -> tuple[StepRow, ...]:
+def _types(np, c: _Collector, cls):
+    """Each device event's kernel type (TYPES): by its class, then by its name."""
+    by_name = np.asarray([kernel_type(n) for n in c.names] or [ELEMENTWISE], np.int8)
+    nid = np.frombuffer(c.dev_name, dtype=np.int64) if len(c.dev_name) else np.zeros(0, np.int64)
+    out = np.where(nid >= 0, by_name[np.maximum(nid, 0)], ELEMENTWISE).astype(np.int8)
+    out[cls == COMM] = COMMUNICATION
+    out[cls == OTHER] = MEMORY
+    return out
+
+
+def top_kernels(np, c: _Collector) -> tuple[tuple[str, str, float, int], ...]:
+    """The TOP_KERNELS kernel names with the most device time (durations summed over their launches)."""
+    if not c.names:
+        return ()
+    nid = np.frombuffer(c.dev_name, dtype=np.int64)
+    keep = nid >= 0
+    total = np.bincount(nid[keep], weights=np.frombuffer(c.dev_dur, dtype=np.float64)[keep], minlength=len(c.names))
+    count = np.bincount(nid[keep], minlength=len(c.names))
+    names = list(c.names)
+    cls = np.frombuffer(c.dev_cls, dtype=np.int8)
+    types = _types(np, c, cls)
+    type_of = np.full(len(names), ELEMENTWISE, np.int8)
+    type_of[nid[keep]] = types[keep]
+    best = sorted(range(len(names)), key=lambda i: (-total[i], names[i]))[:TOP_KERNELS]
+    return tuple((names[i], TYPES[type_of[i]], float(total[i]), int(count[i])) for i in best if count[i])
+
+
+def _idle_split(np, start, end, launch, lo, hi):
+    """Per window, the idle time before a launch (host wait: the device waiting for the host to launch the
+    work that ends the gap) and the idle time with that work already launched (kernel wait: it waited on
+    another stream, an event or a sync).  Gaps are between the merged device intervals; a gap's next event
+    is the first to start at its end.  The rest of the idle (launch latency, work with no launch record) is
+    the caller's remainder."""
+    W = len(lo)
+    if len(start) < 2:
+        return np.zeros(W), np.zeros(W)
+    order = np.argsort(start, kind="stable")
+    s, L = start[order], launch[order]
+    reach = np.maximum.accumulate(end[order])
+    g0, g1, nxt = reach[:-1], s[1:], L[1:]
+    gap = g1 > g0
+    g0, g1, nxt = g0[gap], g1[gap], nxt[gap]
+    known = np.isfinite(nxt)
+    host_end = np.where(known, np.clip(nxt, g0, g1), g0)  # [g0, launch) : host wait
+    queued = known & (nxt <= g0)  # launched before the device went idle: the whole gap is kernel wait
+    gs = np.concatenate((g0, g0[queued]))
+    ge = np.concatenate((host_end, g1[queued]))
+    gc = np.concatenate((np.zeros(len(g0), np.int8), np.ones(int(queued.sum()), np.int8)))
+    parts = _sweep(np, gs, ge, gc, 2, lo, hi)
+    return parts[(1, None)], parts[(None, 1)]
+
+
+def _device_rows(np, start, end, cls, types, launch, numbers, lo, hi) -> tuple[StepRow, ...]:
     S = len(numbers)
     parts = _sweep(np, start, end, cls, 3, lo, hi)
     busy_compute = parts[(1, None, None)]
@@ -695,8 +800,18 @@ def _device_rows(np, start, end, cls, numbers, lo, hi) -> tuple[StepRow, ...]:
     exposed = parts[(0, 1, None)]
     other = parts[(0, 0, 1)]
     idle = parts[(0, 0, 0)]
-    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
-                         float(exposed[i]), float(idle[i]), float(other[i])) for i in range(S))
+    host, kernel = _idle_split(np, start, end, launch, lo, hi)
+    by_type = _sweep(np, start, end, types, 5, lo, hi)
+    kinds = [by_type[tuple(1 if j == t else None for j in range(5))] for t in range(5)]
+    rows = []
+    for i in range(S):
+        h, k = min(float(host[i]), float(idle[i])), float(kernel[i])
+        k = min(k, float(idle[i]) - h)
+        rows.append(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
+                            float(exposed[i]), float(idle[i]), float(other[i]), h, k, max(float(idle[i]) - h - k, 0.0),
+                            float(kinds[GEMM][i]), float(kinds[ATTENTION][i]), float(kinds[MEMORY][i]),
+                            float(kinds[ELEMENTWISE][i])))
+    return tuple(rows)
 
 
 def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
@@ -723,7 +838,7 @@ def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
     exposed = np.maximum(comm - parts[(1, 0, 1)], 0.0)
     idle = parts[(0, 0, 0)]
     return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(compute[i]), float(comm[i]),
-                         float(exposed[i]), float(idle[i]), 0.0) for i in range(len(numbers)))
+                         float(exposed[i]), float(idle[i]), 0.0, idle_other=float(idle[i])) for i in range(len(numbers)))
 
 
 def _main_thread(steps) -> Any:
