@@ -285,3 +285,70 @@ def test_kernel_types_of_real_kernel_names(name, kind):
     from effspec.ranks.traces.reduce import TYPES, kernel_type
 
     assert TYPES[kernel_type(name)] == kind
+
+
+# ---------------------------------------------------------------------------- effspec traces --diff
+
+
+CPU = Path(__file__).resolve().parent / "fixtures" / "traces" / "cpu"
+
+
+def _diff(*args) -> tuple[int, str, str]:
+    import contextlib
+    import io
+
+    from effspec.cli import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        status = main(["traces", "--diff", *map(str, args)])
+    return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("scenario, cause", [
+    # The injected change of each held CPU scenario (tests/fixtures/traces/cpu/*/timers.json: straggler_rank 2
+    # computes 2x; sleeper_rank 1 sleeps 60 ms a step; imbalance: rank r computes 1 + 0.5 r, rank 3 most;
+    # comm_heavy: every rank's all-reduce grows) against the uniform run.
+    ("straggler", "rank 2's compute +"),
+    ("sleeper", "rank 1's idle +"),
+    ("imbalance", "rank 3's compute +"),
+    ("comm_heavy", "exposed communication on every rank, +"),
+])
+def test_diff_names_the_injected_change(scenario, cause):
+    timers = json.loads((CPU / scenario / "timers.json").read_text())
+    status, out, err = _diff(CPU / "uniform" / "traces", CPU / scenario / "traces")
+    assert status == 0, err
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("  the change: ")]
+    assert line.startswith("  the change: " + cause), out
+    if scenario == "sleeper":  # the sleep it names is the injected one: 60 ms, to 10 %
+        ms = float(line.split("idle +")[1].split(" ms")[0])
+        assert abs(ms - 1e3 * timers["sleep_s"]) < 0.1 * 1e3 * timers["sleep_s"]
+    if scenario in ("straggler", "sleeper", "imbalance"):  # the others wait for it
+        assert "the other ranks' exposed communication +" in line
+
+
+def test_diff_reads_tables_as_it_reads_traces_and_bounds_the_change(tmp_path):
+    for name in ("uniform", "straggler"):
+        assert run_traces(CPU / name / "traces", "-o", tmp_path / f"{name}.csv")[0] == 0
+    status, from_tables, err = _diff(tmp_path / "uniform.csv", tmp_path / "straggler.csv")
+    assert status == 0, err
+    status, from_traces, _ = _diff(CPU / "uniform" / "traces", CPU / "straggler" / "traces")
+    assert from_tables.splitlines()[2:] == from_traces.splitlines()[2:]  # the same figures (names aside)
+    # The step-time change's 95 % bootstrap interval holds the observed median change and excludes 0.
+    step = [ln for ln in from_tables.splitlines() if ln.startswith("  step time, median")][0]
+    change = float(step.split(": +")[1].split(" ms")[0])
+    lo, hi = (float(x) for x in step.split("interval ")[1].split(" ms")[0].split(" .. "))
+    assert 0 < lo <= change <= hi and step.endswith("(excludes 0)")
+    # -o writes the comparison instead of printing it.
+    assert _diff(tmp_path / "uniform.csv", tmp_path / "straggler.csv", "-o", tmp_path / "d.txt")[0] == 0
+    assert (tmp_path / "d.txt").read_text() == from_tables
+
+
+def test_diff_refuses_bad_input_with_a_code(tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_text("rank,node,step,compute,comm,stall\n0,a,1,x,0.1,0.0\n")
+    good = tmp_path / "good.csv"
+    assert run_traces(CPU / "uniform" / "traces", "-o", good)[0] == 0
+    status, out, err = _diff(good, bad)
+    assert status == 1 and out == "" and "error[EFF003]" in err
+    assert _diff(good)[0] == 2  # one run: a tool error
