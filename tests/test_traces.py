@@ -195,13 +195,13 @@ def test_csv_starts_with_the_provenance_of_every_file(hta_table):
     comments, rows = hta_table
     sha = [hashlib.sha256((HTA / f"rank-{r}.json.gz").read_bytes()).hexdigest() for r in (0, 1)]
     assert comments == [
-        "# effspec-traces 1: method=spec/traces.md files=2 ranks=2 world_size=128 steps=551..552 kind=gpu "
+        "# effspec-traces 2: method=spec/traces.md files=2 ranks=2 world_size=128 steps=551..552 kind=gpu "
         "bytes=244046 partial=yes missing=2..127",
-        f"# effspec-traces 1: file={HTA}/rank-0.json.gz bytes=124247 sha256={sha[0]} rank=0 node=unknown "
+        f"# effspec-traces 2: file={HTA}/rank-0.json.gz bytes=124247 sha256={sha[0]} rank=0 node=unknown "
         "node_from=none kind=gpu steps=2 events=4855",
-        f"# effspec-traces 1: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
+        f"# effspec-traces 2: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
         "node_from=none kind=gpu steps=2 events=4720",
-    ] + [c for c in comments if c.startswith("# effspec-traces 1: kernel top=")]
+    ] + [c for c in comments if c.startswith("# effspec-traces 2: kernel top=")]
     # Then the ten kernels with the most device time over both ranks (issue 32; tests/test_traces_hta.py).
     assert len(comments) == 13 and " type=communication " in comments[3] and "ranks=2 name=ncclKernel_SendRecv" in comments[3]
     # The first ten columns as before; the idle split and the kernel types after them (issue 32).
@@ -220,7 +220,7 @@ def test_the_loader_keeps_the_provenance_and_reads_the_new_columns(tmp_path):
     diags = []
     table = load_rank_table(str(out), "ranks.csv", None, diags)
     assert diags == []
-    assert table.provenance[0].startswith("effspec-traces 1: method=spec/traces.md files=2")
+    assert table.provenance[0].startswith("effspec-traces 2: method=spec/traces.md files=2")
     # 3 lines of provenance, then the 10 top kernels (issue 32): the first row is line 15.
     assert len(table.provenance) == 13 and table.first_row == 15
     assert table.comm_exposed.tolist() == [0.172259, 0.164724, 0.134336, 0.169187]
@@ -284,7 +284,7 @@ def test_the_report_shows_the_provenance(tmp_path):
     assert "<caption>Provenance</caption>" in text
     assert (f"<tr><td>{HTA}/rank-1.json.gz</td><td>124,247</td>".replace("124,247", "119,799")) in text
     assert f"<td>{sha}</td><td>1</td><td>unknown</td>" in text
-    assert "effspec-traces 1: method=spec/traces.md files=2 ranks=2 world_size=128" in text
+    assert "effspec-traces 2: method=spec/traces.md files=2 ranks=2 world_size=128" in text
 
 
 # ---------------------------------------------------------------------------- 2. CPU scenarios
@@ -354,7 +354,7 @@ def test_a_spec_citing_the_csv_gets_the_diagnosis(cpu_tables, tmp_path):
     assert out.returncode == 0, out.stderr
     diagnosis = json.loads(out.stdout)[0]["runs"]["traced"]["diagnosis"]
     assert (diagnosis["family"], diagnosis["ranks"], diagnosis["comm_column"]) == ("straggler", [2], "comm_exposed")
-    assert diagnosis["provenance"][0].startswith("effspec-traces 1: method=spec/traces.md files=4 ranks=4 world_size=4")
+    assert diagnosis["provenance"][0].startswith("effspec-traces 2: method=spec/traces.md files=4 ranks=4 world_size=4")
 
 
 # The ProfilerStep#N span runs from inside one prof.step() to inside the next;
@@ -597,7 +597,7 @@ def test_clock_skew_is_reported_and_the_table_is_aligned_on_step_boundaries(tmp_
     plain_comments, plain_rows = read_table(tmp_path / "plain.csv")
     skew_comments, skew_rows = read_table(tmp_path / "skewed.csv")
     assert skew_rows == plain_rows
-    assert skew_comments[-1].startswith("# effspec-traces 1: skew the step boundaries of 2 nodes sit")
+    assert skew_comments[-1].startswith("# effspec-traces 2: skew the step boundaries of 2 nodes sit")
     assert skew_comments[-1].endswith("; aligned=step-boundaries")
 
 
@@ -782,7 +782,7 @@ def test_an_undecodable_file_name_is_shown_escaped_and_recorded_as_its_bytes(tmp
     status, err = run_traces(folder, "-o", out)
     assert status == 0, err
     comments, _ = read_table(out)
-    assert comments[1].startswith(f"# effspec-traces 1: file={folder}/rank-%FF%1B%5B2J.json bytes=")
+    assert comments[1].startswith(f"# effspec-traces 2: file={folder}/rank-%FF%1B%5B2J.json bytes=")
     # In a diagnostic, the name is escaped: no byte of it reaches the terminal raw.
     with open(raw, "wb") as fh:
         fh.write(b"{")

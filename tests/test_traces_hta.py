@@ -261,7 +261,7 @@ def test_idle_splits_into_host_wait_kernel_wait_and_other(tmp_path):
     kernels_lines = [c for c in comments if " kernel top=" in c]
     assert [c.split(" name=")[1] for c in kernels_lines] == [
         "ampere_sgemm_128x64_tn", "flash_fwd_kernel", "void%20at::native::vectorized_elementwise_kernel%3C4%3E"]
-    assert kernels_lines[0].startswith("# effspec-traces 1: kernel top=1 type=gemm time=1e-05 launches=1 ranks=1 ")
+    assert kernels_lines[0].startswith("# effspec-traces 2: kernel top=1 type=gemm time=1e-05 launches=1 ranks=1 ")
 
 
 @pytest.mark.parametrize("name, kind", [

@@ -223,6 +223,6 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
     assert [r[k] for k in ("gemm", "attention", "comm", "memory", "elementwise_other")] == [
         "0.0", "0.0", "0.0", "2e-06", "4.9e-05"]
     top = [c for c in comments if " kernel top=" in c]
-    assert top[0].startswith("# effspec-traces 1: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
+    assert top[0].startswith("# effspec-traces 2: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
                              "name=at::cuda::%28anonymous%20namespace%29::spin_kernel%28long%29")
     assert len(top) == 4  # four kernel names (the memcpy is not a kernel)

@@ -6,7 +6,7 @@ disagree on the world size (error), and clock skew across hosts (a warning:
 each rank's figures are durations on its own clock and rows are matched by
 step number, so the table is aligned on step boundaries whatever the clocks).
 
-The CSV starts with ``# effspec-traces 1: …`` comment lines (the method, one
+The CSV starts with ``# effspec-traces 2: …`` comment lines (the method, one
 line per file with its size and SHA-256, and any skew), then the header
 ``rank,node,step,step_time,compute,comm,comm_exposed,idle,other,stall`` (then, since issue 32, the idle split
 and the kernel types) and one
