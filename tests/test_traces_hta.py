@@ -352,3 +352,20 @@ def test_diff_refuses_bad_input_with_a_code(tmp_path):
     status, out, err = _diff(good, bad)
     assert status == 1 and out == "" and "error[EFF003]" in err
     assert _diff(good)[0] == 2  # one run: a tool error
+
+
+def test_hostile_kernel_names_stay_one_cell_of_one_comment_line(tmp_path):
+    # A formula, a comma, a newline, a lone surrogate (JSON's "\ud800"), 10 KB: the name is percent-encoded
+    # (no comma, no line break), cut to 160 characters first, and the line still starts with `#`.
+    names = ['=HYPERLINK("http://x"),1\n# effspec-traces 2: file=evil', "k\ud800", "g" * 10000]
+    kernels = [(n, 10 * k, 10 * k + 5) for k, n in enumerate(names)]
+    out = tmp_path / "r.csv"
+    status, err = run_traces(_doc(tmp_path / "t.json", _device(kernels)), "-o", out)
+    assert status == 0, err
+    text = out.read_text(encoding="utf-8")
+    lines = [ln for ln in text.splitlines() if " kernel top=" in ln]
+    assert len(lines) == 3 and all(ln.startswith("# effspec-traces 2: kernel top=") and "," not in ln for ln in lines)
+    assert any("name=%3DHYPERLINK%28%22http://x%22%29%2C1%0A%23%20effspec-traces" in ln for ln in lines)
+    assert any(ln.endswith("name=k%ED%A0%80") for ln in lines)
+    assert any(ln.endswith("g" * 160 + " cut=yes") for ln in lines)
+    assert sum(" file=" in ln for ln in text.splitlines()) == 1  # the injected `file=` made no provenance line

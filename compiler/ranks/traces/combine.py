@@ -153,6 +153,12 @@ def skew_lines(problems: list[Problem], summaries: list[TraceSummary]) -> list[s
             if p.message.startswith("clock skew")]
 
 
+def quote_kernel(name: str) -> str:
+    """A kernel name in a `kernel` line: percent-encoded like a file name (no comma, space or control
+    character), any lone surrogate a JSON ``\\ud800`` escape made written as its bytes."""
+    return quote(name.encode("utf-8", "surrogatepass"), safe="/._-+@:~")
+
+
 def kernel_lines(summaries: list[TraceSummary], k: int = 10) -> list[str]:
     """The ``k`` kernels with the most device time over every trace (summed over launches and ranks), one
     line each: bounded whatever the number of ranks.  A name is percent-encoded (no comma, no leading
@@ -166,7 +172,7 @@ def kernel_lines(summaries: list[TraceSummary], k: int = 10) -> list[str]:
             t[3] += 1
     best = sorted(total, key=lambda n: (-total[n][1], n))[:k]
     return [f"{METHOD}: kernel top={i} type={total[n][0]} time={_s(total[n][1])} launches={total[n][2]} "
-            f"ranks={total[n][3]} name={quote_name(n[:TOP_NAME_CHARS])}" + (" cut=yes" if len(n) > TOP_NAME_CHARS else "")
+            f"ranks={total[n][3]} name={quote_kernel(n[:TOP_NAME_CHARS])}" + (" cut=yes" if len(n) > TOP_NAME_CHARS else "")
             for i, n in enumerate(best, 1)]
 
 
