@@ -191,6 +191,20 @@ def test_the_columns_partition_each_step(hta_table):
 # ---------------------------------------------------------------------------- the table and its provenance
 
 
+def _launch_delays(path: Path) -> str:
+    """Launch delay (issue 32), computed here: each device event's start minus its launch's (same correlation),
+    the median and the 95th percentile interpolated between the two nearest ranks (numpy's default), in µs."""
+    import statistics
+
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    launch = {e["args"]["correlation"]: e["ts"] for e in events
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    delays = sorted(e["ts"] - launch[e["args"]["correlation"]] for e in events
+                    if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and e.get("args", {}).get("correlation") in launch)
+    q = statistics.quantiles(delays, n=100, method="inclusive")
+    return f"launch_delay_p50={statistics.median(delays):.3f} launch_delay_p95={q[94]:.3f}"  # µs, to the ns
+
+
 def test_csv_starts_with_the_provenance_of_every_file(hta_table):
     comments, rows = hta_table
     sha = [hashlib.sha256((HTA / f"rank-{r}.json.gz").read_bytes()).hexdigest() for r in (0, 1)]
@@ -198,9 +212,9 @@ def test_csv_starts_with_the_provenance_of_every_file(hta_table):
         "# effspec-traces 2: method=spec/traces.md files=2 ranks=2 world_size=128 steps=551..552 kind=gpu "
         "bytes=244046 partial=yes missing=2..127",
         f"# effspec-traces 2: file={HTA}/rank-0.json.gz bytes=124247 sha256={sha[0]} rank=0 node=unknown "
-        "node_from=none kind=gpu steps=2 events=4855",
+        f"node_from=none kind=gpu steps=2 events=4855 {_launch_delays(HTA / 'rank-0.json.gz')}",
         f"# effspec-traces 2: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
-        "node_from=none kind=gpu steps=2 events=4720",
+        f"node_from=none kind=gpu steps=2 events=4720 {_launch_delays(HTA / 'rank-1.json.gz')}",
     ] + [c for c in comments if c.startswith("# effspec-traces 2: kernel top=")]
     # Then the ten kernels with the most device time over both ranks (issue 32; tests/test_traces_hta.py).
     assert len(comments) == 13 and " type=communication " in comments[3] and "ranks=2 name=ncclKernel_SendRecv" in comments[3]

@@ -257,6 +257,8 @@ def test_idle_splits_into_host_wait_kernel_wait_and_other(tmp_path):
     assert (r["idle_host_wait"], r["idle_kernel_wait"], r["idle_other"]) == ("5e-06", "1e-05", "5e-06")
     assert (r["gemm"], r["attention"], r["memory"], r["elementwise_other"], r["comm"]) == (
         "1e-05", "1e-05", "0.0", "1e-05", "0.0")
+    # Launch delay (launch call → start): 5, 15, 5 µs; median 5; p95 by linear interpolation 5 + 0.9 × 10 = 14.
+    assert comments[1].endswith(" launch_delay_p50=5.000 launch_delay_p95=14.000")
     # The top kernels, one line each, by time then name (all 10 µs here: by name).
     kernels_lines = [c for c in comments if " kernel top=" in c]
     assert [c.split(" name=")[1] for c in kernels_lines] == [

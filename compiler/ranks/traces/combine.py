@@ -202,7 +202,9 @@ def to_csv(summaries: list[TraceSummary], missing: list[tuple[int, int]], world:
     for s in summaries:
         lines.append(f"# {METHOD}: file={quote_name(s.file)} bytes={s.bytes} sha256={s.sha256} rank={s.rank} "
                      f"node={s.node} node_from={s.node_source} kind={s.kind} steps={len(s.rows)} events={s.events}"
-                     + (f" skipped={s.skipped}" if s.skipped else ""))
+                     + (f" skipped={s.skipped}" if s.skipped else "")
+                     + (f" launch_delay_p50={s.launch_delay[0]:.3f} launch_delay_p95={s.launch_delay[1]:.3f}"
+                        if s.launch_delay else ""))
     lines += ["# " + line for line in skew_lines(problems, summaries)]
     lines += ["# " + line for line in kernel_lines(summaries)]
     lines.append(",".join(HEADER))

@@ -201,6 +201,7 @@ class TraceSummary:
     notes: tuple[str, ...] = field(default=())
     # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
     top: tuple[tuple[str, str, float, int], ...] = field(default=())
+    launch_delay: tuple[float, float] | None = None  # median and p95 of launch → device start, µs
 
 
 def node_name(raw: str) -> str:
@@ -246,6 +247,7 @@ class _Collector:
         self.names: dict[str, int] = {}
         self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
         self.types: Any = None  # the device events' kernel types, once made (_types)
+        self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
         self.rt_ts, self.rt_corr = array("d"), array("q")
         self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
         self.gloo_ts, self.gloo_dur = array("d"), array("d")
@@ -672,7 +674,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
         step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
-        top=top_kernels(np, c) if kind == "gpu" else ())
+        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay)
 
 
 # From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
@@ -746,6 +748,9 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     launch = np.full(len(corr), np.nan)
     launch[found] = rt_ts[at[found]]
     types = _types(np, c, cls)
+    delay = start[found] - launch[found]  # launch delay: the launch call's start to the device event's start
+    if len(delay):
+        c.launch_delay = (float(np.percentile(delay, 50)), float(np.percentile(delay, 95)))
     if whole:  # no steps: one window over every device event
         lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
         return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
