@@ -341,6 +341,9 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     if "swiglu" in args.values:
         run.put("model", Field.name("ffn", "swiglu" if args.flag("swiglu") else "gelu", run.cite(args.line("swiglu")),
                                     f"swiglu {args.text('swiglu')}"))
+    elif "checkpoint_activations" in args.values:  # a dump from before --swiglu existed: GELU was the only FFN
+        run.put("model", Field.name("ffn", "gelu", run.cite(args.line("checkpoint_activations"), "a dump with "
+                                    "checkpoint_activations and no swiglu: Megatron-LM before --swiglu, GELU only")))
     else:
         run.put("model", Field.todo("ffn", "the dump has no `swiglu`"))
     arg_field(run, args, "model", "d_ff", "ffn_hidden_size")
