@@ -338,14 +338,7 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     kv, hidden, heads = args.int("kv_channels"), args.int("hidden_size"), args.int("num_attention_heads")
     if kv and hidden and heads and kv * heads != hidden:
         arg_field(run, args, "model", "head_dim", "kv_channels")
-    if "swiglu" in args.values:
-        run.put("model", Field.name("ffn", "swiglu" if args.flag("swiglu") else "gelu", run.cite(args.line("swiglu")),
-                                    f"swiglu {args.text('swiglu')}"))
-    elif "checkpoint_activations" in args.values:  # a dump from before --swiglu existed: GELU was the only FFN
-        run.put("model", Field.name("ffn", "gelu", run.cite(args.line("checkpoint_activations"), "a dump with "
-                                    "checkpoint_activations and no swiglu: Megatron-LM before --swiglu, GELU only")))
-    else:
-        run.put("model", Field.todo("ffn", "the dump has no `swiglu`"))
+    _ffn(run, args)
     arg_field(run, args, "model", "d_ff", "ffn_hidden_size")
     if experts:
         run.put("model", Field.number("experts", str(experts), "", run.cite(args.line("num_experts")), "num_experts"))
@@ -369,6 +362,17 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     for required in ("layers", "d_model", "heads", "d_ff"):
         if run.get("model", required) is None:
             run.put("model", Field.todo(required, "not in the argument dump"))
+
+
+def _ffn(run: ImportedRun, args: ArgDump) -> None:
+    if "swiglu" in args.values:
+        run.put("model", Field.name("ffn", "swiglu" if args.flag("swiglu") else "gelu", run.cite(args.line("swiglu")),
+                                    f"swiglu {args.text('swiglu')}"))
+    elif "checkpoint_activations" in args.values:  # a dump from before --swiglu existed: GELU was the only FFN
+        run.put("model", Field.name("ffn", "gelu", run.cite(args.line("checkpoint_activations"), "a dump with "
+                                    "checkpoint_activations and no swiglu: Megatron-LM before --swiglu, GELU only")))
+    else:
+        run.put("model", Field.todo("ffn", "the dump has no `swiglu`"))
 
 
 def _moe_layout(run: ImportedRun, args: ArgDump) -> None:
