@@ -603,8 +603,10 @@ def test_mllog_import_gives_calendar_target_and_no_convention(tmp_path: Path) ->
     assert not (tmp_path / "run_steps.csv").exists()  # no step times in an MLPerf log
     assert assert_citations_hold(out, "mllog_gpt3.log") >= 4
     assert_unfilled_fails(out)
+    # submission_platform `64xDGXH100` (line 5): the catalog's DGX H100 is the H100-SXM5 (issue 25)
+    assert 'accelerator = "H100-SXM5"   from log "mllog_gpt3.log:5"' in text
     fill(out, {"kind": "dense_transformer", "layers": "96", "d_model": "12288", "heads": "96", "ffn": "gelu",
-               "d_ff": "49152", "vocab": "51200", "accelerator": '"H100-SXM5-80GB"', "count": "512 device",
+               "d_ff": "49152", "vocab": "51200", "count": "512 device",
                "dtype": "bf16", "peak": "catalog"})
     status, doc = check_json(out)
     assert status == 0 and codes(doc) == {"EFF101", "EFF605"}

@@ -102,6 +102,9 @@ def _fill(run: ImportedRun, events: dict[str, list[tuple[dict, int]]], system: t
     seq_value = _number(seq[0].get("value")) if seq else None
     if seq and seq_value:
         run.put("work", Field.number("seq_len", seq_value, "token/sequence", run.cite(seq[1])))
+    else:
+        run.put("work", Field.todo("seq_len", "tokens per sequence: the log has no max_sequence_length (see the "
+                                   "benchmark's implementation config)"))
     gbs_value = _number(gbs[0].get("value")) if gbs else None
     if gbs and gbs_value:
         run.put("work", Field.number("global_batch", gbs_value, "sequence", run.cite(gbs[1])))
