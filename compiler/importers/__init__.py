@@ -146,6 +146,7 @@ def _detected(reader: LogReader) -> str:
     return scores[0][1]
 
 
+OLDEST = "0001-01-01"  # a date before every boundary: the oldest form of a framework's formula
 AMBIGUOUS_DAYS = 183  # a log dated this soon after a preset's boundary may come from a checkout before it
 
 
@@ -205,12 +206,14 @@ def _by_date(importer: LogFormat, run: ImportedRun, flag: str | None, presets: t
                                f"{line}) allows")
             return []
         if named is not None:
-            run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", date
+            run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", chosen.since or OLDEST
             run.version_why = f"the log's first date ({date}, line {line}) is before {named.name}'s boundary ({named.since})"
             return [Diagnostic("EFF806", "info", span, f"--framework-version {flag} selects `{named.name}` (from "
                                f"{named.since}), but the log is dated {date}: `{chosen.name}` is used",
                                "pass the version of the checkout that ran (a date at or before the log's)", file=log)]
-    run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", date
+    # the convention is asked for the chosen preset's own boundary (the oldest form: a date before any), so that a
+    # format whose module keeps a coarser boundary (a month) cannot disagree with the preset table
+    run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", chosen.since or OLDEST
     since = f"since {chosen.since}, {chosen.since_commit}" if chosen.since else "the oldest form read"
     run.version_why = f"the log's first date is {date} (line {line}): `{chosen.name}` ({since}) was in force then"
     older = presets[presets.index(chosen) + 1] if presets.index(chosen) + 1 < len(presets) else None
