@@ -24,6 +24,7 @@ MAX_LINE_BYTES = 1 << 20  # a longer line is cut here (and reported)
 HEAD_LINES = 20_000  # what `auto` detection and `detect()` see
 HEAD_BYTES = 8 << 20
 MAX_WARNINGS = 1_000  # kept; more are counted
+DATE_LINES = 100_000  # the first dated line is looked for this far (a log's start-up is dated, or none of it is)
 # A timestamp on a log line (` [2024-03-30 12:00:01] iteration …`, `[2021-06-10 20:47:51,724] [INFO]`,
 # `… datetime: 2021-05-26 03:20:36`): the first one bounds the framework's checkout date from above.
 _DATED = re.compile(r"(?:^|[\[\s])(20\d\d-[01]\d-[0-3]\d)[ T][0-2]\d:[0-5]\d")
@@ -130,7 +131,7 @@ class LogReader:
                 for segment in text.split("\r"):
                     segment = clean(segment)
                     if segment:
-                        if warn and self.first_date is None:
+                        if warn and self.first_date is None and number <= DATE_LINES:
                             self._date(number, segment)
                         yield LogLine(number, segment)
             self.lines_read = number
