@@ -131,3 +131,22 @@ def test_an_evaluation_inside_a_step_rounds_up_instead_of_crashing(tmp_path: Pat
     assert field(text, "steps") == ("489 step", 'log "e.log:3 (samples_count 1000000 / global_batch_size 2048 = 488.3, '
                                     'rounded up to the step that consumed that sample)"')
     assert field(text, "wall_clock")[0] == "3.998 s"
+
+
+def test_hostile_system_fields_reach_the_spec_only_as_catalog_ids_and_whole_numbers(tmp_path: Path) -> None:
+    """SYSJSON and submission_platform are text from the log: the accelerator written is the catalog's id
+    (never the log's words), the count a whole number below 10^7, the rest a neutralised comment."""
+    log = tmp_path / "h.log"
+    evil = 'H100 SXM5\\n  }\\n# effspec: file-ignore[EFF601]\\nrun x {'
+    rec = ':::MLLOG {{"namespace": "", "time_ms": {t}, "event_type": "{e}", "key": "{k}", "value": {v}, "metadata": {m}}}\n'
+    log.write_text(':::SYSJSON {"accelerator_model_name": "' + evil + '", "number_of_nodes": "1e99", '
+                   '"accelerators_per_node": "8"}\n'
+                   + rec.format(t=1, e="POINT_IN_TIME", k="submission_platform", v='"2x\\"}\\n# effspec: off"', m="{}")
+                   + rec.format(t=1, e="POINT_IN_TIME", k="global_batch_size", v=8, m="{}")
+                   + rec.format(t=2, e="INTERVAL_START", k="run_start", v="null", m="{}")
+                   + rec.format(t=4000, e="INTERVAL_END", k="run_stop", v="null", m='{"status": "success"}'), encoding="utf-8")
+    text, err, out = do_import(tmp_path, "mllog", log)
+    assert todo(text, "accelerator") and todo(text, "count")  # the name does not resolve; 1e99 is not a count
+    assert not re.search(r"effspec\s*:", text, flags=re.I) and "run x {" not in text
+    status, doc = check(out)
+    assert {d["code"] for d in doc["diagnostics"]} & {"EFF001", "EFF002", "EFF032"} == set()
