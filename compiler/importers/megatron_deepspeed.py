@@ -203,7 +203,10 @@ def _finish(run: ImportedRun, args: ArgDump, vocab, state: _Lines) -> None:
         run.put("parallelism", Field.name("recompute", "full" if on else "none", run.cite(args.line("checkpoint_activations")),
                                           f"checkpoint_activations {args.text('checkpoint_activations')}"))
     else:
-        run.notes.append("The log has no checkpoint_activations: its TFLOPs are read with f = 3 (no recomputation counted).")
+        # the TFLOPs count the recomputed forward when checkpointing ran (f = 4): the check needs to know
+        run.put("parallelism", Field.todo("recompute", "`full` if the run used --checkpoint-activations (BLOOM did: its "
+                                          "TFLOPs then count the recomputed forward, f = 4), `none` if not; the log "
+                                          "has no argument dump to say"))
     if args.values or state.world or state.dtype:
         hardware_from_args(run, args, state.world, state.dtype)
     else:
