@@ -22,6 +22,7 @@ from effspec.importers.record import Claim, Convention, Field, ImportedRun, Sour
 # `mfu` is absent from nanoGPT's early lines (before estimate_mfu, 2023-01) and from forks that drop it.
 PREFIX = r"^(?:.*?[\s\]:>|])?"
 ITER = re.compile(PREFIX + r"iter (\d+): loss ([0-9.]+|nan|inf), time ([0-9.]+)ms(?:, mfu (-?[0-9.]+)%)?\s*$")
+QUOTE = re.compile(r"^(?:>[ \t]?)+")
 ITER_START = re.compile(PREFIX + r"iter \d+: loss ")
 CHAT = re.compile(r"^step (\d+)/(\d+) \([0-9.]+%\) \| loss: ")
 CHAT_FIELD = re.compile(r"\| (dt|tok/sec|mfu|bf16_mfu): ([0-9][0-9,.]*)(ms)?(?= \||$)")
@@ -76,7 +77,7 @@ class Importer(LogFormat):
                 chat = True
                 self._chat(run, lines, n, text)
             else:
-                self._setup(text, n, seen)
+                self._setup(QUOTE.sub("", text), n, seen)  # a set-up line pasted as a quote (`> `) reads the same
         if not run.steps:
             return []
         run.framework = "nanochat" if chat else "nanoGPT"
@@ -117,7 +118,8 @@ class Importer(LogFormat):
         figures = {}
         if m.group(4) is not None and not m.group(4).startswith("-"):  # -100.00%: the EMA has not started (5 iterations)
             figures["mfu_percent"] = m.group(4)
-        run.steps.append(Step(int(m.group(1)), n, time, figures))
+        flags = ("nan",) if m.group(2) in ("nan", "inf") else ()
+        run.steps.append(Step(int(m.group(1)), n, time, figures, flags))
 
     def _chat(self, run: ImportedRun, lines: LogReader, n: int, text: str) -> None:
         fields = {m.group(1): m.group(2).replace(",", "") for m in CHAT_FIELD.finditer(text)}
