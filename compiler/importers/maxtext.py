@@ -28,6 +28,10 @@ DEVICES = re.compile(r"^Num_devices: (\d+), shape ")
 DEVICE_KIND = re.compile(r"^TFRT (TPU .+)$")
 TOTAL = re.compile(r"^\s*Total TFLOPs: ([0-9.]+)$")
 CAUSAL_SINCE = "2025-07-01"  # PR #1988: causal_attention_flops = noncausal / 2
+# The 2023 line (`completed step: N, seconds: …, TFLOP/s: …, loss: …`, no `/device`): its TFLOP/s was
+# 6 x parameters x tokens (rwitten in AI-Hypercomputer/maxtext#8, 2023-04-22, on MaxText/train.py L79-83).
+LINE_2023 = "maxtext_2023"
+OLD_LABEL = re.compile(r"completed step: \d+, seconds: [0-9.]+, TFLOP/s: ")
 SHAPE = (("layers", ("num_decoder_layers", "base_num_decoder_layers")), ("d_model", ("emb_dim", "base_emb_dim")),
          ("heads", ("num_query_heads", "base_num_query_heads")), ("kv_heads", ("num_kv_heads", "base_num_kv_heads")),
          ("head_dim", ("head_dim",)), ("d_ff", ("mlp_dim", "base_mlp_dim")), ("vocab", ("vocab_size",)))
@@ -38,7 +42,8 @@ class Importer(LogFormat):
     name = "maxtext"
     framework = "MaxText"
     summary = "`completed step: N, seconds: …, TFLOP/s/device: …, Tokens/s/device: …` lines or the metrics JSONL, and `Config param` lines"
-    versions = "a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from 2025-07, PR #1988)"
+    versions = ("a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from 2025-07, PR #1988), or "
+                "`maxtext_2023` (6 x parameters x tokens, the formula behind the 2023 `TFLOP/s:` line)")
 
     def detect(self, lines: list[str]) -> float:
         if any(STEP.search(t) for t in lines):
@@ -46,7 +51,15 @@ class Importer(LogFormat):
         return 1.0 if any(t.startswith("{") and '"perf/step_time_seconds"' in t for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
-        """calculate_tflops_training_per_device: causal since PR #1988 (2025-07), full before."""
+        """calculate_tflops_training_per_device: causal since PR #1988 (2025-07), full before; 6·N·tokens in 2023."""
+        if version == LINE_2023:
+            return Convention(LINE_2023, {"attention": "excluded", "logits": "included", "embeddings": "included",
+                                          "recompute": "excluded"},
+                              "MaxText 2023 (`TFLOP/s:` line)",
+                              "AI-Hypercomputer/maxtext MaxText/train.py L79-83 of 2023 (model flops = 6 x parameters x "
+                              "tokens, per AI-Hypercomputer/maxtext#8), before calculate_tflops_training_per_device",
+                              "MaxText's 2023 TFLOP/s counted 6 x every parameter x tokens: no attention term, the "
+                              "embedding and the unembedding counted as matmuls, no recomputation")
         date = CAUSAL_SINCE if version is None else version_date(version)
         if date is None:
             raise ValueError(f"cannot read the MaxText version `{version}`")
@@ -68,6 +81,8 @@ class Importer(LogFormat):
             n, text = item.number, item.text
             if "completed step:" in text:
                 self._console(run, lines, n, text)
+                if run.version is None and OLD_LABEL.search(text):
+                    run.version = (LINE_2023, run.cite(n))  # evidence: the 2023 label, `TFLOP/s:` without `/device`
             elif text.startswith("{") and "perf/step_time_seconds" in text:
                 self._jsonl(run, lines, n, text)
             else:
