@@ -36,6 +36,8 @@ SHAPE = (("layers", ("num_decoder_layers", "base_num_decoder_layers")), ("d_mode
          ("heads", ("num_query_heads", "base_num_query_heads")), ("kv_heads", ("num_kv_heads", "base_num_kv_heads")),
          ("head_dim", ("head_dim",)), ("d_ff", ("mlp_dim", "base_mlp_dim")), ("vocab", ("vocab_size",)))
 DTYPES = {"bfloat16": "bf16", "float32": "fp32", "float16": "fp16"}
+# JAX's device_kind names a v5p "TPU v5" (and a v5e "TPU v5 lite", a v6e "TPU v6 lite"): the catalog's names.
+JAX_KINDS = {"TPU v5": "TPU v5p"}
 
 
 class Importer(LogFormat):
@@ -162,7 +164,7 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
     device = seen.get("device")
     todo_hardware(
         run,
-        accelerator=Field.string("accelerator", device[0], run.cite(device[1]), "as the log names it") if device else None,
+        accelerator=_accelerator(run, device),
         count=Field.number("count", devices[0], "device", run.cite(devices[1]), "Num_devices") if devices else None,
         dtype=Field.name("dtype", DTYPES[dtype[0]], run.cite(dtype[1])) if dtype and dtype[0] in DTYPES else None)
     timing_fields(run, summary, "step lines")
@@ -172,6 +174,16 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
         run.notes.append(f"Warm-up: the first {summary.warmup} step(s) are left out; MaxText's step 1 can print a "
                          "TFLOP/s/device above any peak (asynchronous dispatch), which is why.")
     _claims(run, summary, seen)
+
+
+def _accelerator(run: ImportedRun, device: tuple[str, int] | None) -> Field | None:
+    if device is None:
+        return None
+    kind = device[0].strip()
+    if kind in JAX_KINDS:
+        return Field.string("accelerator", JAX_KINDS[kind], run.cite(device[1]),
+                            f"JAX's device_kind `{kind}` is a {JAX_KINDS[kind]} (a v5e is `TPU v5 lite`)")
+    return Field.string("accelerator", kind, run.cite(device[1]), "as the log names it (JAX's device_kind)")
 
 
 def _model(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
