@@ -201,7 +201,7 @@ def _finish(run: ImportedRun, state: _State) -> None:
         count = Field.number("count", state.world[0], "device", run.cite(state.world[1]),
                              "Lightning's `Initializing distributed … MEMBER: r/N`: the world size")
     todo_hardware(run, count=count)
-    timing_fields(run, summary, "training steps")
+    timing_fields(run, summary, "training lines" if state.nemo2 else "progress-bar steps")
     run.put("timing", Field.string("boundary", "NeMo train_step_timing: one training step, host timer",
                                    Source("paper", "NeMo timing callback (train_step_timing)")))
     if state.rounded:
