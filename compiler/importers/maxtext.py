@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 
 from effspec.importers.base import LogFormat
 from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
 from effspec.importers.reader import LogReader
-from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
+from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step, StepLog
 
 STEP = re.compile(r"completed step: (\d+), seconds: ([0-9.]+)(?:, |$)")
 FIELD = re.compile(r"(TFLOP/s/device|TFLOP/s|Tokens/s/device): ([0-9.]+)(?=,|$)")
@@ -95,6 +96,9 @@ class Importer(LogFormat):
                         seen.setdefault(name, (m.group(2) if key == "config" else m.group(1), n))
         if not run.steps:
             return []
+        _drop_impossible(run, lines)
+        if not run.steps:
+            return []
         _finish(run, seen)
         return [run]
 
@@ -137,6 +141,36 @@ class Importer(LogFormat):
 
 def _config(seen: dict[str, tuple[str, int]], *names: str) -> tuple[str, int] | None:
     return next((seen[n] for n in names if n in seen), None)
+
+
+IMPOSSIBLE = 100  # a step this many times shorter than the log's median step is no chip's work
+
+
+def _drop_impossible(run: ImportedRun, lines: LogReader) -> None:
+    """Steps 100x shorter than the median of the log's own steps (an asynchronous dispatch timed, not the step):
+    not samples, each EFF801 at its line (naming its time and printed TFLOP/s), and counted in the run's notes."""
+    times = [t for t in run.steps.times if t == t]
+    if len(times) < 3:
+        return
+    med = statistics.median(times)
+    if not any(t < med / IMPOSSIBLE for t in times):
+        return
+    kept = StepLog()
+    dropped = 0
+    for step in run.steps:
+        t = float(step.time) if step.time is not None else med
+        if t < med / IMPOSSIBLE:
+            dropped += 1
+            tflops = step.figures.get("tflops")
+            lines.warn(step.line, f"step {step.step} took {step.time} s, {med / t:.0f}x shorter than the log's median "
+                       f"step ({med:.4g} s)" + (f", printing {tflops} TFLOP/s/device" if tflops else "")
+                       + ": no chip does that work so fast (the timer saw an asynchronous dispatch); not a sample",
+                       "the step's true time is in the next step's; a profile (xplane) shows it")
+            continue
+        kept.append(step)
+    run.steps = kept
+    run.notes.append(f"{dropped} step(s) over {IMPOSSIBLE}x shorter than the median step are not samples (EFF801 at "
+                     "each line).")
 
 
 def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
