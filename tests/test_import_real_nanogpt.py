@@ -90,6 +90,8 @@ def test_issue215_quoted_timestamped_lines_nan_losses_and_the_a100_peak(tmp_path
     assert "EFF503" in codes(doc) and c["status"] == "mismatch"
     assert c["reconstructed"] == pytest.approx(GPT2_FLOPS_PER_TOKEN * 61440 / 1.09694 / 125e12, rel=1e-4)
     assert c["reconstructed"] * 125 / 312 == pytest.approx(0.1534, abs=0.002)  # 15.34 % against 312 TFLOP/s
+    eff601 = next(d for d in doc["diagnostics"] if d["code"] == "EFF601")
+    assert any(n.startswith("reproduced if peak = 312 TFLOP/s (the peak the framework assumes") for n in eff601["notes"])
 
 
 def test_issue466_titan_xp_reads_quoted_config_and_shows_the_312_peak(tmp_path: Path) -> None:
@@ -109,3 +111,7 @@ def test_issue466_titan_xp_reads_quoted_config_and_shows_the_312_peak(tmp_path: 
     assert c["status"] == "mismatch"
     assert c["reconstructed"] == pytest.approx(flops * 262144 / 33.7333 / 2 / 12.15e12, rel=1e-4)
     assert c["reconstructed"] * 12.15 / 312 == pytest.approx(0.0096, abs=0.0001)
+    # and the check says so: the one change that reproduces the claim is nanoGPT's own peak, named as such
+    eff601 = next(d for d in doc["diagnostics"] if d["code"] == "EFF601")
+    assert any(n.startswith("reproduced if peak = 312 TFLOP/s (the peak the framework assumes: nanoGPT's estimate_mfu "
+                            "hard-codes an A100's BF16 peak") and n.endswith(": 0.9628 %") for n in eff601["notes"])
