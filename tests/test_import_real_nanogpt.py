@@ -115,3 +115,37 @@ def test_issue466_titan_xp_reads_quoted_config_and_shows_the_312_peak(tmp_path: 
     eff601 = next(d for d in doc["diagnostics"] if d["code"] == "EFF601")
     assert any(n.startswith("reproduced if peak = 312 TFLOP/s (the peak the framework assumes: nanoGPT's estimate_mfu "
                             "hard-codes an A100's BF16 peak") and n.endswith(": 0.9628 %") for n in eff601["notes"])
+
+
+CHAT = re.compile(r"^step (\d+)/\d+ .*\| dt: ([0-9.]+)ms \| tok/sec: ([0-9,]+) \| mfu: ([0-9.]+) ")
+
+
+def test_nanochat_pr147_reproduces_its_mfu_and_tokens(tmp_path: Path) -> None:
+    name = "nanochat_pr147.log"
+    status, err, out = run_import(tmp_path, "nanogpt", REAL + name)
+    assert status == 0, err
+    expected = {}
+    for n, line in enumerate((LOGS / REAL / name).read_text(encoding="utf-8").split("\n"), 1):
+        m = CHAT.match(line)
+        if m:
+            expected[n] = (str(int(m.group(1))), m.group(2), m.group(3).replace(",", ""), m.group(4))
+    rows = steps_csv(out)
+    assert {int(r["line"]): (r["step"], r["step_time_ms"], r["tok_per_sec"], r["mfu_percent"]) for r in rows} == expected
+    text = out.read_text(encoding="utf-8")
+    # median of the seven dt: 992.91 ms (step 6, line 5): its mfu 73.87 and tok/sec 528,029 are the claims
+    assert 'claim mfu        = 73.87 %  from log "nanochat_pr147.log:5"' in text
+    assert 'claim throughput = 528029 token/s  from log "nanochat_pr147.log:5"' in text
+    assert "hard-coded in base_train.py" in text and "312e12" not in text  # nanochat's peak is not nanoGPT's
+    # nanochat d20 (depth 20: 1280 wide, 10 heads of 128, relu² MLP 4x, vocab 65536, sequence 2048), 524,288 tokens
+    # per step (= 529,882 tok/s x 0.98944 s) on 8 A100s, as the PR states.
+    fill(out, {"layers": "20", "heads": "10", "d_model": "1280", "d_ff": "5120", "vocab": "65536",
+               "seq_len": "2048 token/sequence", "global_batch": "256 sequence", "accelerator": '"A100-SXM4-80GB"',
+               "count": "8 device", "dtype": "bf16", "peak": "catalog"})
+    status, doc = check_json(out)
+    assert status == 0, doc["diagnostics"]
+    # 6·(20·12·1280² + 65536·1280) + 12·20·10·128·2048 = 3,491,758,080 FLOP/token (the untied lm_head counted, the
+    # embedding lookup not) x 524,288 / 0.99291 s / 8 / 312e12 = 73.87 %
+    flops = 6 * (20 * 12 * 1280**2 + 65536 * 1280) + 12 * 20 * 10 * 128 * 2048
+    c = claim(doc, "mfu")
+    assert c["status"] == "consistent" and c["reconstructed"] == pytest.approx(flops * 524288 / 0.99291 / 8 / 312e12, rel=1e-4)
+    assert claim(doc, "throughput")["status"] == "consistent"
