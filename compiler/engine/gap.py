@@ -190,10 +190,10 @@ def _framework_peak(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
     pools = run.blocks_named("hardware")
     if len(pools) != 1 or len(result.pools) != 1 or result.pools[0].peak is None:
         return
-    for flops, why in FRAMEWORK_PEAKS.get(result.knobs.preset or "", ()):
-        if flops != result.pools[0].peak:
-            yield (f"peak = {sig(flops / 1e12)} TFLOP/s (the peak the framework assumes: {why})",
-                   with_entries(run, "hardware", {"peak": (flops, f"{flops / 1e12:g} TFLOP/s")}, which=pools[0]))
+    for assumed, why in FRAMEWORK_PEAKS.get(result.knobs.preset or "", ()):
+        if assumed != result.pools[0].peak:
+            yield (f"peak = {sig(assumed / 1e12)} TFLOP/s (the peak the framework assumes: {why})",
+                   with_entries(run, "hardware", {"peak": (assumed, f"{assumed / 1e12:g} TFLOP/s")}, which=pools[0]))
 
 
 def _padding_counted(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
