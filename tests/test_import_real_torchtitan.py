@@ -137,3 +137,27 @@ def test_an_expert_parallel_mesh_gives_the_count_only(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     assert re.search(r'count +\= 4 device +from log "ep.log:1', text) and "parallelism {" not in text
     assert "dp_shard_mod_ep, dp_shard_in_ep (line 1) are not plain degrees" in text
+
+
+def test_pr1349_mesh_line_gives_eight_devices_and_dp_and_the_debug_model_holds(tmp_path: Path) -> None:
+    out, rows, text = imported(tmp_path, "torchtitan_pr1349.log")
+    assert [(int(r["line"]), r["step"], r["tps"], r["tflops"], r["mfu"]) for r in rows] == [
+        (n, s, t, f, m) for n, s, t, f, m in printed("torchtitan_pr1349.log")]
+    assert rows[0]["flags"] == "warmup"  # step 1: 1,772 tps, the compile step
+    # `Building 1-D device mesh with ['dp_shard'], [8]` (line 3, pasted on one line with the GC line): 8 devices,
+    # all data parallel; read, not TODO
+    assert re.search(r'count += 8 device +from log "torchtitan_pr1349\.log:3 \(device mesh dp_shard 8\)"', text)
+    assert re.search(r'dp += 8 +from log "torchtitan_pr1349\.log:3 \(device mesh dp_shard 8\)"', text)
+    assert 'claim tflops_per_device = 12.59 TFLOP/s  from log "torchtitan_pr1349.log:6"' in text
+    # debug_model.toml: torchtitan's llama3 debugmodel (as above), seq_len 2048, local batch 8 (the timestamps:
+    # 0.094 s per step x 175,100 tps = 16.5k tokens per device = 8 x 2048): 64 sequences on the 8; an H100
+    # (12.59 / 1.27 % = 991 TFLOP/s).
+    fill(out, {"kind": "dense_transformer", "layers": "6", "d_model": "256", "heads": "16", "ffn": "swiglu",
+               "d_ff": "768", "vocab": "2000", "seq_len": "2048 token/sequence", "global_batch": "64 sequence",
+               "accelerator": '"H100-SXM5-80GB"', "dtype": "bf16", "peak": "catalog"})
+    status, doc = check_json(out)
+    assert status == 0, doc["diagnostics"]
+    # 71,490,560 FLOP/token x 175,100 tps = 12.518 TFLOP/s: the log's 12.59 within its tolerance
+    assert claim(doc, "tflops_per_device")["status"] == "consistent"
+    assert claim(doc, "tflops_per_device")["reconstructed"] == pytest.approx(71490560 * 175100, rel=1e-3)
+    assert the_run(doc)["implied"]["step_time"]["value"] == pytest.approx(64 * 2048 / (175100 * 8))
