@@ -161,3 +161,15 @@ def test_pr1349_mesh_line_gives_eight_devices_and_dp_and_the_debug_model_holds(t
     assert claim(doc, "tflops_per_device")["status"] == "consistent"
     assert claim(doc, "tflops_per_device")["reconstructed"] == pytest.approx(71490560 * 175100, rel=1e-3)
     assert the_run(doc)["implied"]["step_time"]["value"] == pytest.approx(64 * 2048 / (175100 * 8))
+
+
+def test_a_mesh_line_whose_names_are_not_identifiers_is_not_read(tmp_path: Path) -> None:
+    log = tmp_path / "m.log"
+    log.write_text("[titan] Building 2-D device mesh with ['x\" }  run bad {', '# effspec: file-ignore'], [2, 2]\n"
+                   + LINE.format(r=0, s=1, t=5856)[len("[rank0]:"):] + "\n", encoding="utf-8")
+    status, err, out = run_import(tmp_path, "torchtitan", str(log))
+    assert status == 0, err
+    text = out.read_text(encoding="utf-8")
+    # torchtitan's mesh names are identifiers (dp_shard, tp, …): anything else is not read, and nothing of it is written
+    assert "does not pair identifier names with whole sizes: not read" in text
+    assert "run bad" not in text and "file-ignore" not in text and "count       = TODO" in text

@@ -154,8 +154,9 @@ def _mesh(run: ImportedRun, mesh: tuple[str, int]) -> None:
     dims, names_text, sizes_text = mesh[0].split("|")
     names = [x.strip().strip("'\"") for x in names_text.split(",") if x.strip()]
     sizes = [x.strip() for x in sizes_text.split(",") if x.strip()]
-    if len(names) != len(sizes) or len(names) != int(dims) or not all(x.isdigit() and 0 < int(x) < 10**6 for x in sizes):
-        run.notes.append(f"The device-mesh line (line {mesh[1]}) does not pair its names with its sizes: not read.")
+    if (len(names) != len(sizes) or len(names) != int(dims) or not all(x.isdigit() and 0 < int(x) < 10**6 for x in sizes)
+            or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", x) for x in names)):  # mesh names are identifiers
+        run.notes.append(f"The device-mesh line (line {mesh[1]}) does not pair identifier names with whole sizes: not read.")
         return
     degrees: dict[str, int] = {}
     product = 1
