@@ -1,4 +1,4 @@
-"""Helpers for the tests of real, cited log excerpts (tests/data/logs/real/<format>/, each with a SOURCE)."""
+"""Helpers for the tests of real, cited log excerpts (tests/fixtures/logs/real/<format>/, each with a SOURCE)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 from effspec.cli import main
 
-REAL = Path(__file__).resolve().parent / "data" / "logs" / "real"
+REAL = Path(__file__).resolve().parent / "fixtures" / "logs" / "real"
 
 
 def real(fmt: str, name: str) -> Path:

@@ -1,4 +1,4 @@
-"""Real Megatron-LM and Megatron-DeepSpeed logs (tests/data/logs/real/*/SOURCE cites each), imported as a
+"""Real Megatron-LM and Megatron-DeepSpeed logs (tests/fixtures/logs/real/*/SOURCE cites each), imported as a
 user would, and checked (issue 25): every sample against its line, every claim's value and line, what the
 log states read (not TODO), and `effspec check`, with the test filling only what no line gives,
 reproducing the log's own figure.  Plus a regression test for each complaint of the issue about these

@@ -1,4 +1,4 @@
-"""Real MLPerf Training v4.0 result logs from four submitters (tests/data/logs/real/mllog/SOURCE), imported
+"""Real MLPerf Training v4.0 result logs from four submitters (tests/fixtures/logs/real/mllog/SOURCE), imported
 and checked (issue 25): every value against the record it cites, the submitters' system fields
 (`submission_*`, SYSJSON, the platform string) read, `epoch_num` and `samples_count` evaluations both
 giving steps and a target, and `effspec check`, with the test filling only what no line gives, computing
