@@ -206,3 +206,35 @@ def test_power_at_20_steps_names_the_injected_family(kind):
         right += d.family == kind and (kind != "straggler" or d.ranks == (slow,))
     # Measured: 200 of 200 for both.
     assert right >= 0.95 * 200
+
+
+def test_alpha_is_a_key_of_the_ranks_block(tmp_path):
+    """`ranks { alpha = … }` sets the diagnosis' α. 8 ranks in a fixed order (rank r computes
+    0.26 + 0.08 r / 7 s) over 3 steps: rank sums R_j = 3 j, deviations 3 (j − 4.5), Σ D² = 9 · 42;
+    Q = 12 · 378 / (3 · 8 · 9) = 21 on 7 df, p = χ²_7 sf(21) = 0.0038: under the default family level
+    α/2 = 0.5 % (imbalance), over it with `alpha = 0.5 %` (family level 0.25 %): balanced within noise."""
+    import effspec
+
+    rows = ["rank,node,step,compute,comm,stall"]
+    for step in range(3):
+        for r in range(8):
+            c = 0.26 + 0.08 * r / 7
+            rows.append(f"{r},node0,{step},{c:.6f},{0.01 + 0.34 - c:.6f},0.001")
+    (tmp_path / "ranks.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    p = chi2_sf_closed_form(21.0, 7)
+    assert 0.0025 < p < 0.005
+    found = {}
+    for written in ("", "alpha = 0.5 %", "alpha = 0.9"):
+        result = effspec.check_text(f'eff 1\nrun x {{\n  ranks {{ samples = file "ranks.csv"  {written} }}\n}}\n',
+                                    file="a.eff", folder=str(tmp_path))
+        d = result.evaluation.runs["x"].diagnosis if result.evaluation is not None else None
+        found[written] = d, [(x.code, x.span.line, x.span.column) for x in result.diagnostics if x.code < "EFF100"]
+    d, front = found[""]
+    assert d.family == "imbalance" and d.evidence["p_value"] == pytest.approx(p) and front == []
+    assert d.evidence["significance"]["alpha"] == 0.01
+    d, front = found["alpha = 0.5 %"]
+    assert d.family == "none" and d.reason.startswith(f"balanced within noise (p = {p:.2g} over 3 steps)")
+    assert d.evidence["significance"]["alpha"] == pytest.approx(0.005) and front == []
+    # α above 0.5 is refused at the value: line 3, column 47 (2 + len('ranks { samples = file "ranks.csv"  alpha = ')
+    # = 2 + 44 characters before it)
+    assert found["alpha = 0.9"][1] == [("EFF011", 3, 47)]

@@ -545,7 +545,7 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
     # Imported here: numpy only for specs that declare per-rank samples.
     from effspec.ranks.diagnose import diagnose
     from effspec.ranks.loader import load_rank_table
-    from effspec.ranks.stats import SparseGridError
+    from effspec.ranks.stats import ALPHA, SparseGridError
 
     block = result.run.block("ranks")
     entry = block.get("samples") if block is not None else None
@@ -558,8 +558,9 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
     mfu = result.metrics.get("mfu")
     par = result.run.block("parallelism")
     pp = par.integer("pp") if par is not None else None
+    alpha = block.number("alpha", ALPHA) if block is not None else ALPHA
     try:
-        return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None)
+        return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None, alpha)
     except SparseGridError as exc:
         diags.append(Diagnostic("EFF030", "error", entry.value_span, f"`{ref.file}`: {exc}",
                                 "one row per rank and step: a per-rank table names most ranks at most steps"))
