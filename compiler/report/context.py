@@ -906,7 +906,8 @@ def _step_stats(rr) -> tuple[Row, ...]:
     why = (f"not reported: {st.count} sample{'s' if st.count != 1 else ''} after warm-up, "
            f"and a spread needs at least {MIN_SAMPLES} (EFF502)")
     rows = [
-        Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, {st.count} kept"),
+        Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, "
+            + (f"{len(st.implausible_excluded)} implausible excluded (EFF505), " if st.implausible_excluded else "") + f"{st.count} kept"),
         Row("median", s(st.median),
             ("95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI")
             if spread else "confidence interval " + why),
