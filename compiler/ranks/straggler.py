@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, SupportsIndex
 
-from effspec.ranks.significance import binom_sf, p_text
+from effspec.ranks.significance import P_FLOOR, binom_sf, p_text
 from effspec.ranks.stats import (
     BURST_EXCESS,
     BURST_OTHERS_FACTOR,
@@ -39,11 +39,19 @@ def _significant(np: Any, s: RankStats, candidates: Any, p_of: Any, p_adjusted: 
     m = s.straggler_tests
     out = np.zeros(s.rank_count, bool)
     for i in np.flatnonzero(candidates):
-        p = min(1.0, p_of(int(i)) * m)
+        raw = p_of(int(i))
+        p = min(1.0, raw * m)
         if p <= s.family_alpha:
             out[i] = True
+            # At the floor the tail is a bound (P_FLOOR × m), not a value: kept as the floor's multiple.
             p_adjusted[int(i)] = min(p, p_adjusted.get(int(i), 1.0))
     return out
+
+
+def _p_text_adjusted(s: RankStats, p: float) -> str:
+    """``p = 3.7e-08``, or ``p < 3.2e-10`` when the uncorrected tail was at its floor (P_FLOOR × tests)."""
+    bound = P_FLOOR * s.straggler_tests
+    return f"p < {bound:.1e}" if p <= bound * (1 + 1e-9) else p_text(p)
 
 
 def _how(s: RankStats, i: SupportsIndex, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any,
@@ -108,7 +116,7 @@ def find(s: RankStats) -> Diagnosis | None:
     p = max(d["p_value"] for d in details)  # every named rank is significant at this level or better
     top = min(details, key=lambda d: d["p_value"])  # the strongest evidence
     effect = {"compute": top["compute_excess"], "comm": top["comm_excess"], "stall": top["stall_excess"]}[top["resource"]]
-    reason += (f" ({p_text(p)} over {s.steps} steps, Bonferroni over {s.straggler_tests:,} tests; "
+    reason += (f" ({_p_text_adjusted(s, p)} over {s.steps} steps, Bonferroni over {s.straggler_tests:,} tests; "
                f"rank {top['rank']}: {top['resource']} {effect:+.0%})")
     return s.diagnosis("straggler", flagged_ranks, flagged_nodes, reason, stragglers=details,
                        node_wide=node_wide, others_wait_share=others_wait, p_value=p,
