@@ -79,9 +79,20 @@ def test_rank_sum_tail_is_exact():
 
 
 def test_binomial_tail_midranks_and_friedman_by_hand():
-    assert significance.binom_sf(2, 3, 0.5) == pytest.approx(4 / 8)  # 3 + 1 of the 8 sequences
-    assert significance.binom_sf(3, 60, 0.01) == pytest.approx(
+    pb = significance.poisson_binomial_sf
+    assert pb(2, [0.5] * 3) == pytest.approx(4 / 8)  # 3 + 1 of the 8 sequences
+    assert pb(3, [0.01] * 60) == pytest.approx(  # equal probabilities: the binomial tail
         1 - sum(math.comb(60, j) * 0.01 ** j * 0.99 ** (60 - j) for j in range(3)), rel=1e-9)
+    assert pb(2, [1 / 8, 1 / 4]) == pytest.approx(1 / 32) and pb(1, [1 / 8, 1 / 4]) == pytest.approx(1 - 7 / 8 * 3 / 4)
+    assert pb(3, [0.5, 0.0, 0.5]) == 0.0 and pb(0, [0.1]) == 1.0
+    # a tiny tail keeps its digits: 40 steps each bursting with probability 1/64, all 40: 64^-40
+    assert pb(40, [1 / 64] * 40) == pytest.approx(64.0 ** -40, rel=1e-9)
+    # against enumeration of all 2^6 outcomes, unequal probabilities
+    probs = [0.05, 0.3, 0.125, 0.5, 0.9, 0.02]
+    for c in range(8):
+        exact = sum(math.prod(q if b else 1 - q for q, b in zip(probs, bits, strict=True))
+                    for bits in itertools.product((0, 1), repeat=6) if sum(bits) >= c)
+        assert pb(c, probs) == pytest.approx(exact, abs=1e-15), c
     ranks = significance.midranks(np.array([[1.0, 2.0], [1.0, 3.0], [0.0, 3.0]]))
     assert ranks.tolist() == [[2.5, 1.0], [2.5, 2.5], [1.0, 2.5]]
     # 3 ranks in a fixed order over 4 steps: rank sums 4, 8, 12; Q = 12/(4·3·4)·(16+64+144) − 3·4·4 = 8,
@@ -238,3 +249,49 @@ def test_alpha_is_a_key_of_the_ranks_block(tmp_path):
     # α above 0.5 is refused at the value: line 3, column 47 (2 + len('ranks { samples = file "ranks.csv"  alpha = ')
     # = 2 + 44 characters before it)
     assert found["alpha = 0.9"][1] == [("EFF011", 3, 47)]
+
+
+def test_text_and_sarif_carry_the_family_with_its_p_value_and_effect_size():
+    """EFF406 (info) puts the diagnosis where text and SARIF readers look. Fixture: rank 5 computes
+    1.30 s against 1.00 s, the slowest of 8 at each of 10 steps: p = 8^-10 × 40 tests (8 ranks × 5
+    signals, Bonferroni) = 3.7e-08; effect: compute excess 1.30 / 1.00 − 1 = +30 %. And the issue's
+    table (Friedman's p = 0.42, by hand above): balanced within noise over 6 steps."""
+    from pathlib import Path
+
+    import effspec
+    from effspec.report.sarif import sarif_log
+    from effspec.report.text import text
+
+    result = effspec.load(Path(__file__).parent / "fixtures" / "rules" / "EFF406" / "fail_named_and_within_noise.eff")
+    p = 40 * 8.0 ** -10
+    assert f"{p:.1e}" == "3.7e-08"
+    named = ("run `slow_rank`: the per-rank timing is diagnosed `straggler` (rank 5 on node01; p = 3.7e-08; "
+             "effect size: mean compute excess of rank 5 = +30.0%)")
+    noise = f"run `noisy`: the per-rank timing is balanced within noise (p = {chi2_sf_closed_form(q_issue(), 7):.2g} over 6 steps)"
+    printed = text(result)
+    assert named in printed and noise in printed
+    messages = [r["message"]["text"] for run in sarif_log([result])["runs"] for r in run["results"]
+                if r["ruleId"] == "EFF406"]
+    assert any(named in m for m in messages) and any(noise in m for m in messages)
+
+
+def q_issue() -> float:
+    """Friedman's Q of the issue's table: 12 Σd² / (n k (k + 1)) with Σd² = 254, n = 6, k = 8."""
+    return 12 * 254 / (6 * 8 * 9)
+
+
+def test_bursts_are_a_permutation_test_within_steps():
+    """16 ranks, 40 steps, 1.0 s each; rank 9 computes 1.6 s at 5 steps (a burst: ≥ 50 % over the
+    step's median) and no other rank ever bursts. Its mean excess is 5 × 0.6 / 40 = 7.5 %, under
+    the 10 % of a consistent straggler: only the burst signal names it. Within each of those 5 steps
+    one of 16 ranks bursts, so rank 9 does with probability 1/16, at no other step: p = 16^-5,
+    × 80 tests (16 ranks × 5 signals, Bonferroni) = 7.6e-05."""
+    compute = np.ones((16, 40))
+    compute[9, [3, 11, 19, 27, 35]] = 1.6
+    d = diagnose(table(compute))
+    assert (d.family, d.ranks) == ("straggler", (9,))
+    (s,) = d.evidence["stragglers"]
+    assert s["pattern"] == "bursts" and s["p_value"] == pytest.approx(80 * 16.0 ** -5)
+    # Bursts at 2 steps only: under the floor of 3 burst steps, nothing is named.
+    compute[9, [19, 27, 35]] = 1.0
+    assert diagnose(table(compute)).family == "none"
