@@ -15,8 +15,10 @@ noise (spec/language.md, section 13):
   step) its rank at each step is uniform on 1..k, independent across steps,
   so ``T_i − n`` is a sum of n discrete uniforms on 0..k−1, whose exact upper
   tail is computed by FFT (no normal approximation: the tail of a short sum is
-  far lighter than the normal's).  Bursts are a binomial tail against the rate
-  of bursts in the other ranks.  The family's p-values are corrected for the
+  far lighter than the normal's).  Bursts are a permutation test within steps:
+  under the same null, a step with b of its k ranks bursting bursts rank i with
+  probability b / k, independently across steps, so rank i's count of bursts is
+  Poisson-binomial, whose exact tail is summed.  The family's p-values are corrected for the
   number of tests with Bonferroni (ranks × signals tested).
 
 Every test is deterministic (no resampling, no seed).
@@ -144,24 +146,26 @@ def rank_sum_sf(total: float, k: int, n: int) -> float:
     return max(float(_uniform_sum_sf(k, n)[t]), P_FLOOR)
 
 
-def binom_sf(successes: int, trials: int, p: float) -> float:
-    """P(Bin(trials, p) ≥ successes)."""
+def poisson_binomial_sf(successes: int, probabilities: Any) -> float:
+    """P(X ≥ successes) for X a sum of independent Bernoulli(p_s): the exact tail, by the recursion over the
+    trials on the counts below ``successes`` (the mass that crosses to ``successes`` is summed as it crosses,
+    so that a small tail keeps its digits)."""
     import numpy as np
 
     if successes <= 0:
         return 1.0
-    if successes > trials or p <= 0.0:
+    probs = np.asarray(probabilities, dtype=np.float64)
+    probs = probs[probs > 0.0]
+    if successes > len(probs):
         return 0.0
-    if p >= 1.0:
-        return 1.0
-    j = np.arange(successes, trials + 1, dtype=np.float64)
-    log_pmf = (math.lgamma(trials + 1) - _lgamma(np, j + 1) - _lgamma(np, trials - j + 1)
-               + j * math.log(p) + (trials - j) * math.log1p(-p))
-    return float(min(1.0, np.exp(log_pmf).sum()))
-
-
-def _lgamma(np: Any, values: Any) -> Any:
-    return np.array([math.lgamma(v) for v in values.tolist()])
+    below = np.zeros(successes)  # P(X = j) for j < successes, over the trials so far
+    below[0] = 1.0
+    tail = 0.0
+    for q in probs.tolist():
+        tail += below[-1] * q
+        below[1:] = below[1:] * (1.0 - q) + below[:-1] * q
+        below[0] *= 1.0 - q
+    return float(min(1.0, tail))
 
 
 def midranks(matrix: Any) -> Any:

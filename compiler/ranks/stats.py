@@ -181,6 +181,23 @@ class RankStats:
             self._midranks[which] = midranks(matrix) if matrix.size else np.zeros(matrix.shape)
         return self._midranks[which]
 
+    def burst_cells(self, which: int) -> tuple[Any, Any]:
+        """(bursts, present): rank × step masks of compute (0) or communication (1) bursts, and of the cells
+        the table has (the per-rank burst counts are these bursts' row sums)."""
+        import numpy as np
+
+        C, M, _, _ = self.matrices
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if which == 0:
+                median = np.nanmedian(C, axis=0) if np.isnan(C).any() else np.median(C, axis=0)
+                excess = np.where(median > 0, C / median - 1.0, 0.0)
+            else:
+                net = self.comm_net
+                median = np.nanmedian(net, axis=0) if np.isnan(net).any() else np.median(net, axis=0)
+                excess = np.where(median > 0, net / median - 1.0, 0.0)
+        present = ~np.isnan(C)
+        return (np.nan_to_num(excess) >= BURST_EXCESS) & present, present
+
     def rank_sum_p(self, which: int, indices: Any) -> list[float]:
         """One-sided p-values of the ranks ``indices`` being slower than the rest in quantity ``which``:
         the exact tail of their rank-sum over the tested steps (significance.rank_sum_sf), uncorrected."""
@@ -356,7 +373,8 @@ class RankStats:
                               "statistic": f.statistic, "df": f.df, "p_value": f.p, "steps": f.steps,
                               "kendall_w": f.kendall_w, "significant": f.p <= a,
                               "steps_to_detect": f.steps_to_detect(a)},
-                "straggler": {"test": "rank-sum over steps, exact tail; bursts: binomial tail", "alpha": a,
+                "straggler": {"test": "rank-sum over steps, exact tail; bursts: Poisson-binomial tail within steps",
+                              "alpha": a,
                               "correction": "Bonferroni", "tests": self.straggler_tests,
                               "steps": f.steps}}
 

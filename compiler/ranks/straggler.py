@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import Any, SupportsIndex
 
-from effspec.ranks.significance import P_FLOOR, binom_sf, p_text
+from effspec.ranks.significance import P_FLOOR, p_text, poisson_binomial_sf
 from effspec.ranks.stats import (
     BURST_EXCESS,
     BURST_OTHERS_FACTOR,
@@ -25,12 +25,14 @@ def _bursty(np: Any, counts_per_rank: Any, floor: int) -> Any:
     return (counts_per_rank >= floor) & (counts_per_rank > BURST_OTHERS_FACTOR * typical)
 
 
-def _burst_p(s: RankStats, counts: Any, i: int) -> float:
-    """P(this many bursts or more) for rank ``i`` if it burst at the other ranks' rate: a binomial tail, the
-    rate estimated with one burst added (never 0), uncorrected."""
-    others = float(counts.sum() - counts[i])
-    rate = (others + 1.0) / ((s.rank_count - 1) * s.steps + 1.0)
-    return binom_sf(int(counts[i]), s.steps, rate)
+def _burst_p(s: RankStats, cells: Any, i: int) -> float:
+    """P(this many bursts or more) for rank ``i`` if bursts fell on the ranks of a step at random (a permutation
+    test within steps): at each step where rank ``i`` has a row, it bursts with probability (bursts of the step) /
+    (ranks with a row), independently across steps: a Poisson-binomial tail, uncorrected."""
+    burst, present = cells
+    mine = present[i]
+    probabilities = burst.sum(axis=0)[mine] / present.sum(axis=0)[mine]
+    return poisson_binomial_sf(int(burst[i][mine].sum()), probabilities)
 
 
 def _significant(np: Any, s: RankStats, candidates: Any, p_of: Any, p_adjusted: Any) -> Any:
@@ -95,8 +97,8 @@ def find(s: RankStats) -> Diagnosis | None:
     consistent = _significant(np, s, consistent, lambda i: s.rank_sum_p(0, [i])[0], p_adjusted)
     consistent_comm = _significant(np, s, consistent_comm, lambda i: s.rank_sum_p(1, [i])[0], p_adjusted)
     stall = _significant(np, s, stall, lambda i: s.rank_sum_p(2, [i])[0], p_adjusted)
-    burst_compute = _significant(np, s, burst_compute, lambda i: _burst_p(s, s.bursts, i), p_adjusted)
-    burst_comm = _significant(np, s, burst_comm, lambda i: _burst_p(s, s.comm_bursts, i), p_adjusted)
+    burst_compute = _significant(np, s, burst_compute, lambda i: _burst_p(s, s.burst_cells(0), i), p_adjusted)
+    burst_comm = _significant(np, s, burst_comm, lambda i: _burst_p(s, s.burst_cells(1), i), p_adjusted)
     s.evidence["significance"]["straggler"]["ranks_sized"] = int(sized.sum())
     flagged = consistent | consistent_comm | burst_compute | burst_comm | stall
     flagged_ranks = np.flatnonzero(flagged)
