@@ -296,3 +296,27 @@ def test_bursts_are_a_permutation_test_within_steps():
     # Bursts at 2 steps only: under the floor of 3 burst steps, nothing is named.
     compute[9, [19, 27, 35]] = 1.0
     assert diagnose(table(compute)).family == "none"
+
+
+def test_the_report_row_gives_p_effect_and_steps_to_detect():
+    """The report's per-rank section: the family's p and effect size on one row. The straggler example:
+    rank 37 is the slowest of 64 at each of its 60 steps (counted in the CSV), so its exact tail 64^-60 is
+    under the 1e-12 floor, and the corrected p is a bound: 1e-12 × 320 tests (64 ranks × 5) = 3.2e-10."""
+    from pathlib import Path
+
+    import effspec
+    from effspec.report import context
+
+    result = effspec.load(Path(__file__).parent.parent / "examples" / "straggler_ranks.eff")
+    rows = {r.label: r for r in context._diagnosis(result.evaluation.runs["llama7b_64"])[0]}
+    assert rows["significance"].value == "p < 3.2e-10"
+    assert "effect: mean compute excess of rank 37" in rows["significance"].note
+    assert "α = 1% for the diagnosis, 0.5% per family" in rows["significance"].note
+    # The issue's table, balanced within noise: the imbalance test's p, W and the steps that would detect it.
+    d = diagnose(issue_table())
+    ev = d.to_json()
+    row = context._diagnosis_significance(ev)
+    q = q_issue()
+    assert row.value == f"p = {chi2_sf_closed_form(q, 7):.2g}"
+    assert f"Kendall's W of per-step compute ranks = {q / 42:.3g}" in row.note
+    assert f"about {ev['significance']['imbalance']['steps_to_detect']:,} steps would detect this spread" in row.note

@@ -50,10 +50,14 @@ def _significant(np: Any, s: RankStats, candidates: Any, p_of: Any, p_adjusted: 
     return out
 
 
+def _at_floor(s: RankStats, p: float) -> bool:
+    """The corrected p is a bound: the uncorrected tail was at its floor (P_FLOOR × tests)."""
+    return p <= P_FLOOR * s.straggler_tests * (1 + 1e-9)
+
+
 def _p_text_adjusted(s: RankStats, p: float) -> str:
     """``p = 3.7e-08``, or ``p < 3.2e-10`` when the uncorrected tail was at its floor (P_FLOOR × tests)."""
-    bound = P_FLOOR * s.straggler_tests
-    return f"p < {bound:.1e}" if p <= bound * (1 + 1e-9) else p_text(p)
+    return f"p < {p:.1e}" if _at_floor(s, p) else p_text(p)
 
 
 def _how(s: RankStats, i: SupportsIndex, consistent: Any, consistent_comm: Any, burst_compute: Any, burst_comm: Any,
@@ -121,5 +125,5 @@ def find(s: RankStats) -> Diagnosis | None:
     reason += (f" ({_p_text_adjusted(s, p)} over {s.steps} steps, Bonferroni over {s.straggler_tests:,} tests; "
                f"rank {top['rank']}: {top['resource']} {effect:+.0%})")
     return s.diagnosis("straggler", flagged_ranks, flagged_nodes, reason, stragglers=details,
-                       node_wide=node_wide, others_wait_share=others_wait, p_value=p,
+                       node_wide=node_wide, others_wait_share=others_wait, p_value=p, p_is_bound=_at_floor(s, p),
                        effect_size={"measure": f"mean {top['resource']} excess of rank {top['rank']}", "value": effect})

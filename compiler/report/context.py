@@ -1009,7 +1009,8 @@ def _diagnosis_significance(evidence: dict) -> Row | None:
         effect = {"measure": "Kendall's W of per-step compute ranks (imbalance test)", "value": imb.get("kendall_w")}
     if not isinstance(p, (int, float)) or isinstance(p, bool):
         return None
-    value = "p < 1e-12" if p <= 1e-12 else f"p = {p:.2g}" if p >= 1e-3 else f"p = {p:.1e}"
+    value = (f"p < {p:.1e}" if p <= 1e-12 or evidence.get("p_is_bound") is True
+             else f"p = {p:.2g}" if p >= 1e-3 else f"p = {p:.1e}")
     note = [f"α = {float(sig.get('alpha', 0)):.0%} for the diagnosis, {float(imb.get('alpha', 0)):.1%} per family"]
     if isinstance(effect, dict) and isinstance(effect.get("value"), (int, float)):
         note.append(f"effect: {_clean(str(effect.get('measure', '')))} = {float(effect['value']):.3g}")

@@ -13,10 +13,8 @@ NAMED = ("straggler", "imbalance", "single_device")
 
 def _p_text(p: float, evidence: dict) -> str:
     """As the diagnosis writes it: ``p < bound`` at the floor of the exact tail (P_FLOOR, times the straggler
-    tests' Bonferroni count for a straggler's corrected p)."""
-    tests = evidence.get("significance", {}).get("straggler", {}).get("tests", 1)
-    bound = P_FLOOR * (tests if evidence.get("stragglers") else 1)
-    return f"p < {bound:.1e}" if p <= bound * (1 + 1e-9) else p_text(p)
+    tests' Bonferroni count for a straggler's corrected p: the evidence's ``p_is_bound``)."""
+    return f"p < {p:.1e}" if evidence.get("p_is_bound") is True or p <= P_FLOOR else p_text(p)
 
 
 def _effect(evidence: dict) -> str:
