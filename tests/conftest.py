@@ -7,7 +7,11 @@ without `-rP` or `-s`.
 
 from __future__ import annotations
 
+import io
 import os
+import subprocess
+import sys
+import traceback
 from dataclasses import dataclass
 
 import pytest
@@ -16,6 +20,100 @@ import pytest
 # pipeline in-process and would otherwise be served earlier runs' outputs);
 # tests/test_result_cache.py turns it on for its own runs.
 os.environ["EFFSPEC_NO_CACHE"] = "1"
+
+
+def _per_process_caches() -> list:
+    """The package's memos of what a fresh process reads afresh: the configuration found above a folder
+    (a test edits pyproject.toml between two commands), the cache's secret, the peak catalog."""
+    from effspec.cli import cache
+    from effspec.engine import catalog
+    from effspec.front import config
+
+    return [config.project_settings, cache.secret, cache.catalog_digest, catalog._catalog]
+
+
+def cli(*args: str | os.PathLike, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
+        stdin: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
+    """`effspec ARGS` run in this process: ``effspec.cli.main`` with its own streams, folder and environment.
+
+    For tests about what a command prints, writes and exits with (issue 29: a subprocess costs
+    0.25-0.5 s of start-up).  It gives what ``subprocess.run([effspec, *args], capture_output=True,
+    text=text, cwd=cwd, env=env, input=stdin)`` gives: a CompletedProcess with the exit status and
+    the two streams (text: decoded as UTF-8 with universal newlines, as ``text=True`` does; else
+    bytes).  ``env`` replaces the whole environment, as subprocess's does; the process's
+    environment, folder and streams are put back afterwards, and the package's per-process memos
+    (_per_process_caches) are cleared before and after, so a call sees what a fresh process sees.
+    stdin is empty unless given (``sys.stdin.buffer`` and ``sys.stdin.read`` both work), and no
+    stream is a terminal.  A SystemExit gives its status; an exception that escapes ``main``
+    (``--debug``) is printed to stderr with status 1, as the interpreter does.
+
+    What needs a process keeps one: signals, start-up weight (what `import` pulls in), exit on a
+    closed pipe, the installed console script, anything measured from outside.
+    """
+    argv = [os.fspath(a) for a in args]
+    stdin_bytes = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
+    streams = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
+    saved_env, saved_cwd = dict(os.environ), os.getcwd()
+    out, err = io.BytesIO(), io.BytesIO()
+    # Held here until the bytes are read: a wrapper that is collected closes its buffer.
+    wrappers = (io.TextIOWrapper(io.BytesIO(stdin_bytes), encoding="utf-8"),
+                io.TextIOWrapper(out, encoding="utf-8", errors="strict", write_through=True),
+                io.TextIOWrapper(err, encoding="utf-8", errors="backslashreplace", write_through=True))
+    sys.stdin, sys.stdout, sys.stderr = wrappers
+    sys.argv = ["effspec", *argv]
+    for memo in _per_process_caches():
+        memo.cache_clear()
+    try:
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        from effspec.cli import main
+
+        try:
+            status = main(argv)
+        except SystemExit as exc:
+            code = exc.code
+            if code is not None and not isinstance(code, int):
+                print(code, file=sys.stderr)
+            status = 1 if code is not None and not isinstance(code, int) else int(code or 0)
+        except Exception:
+            traceback.print_exc()
+            status = 1
+        for wrapper in wrappers[1:]:
+            wrapper.flush()
+    finally:
+        sys.stdin, sys.stdout, sys.stderr, sys.argv = streams
+        os.chdir(saved_cwd)
+        os.environ.clear()
+        os.environ.update(saved_env)
+        for memo in _per_process_caches():
+            memo.cache_clear()
+    stdout, stderr = out.getvalue(), err.getvalue()
+    for wrapper in wrappers:
+        wrapper.detach()
+    if text:
+        return subprocess.CompletedProcess(["effspec", *argv], status, _text(stdout), _text(stderr))
+    return subprocess.CompletedProcess(["effspec", *argv], status, stdout, stderr)
+
+
+def _text(data: bytes) -> str:
+    """Bytes as ``subprocess.run(text=True)`` reads them (UTF-8 here; universal newlines)."""
+    return data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
+
+
+@pytest.fixture(scope="session")
+def render_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The session's shared cache of the examples' HTML and PDF reports (tests/rendering.py).
+
+    Under pytest-xdist each worker's basetemp is a folder of the run's own basetemp root,
+    so the cache sits in that root, where every worker of this run finds it."""
+    from rendering import RenderCache
+
+    base = tmp_path_factory.getbasetemp()
+    root = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    return RenderCache(root / "render-cache")
 
 
 @dataclass
