@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 from effspec import check_text, load
@@ -250,7 +251,8 @@ def test_rustc_style_rendering():
 
 
 def run_cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "effspec", *args], capture_output=True, text=True, cwd=cwd)
+    """The command in this process (conftest.cli); the wheel's and the FIFO's tests below start their own."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def test_cli_json_contract_shape():

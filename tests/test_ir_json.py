@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz import _GRAMMAR, mutated  # the suite's own generators (tests/ is on sys.path), not its tests
@@ -497,7 +498,8 @@ def test_schema_member_is_read_as_the_document_kind(tmp_path, doc) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "effspec", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    """The command in this process (conftest.cli); the wheel's test below starts its own."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def test_export_check_and_report_from_the_command_line(tmp_path) -> None:
