@@ -13,6 +13,7 @@ import subprocess
 import sys
 import traceback
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -176,3 +177,54 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.path.name in SLOW_FILES or "pdf" in item.name.lower():
             item.add_marker(slow)
+
+
+# The wheel a non-editable `pip install .` gets, built once per session (tests/test_core.py and
+# tests/test_ir_json.py read it), in the render cache's folder, keyed by what goes into it.
+WHEEL_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "compiler", "grammar", "templates", "spec")
+
+
+def _wheel_key() -> str:
+    import hashlib
+
+    from rendering import ROOT
+
+    digest = hashlib.sha256(b"wheel\0" + sys.version.encode())
+    for top in WHEEL_INPUTS:
+        path = ROOT / top
+        files = [path] if path.is_file() else sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts)
+        for f in files:
+            digest.update(str(f.relative_to(ROOT)).encode("utf-8") + b"\0" + hashlib.sha256(f.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _fill_wheel(folder: Path) -> None:
+    from rendering import ROOT
+
+    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
+                           str(folder), str(ROOT)], capture_output=True, text=True)
+    if proc.returncode != 0:
+        (folder / "error.txt").write_text(proc.stderr[-300:], encoding="utf-8")
+
+
+@pytest.fixture(scope="session")
+def effspec_wheel(render_cache) -> Path:
+    """The effspec wheel of this tree (``pip wheel --no-deps --no-build-isolation .``), built once per session;
+    the test skips, saying why, where no wheel can be built here."""
+    folder = render_cache.folder_of(_wheel_key(), _fill_wheel)
+    if (folder / "error.txt").exists():
+        pytest.skip(f"cannot build a wheel here: {(folder / 'error.txt').read_text(encoding='utf-8')}")
+    (wheel,) = folder.glob("effspec-*.whl")
+    return wheel
+
+
+@pytest.fixture(scope="session")
+def installed_wheel(render_cache, effspec_wheel: Path) -> Path:
+    """A folder that the wheel was installed into (``pip install --no-deps --target``), once per session:
+    PYTHONPATH=it imports the installed package, not this tree."""
+
+    def fill(folder: Path) -> None:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(folder / "site"),
+                        str(effspec_wheel)], check=True)
+
+    return render_cache.folder_of("site-" + effspec_wheel.parent.name, fill) / "site"

@@ -124,6 +124,20 @@ class RenderCache:
                 self.made += 1
             return found
 
+    def folder_of(self, key: str, fill: Callable[[Path], None]) -> Path:
+        """The entry ``key`` as a folder, filled once per session by ``fill(staging folder)`` (a wheel, an
+        installed tree), then renamed into place; a second caller waits for the first, then reads it."""
+        entry = self.folder / key
+        if entry.is_dir():
+            return entry
+        with self._locked(key, wait=True):
+            if not entry.is_dir():
+                staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.folder))
+                fill(staging)
+                os.rename(staging, entry)
+                self.made += 1
+        return entry
+
     def get(self, key: str, make: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
         found = self._get(key, make, wait=True)
         assert found is not None

@@ -544,17 +544,13 @@ def test_fix_leaves_a_json_ir_alone(tmp_path, doc, monkeypatch, capsys) -> None:
     assert "unknown key `layer`" in capsys.readouterr().out
 
 
-def test_a_wheel_ships_the_schema_and_checks_a_json_ir(tmp_path) -> None:
-    """A non-editable install finds the schema in the package (effspec.spec) and checks the callback example."""
-    wheel_dir = tmp_path / "wheel"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                           str(wheel_dir), str(ROOT)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot build a wheel here: {proc.stderr[-300:]}")
-    (wheel,) = wheel_dir.glob("effspec-*.whl")
+def test_a_wheel_ships_the_schema_and_checks_a_json_ir(tmp_path, effspec_wheel) -> None:
+    """A non-editable install finds the schema in the package (effspec.spec) and checks the callback example.
+
+    The wheel is built once per session (conftest: effspec_wheel)."""
     import zipfile
 
-    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
+    zipfile.ZipFile(effspec_wheel).extractall(tmp_path / "site")
     assert (tmp_path / "site" / "effspec" / "spec" / "eff-ir.schema.json").read_bytes() == SCHEMA_PATH.read_bytes()
     proc = subprocess.run([sys.executable, "-c", "import effspec.api, sys; print(effspec.api.__file__); "
                            "r = effspec.api.load_ir(sys.argv[1]); print(len(r.diagnostics), "
