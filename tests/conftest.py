@@ -161,21 +161,39 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 
 # `make test-fast` (pytest -m "not slow") leaves these out: whole files whose
 # nature is slow (fuzzing, subprocess servers, pre-commit's own venv, Dask,
-# memory and growth measurements), and every test that renders a PDF
-# (WeasyPrint is most of a report's time).  `make test` runs everything.
+# memory and growth measurements, the hash-seed runs, the package copies), every
+# test that renders a PDF (WeasyPrint is most of a report's time), every
+# hypothesis test (the fuzzers), every test of the built wheel, and the tests
+# named in SLOW_TESTS (each took over 2 s alone: benchmarks/suite_times.md).
+# `make test` runs everything.
 SLOW_FILES = {
     "test_fuzz.py", "test_fmt_fuzz.py", "test_pre_commit.py", "test_traces.py", "test_bounded_cost.py",
     "test_growth.py", "test_import_weight.py", "test_lsp.py", "test_lsp_features.py", "test_lsp_incremental.py",
     "test_extreme_values.py", "test_fmt_cli.py", "test_importers.py", "test_makefile.py", "test_report.py",
     "test_injection.py", "test_failed_report_keeps_output.py", "test_untrusted_reading.py", "test_catalog_cli.py",
-    "test_result_cache.py",
+    "test_result_cache.py", "test_determinism.py", "test_recipes.py",
 }
+SLOW_TESTS = {
+    "test_audit_integrity.py::test_config_limits_through_the_installed_command",
+    "test_audit_integrity.py::test_a_huge_sparse_pyproject_is_refused_before_it_is_read",
+    "test_audit_integrity.py::test_a_rule_that_raises_on_one_file_through_the_installed_command",
+    "test_audit_integrity.py::test_no_module_splits_source_text_another_way",
+    "test_cli_workflow.py::test_with_harfbuzz_subset_there_is_no_notice",
+    "test_cli_workflow.py::test_every_result_of_the_examples_and_rule_fixtures_is_ready_for_code_scanning",
+    "test_cli_workflow.py::test_report_of_several_files_in_sarif_markdown_html_and_tex",
+    "test_ir_json.py::test_nothing_in_the_schema_goes_unread",
+}
+WHEEL_FIXTURES = {"effspec_wheel", "installed_wheel"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     slow = pytest.mark.slow
     for item in items:
-        if item.path.name in SLOW_FILES or "pdf" in item.name.lower():
+        function = getattr(item, "function", None)
+        if (item.path.name in SLOW_FILES or "pdf" in item.name.lower()
+                or f"{item.path.name}::{item.originalname if hasattr(item, 'originalname') else item.name}" in SLOW_TESTS
+                or getattr(function, "is_hypothesis_test", False)
+                or WHEEL_FIXTURES & set(getattr(item, "fixturenames", ()))):
             item.add_marker(slow)
 
 
@@ -228,3 +246,40 @@ def installed_wheel(render_cache, effspec_wheel: Path) -> Path:
                         str(effspec_wheel)], check=True)
 
     return render_cache.folder_of("site-" + effspec_wheel.parent.name, fill) / "site"
+
+
+# effspec's dependencies (and its build requirements) as wheels, for an environment that installs
+# effspec from a copy of this tree (tests/test_pre_commit.py's hook virtualenv): built once, keyed
+# by pyproject.toml's bytes, then installed with --no-index from the folder (56 s became 21 s).
+# In the session's cache folder; under $EFFSPEC_TEST_WHEELHOUSE instead, when set, so that CI or a
+# developer can keep it between runs (a changed pyproject.toml gets a folder of its own).
+WHEELHOUSE_ENV = "EFFSPEC_TEST_WHEELHOUSE"
+
+
+@pytest.fixture(scope="session")
+def dependency_wheelhouse(render_cache) -> Path | None:
+    """The folder of wheels, or None where pip could not build them (no index reachable): the caller
+    then installs as before, from the index."""
+    import hashlib
+
+    from rendering import ROOT, RenderCache
+
+    pyproject = (ROOT / "pyproject.toml").read_bytes()
+    key = "wheelhouse-" + hashlib.sha256(pyproject + sys.version.encode()).hexdigest()[:32]
+    cache = RenderCache(Path(os.environ[WHEELHOUSE_ENV])) if os.environ.get(WHEELHOUSE_ENV) else render_cache
+
+    def fill(folder: Path) -> None:
+        import tomllib
+
+        build = tomllib.loads(pyproject.decode("utf-8"))["build-system"]["requires"]
+        for what in ([str(ROOT)], [*build, "wheel"]):
+            proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--no-build-isolation", "-w", str(folder), *what],
+                                  capture_output=True, text=True, timeout=900)
+            if proc.returncode != 0:
+                (folder / "error.txt").write_text(proc.stderr[-2000:], encoding="utf-8")
+                return
+        for own in folder.glob("effspec-*.whl"):  # the hooks install effspec from their own copy
+            own.unlink()
+
+    folder = cache.folder_of(key, fill)
+    return None if (folder / "error.txt").exists() else folder
