@@ -43,7 +43,7 @@ def main() -> int:
     args = p.parse_args()
     extra = (["-m", "not slow"] if args.fast else []) + (["-n", args.n, "--dist", "loadfile"] if args.n else [])
     groups = [args.paths] if args.together else [[path] for path in args.paths]
-    print(f"| module | exit | wall s | cpu s |\n|---|---|---|---|")
+    print("| module | exit | wall s | cpu s |\n|---|---|---|---|")
     for group in groups:
         status, wall, cpu = measure(group, extra)
         print(f"| {' + '.join(os.path.basename(g) for g in group)} | {status} | {wall:.1f} | {cpu:.1f} |", flush=True)
