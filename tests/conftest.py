@@ -33,7 +33,7 @@ def _per_process_caches() -> list:
     return [config.project_settings, cache.secret, cache.catalog_digest, catalog._catalog]
 
 
-def cli(*args: str | os.PathLike, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
+def cli(*args: str | bytes | os.PathLike, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
         stdin: str | bytes | None = None, text: bool = True) -> subprocess.CompletedProcess:
     """`effspec ARGS` run in this process: ``effspec.cli.main`` with its own streams, folder and environment.
 
@@ -51,7 +51,7 @@ def cli(*args: str | os.PathLike, cwd: str | os.PathLike | None = None, env: dic
     What needs a process keeps one: signals, start-up weight (what `import` pulls in), exit on a
     closed pipe, the installed console script, anything measured from outside.
     """
-    argv = [os.fspath(a) for a in args]
+    argv = [os.fsdecode(a) for a in args]  # bytes as a new process reads them from the OS: surrogateescape
     stdin_bytes = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
     streams = (sys.stdin, sys.stdout, sys.stderr, sys.argv)
     saved_env, saved_cwd = dict(os.environ), os.getcwd()
