@@ -72,6 +72,13 @@ class RenderCache:
         folder.mkdir(parents=True, exist_ok=True)
         self.made = 0  # entries this process rendered (the rest it read)
 
+    def _made(self, key: str) -> None:
+        """Count an entry this process made, and log it in made.log (one line each: pid and key), so a run can
+        show that no entry was made twice (benchmarks/suite_times.md)."""
+        self.made += 1
+        with open(self.folder / "made.log", "a", encoding="ascii") as log:
+            log.write(f"{os.getpid()} {key}\n")
+
     def key(self, kind: str, spec: Path, **options: object) -> str:
         parts = {"kind": kind, "options": options, "spec": spec.name, "spec_bytes": hashlib.sha256(spec.read_bytes()).hexdigest(),
                  "folder": folder_digest(spec.parent), "sources": source_digest()}
@@ -121,7 +128,7 @@ class RenderCache:
             if found is None:
                 found = make()
                 self._write(key, found)
-                self.made += 1
+                self._made(key)
             return found
 
     def folder_of(self, key: str, fill: Callable[[Path], None]) -> Path:
@@ -135,7 +142,7 @@ class RenderCache:
                 staging = Path(tempfile.mkdtemp(prefix=f".{key}.", dir=self.folder))
                 fill(staging)
                 os.rename(staging, entry)
-                self.made += 1
+                self._made(key)
         return entry
 
     def get(self, key: str, make: Callable[[], dict[str, bytes]]) -> dict[str, bytes]:
