@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peak import PEAK_KB
@@ -48,8 +49,7 @@ CITE = re.compile(r'from log "([^"]+?):(\d+)(?: \([^"]*\))?"')
 def run_import(tmp_path: Path, fmt: str, log: str, *extra: str, out: str = "run.eff") -> tuple[int, str, Path]:
     """`effspec import FMT LOG -o tmp/OUT` through effspec.cli.main; (status, stderr, OUT)."""
     target = tmp_path / out
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", fmt, str(LOGS / log), "-o", str(target), *extra],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    proc = run_effspec("import", fmt, str(LOGS / log), "-o", str(target), *extra, cwd=tmp_path)
     return proc.returncode, proc.stderr, target
 
 
@@ -64,8 +64,7 @@ def fill(path: Path, values: dict[str, str]) -> None:
 
 
 def check_json(path: Path) -> tuple[int, dict]:
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
-                          capture_output=True, text=True, timeout=120)
+    proc = run_effspec("check", str(path), "--format", "json")
     return proc.returncode, json.loads(proc.stdout)[0]
 
 
@@ -231,8 +230,7 @@ def test_auto_detects_each_fixture_as_its_format(tmp_path: Path, log: str, fmt: 
 def test_auto_on_a_log_of_no_known_format_exits_2_naming_the_formats_tried(tmp_path: Path) -> None:
     junk = tmp_path / "junk.log"
     junk.write_text("compiling...\nloss went down\n" * 50, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "auto", str(junk), "-o", str(tmp_path / "o.eff")],
-                          capture_output=True, text=True)
+    proc = run_effspec("import", "auto", str(junk), "-o", str(tmp_path / "o.eff"))
     assert proc.returncode == 2
     assert proc.stderr == ("effspec: junk.log: no line of a known training log in its first lines; formats tried: "
                            + ", ".join(FORMATS) + " (name the format instead of `auto` if the log is one of them)\n")
@@ -358,8 +356,7 @@ def test_megatron_primus_pairs_read_the_first_figure(tmp_path: Path) -> None:
               "tokens per GPU (tokens/s/GPU): 9801.4/9807.3 |")
     tail = " global batch size:   256 | lm loss: 2.000000E+00 | number of skipped iterations:   0 | number of nan iterations:   0 |"
     log = _megatron_log(tmp_path, [f" iteration {it}/ 5000 | consumed samples: {256 * it} | {fields}{tail}" for it in (125, 126, 127)])
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", str(log), "-o", "o.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [r["step_time_ms"] for r in steps_csv(tmp_path / "o.eff")] == ["13372.8"] * 3
     text = (tmp_path / "o.eff").read_text(encoding="utf-8")
@@ -378,8 +375,7 @@ def test_megatron_restart_is_flagged_and_the_last_dump_rules(tmp_path: Path) -> 
     lines += [megatron_iteration("2026-01-01 01:00:00", it, 9, 8 * it, 100.0 if it > 3 else 900.0, 1.0, 1e-4, 8, 2.0)
               for it in (3, 4, 5)]
     log = _megatron_log(tmp_path, lines)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", str(log), "-o", "o.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = steps_csv(tmp_path / "o.eff")
     assert [(r["step"], r["flags"]) for r in rows] == [("1", ""), ("2", ""), ("3", ""), ("4", ""), ("3", "restart"), ("4", ""), ("5", "")]
@@ -408,8 +404,7 @@ def test_importer_code_pages_run(tmp_path: Path, code: str) -> None:
     for i, block in enumerate(blocks):
         log = tmp_path / f"page{i}.log"
         log.write_text(header + block, encoding="utf-8")
-        proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", str(tmp_path / f"p{i}.eff")],
-                              capture_output=True, text=True)
+        proc = run_effspec("import", "megatron", str(log), "-o", str(tmp_path / f"p{i}.eff"))
         assert (f"[{code}]" in proc.stderr) == (i == 0), proc.stderr
 
 
@@ -645,13 +640,12 @@ def test_a_log_is_never_overwritten_even_with_force(tmp_path: Path) -> None:
     log = tmp_path / "run.eff"
     shutil.copy(LOGS / "nemo_train.log", log)
     before = log.read_bytes()
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(log), "-o", str(log), "--force"],
-                          capture_output=True, text=True)
+    proc = run_effspec("import", "nemo", str(log), "-o", str(log), "--force")
     assert proc.returncode == 2 and "is the log being imported" in proc.stderr
     csv_log = tmp_path / "out_steps.csv"
     shutil.copy(LOGS / "nemo_train.log", csv_log)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(csv_log), "-o", str(tmp_path / "out.eff"),
-                           "--force"], capture_output=True, text=True)
+    proc = run_effspec("import", "nemo", str(csv_log), "-o", str(tmp_path / "out.eff"),
+                           "--force")
     assert proc.returncode == 2 and "out_steps.csv: is the log being imported" in proc.stderr
     assert log.read_bytes() == before and csv_log.read_bytes() == (LOGS / "nemo_train.log").read_bytes()
     assert not (tmp_path / "out.eff").exists()
@@ -672,8 +666,7 @@ def test_hostile_log_names_are_tamed_in_the_spec(tmp_path: Path) -> None:
     name = 'x"\\ }\n run evil { \u202e.log'
     log = tmp_path / name
     shutil.copy(LOGS / "nemo_train.log", log)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(log), "-o", str(tmp_path / "o.eff")],
-                          capture_output=True, text=True)
+    proc = run_effspec("import", "nemo", str(log), "-o", str(tmp_path / "o.eff"))
     assert proc.returncode == 0, proc.stderr
     result = load(tmp_path / "o.eff")
     assert [d.code for d in result.diagnostics if d.code not in ("EFF040",)] == []
@@ -693,8 +686,7 @@ def test_hostile_log_contents_reach_the_spec_only_as_checked_literals(tmp_path: 
                         "  seq_length ...................................... 1e400")
     log = tmp_path / "hostile.log"
     log.write_text(text, encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", str(tmp_path / "o.eff")],
-                          capture_output=True, text=True)
+    proc = run_effspec("import", "megatron", str(log), "-o", str(tmp_path / "o.eff"))
     assert proc.returncode == 0, proc.stderr
     spec = (tmp_path / "o.eff").read_text(encoding="utf-8")
     assert spec.count("\nrun ") == 1 and "evil {" not in spec
@@ -723,17 +715,15 @@ def test_round_trip_from_a_specs_step_times_through_a_megatron_log(tmp_path: Pat
     lines += [megatron_iteration("2026-10-14 08:00:00", i + 1, len(seconds), 512 * (i + 1), s * 1000, None, 3e-4, 512, 2.5)
               for i, s in enumerate(seconds)]
     (tmp_path / "a.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", "a.log", "-o", "a.eff"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", "a.log", "-o", "a.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     rows = steps_csv(tmp_path / "a.eff")
     assert [float(r["step_time_ms"]) / 1000 for r in rows] == pytest.approx(seconds, abs=5e-5)
     fill(tmp_path / "a.eff", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
     _, doc = check_json(tmp_path / "a.eff")
     imported = the_run(doc)
-    original = the_run(json.loads(subprocess.run([sys.executable, "-m", "effspec", "check",
-                                                  str(ROOT / "examples" / "example_a_measured.eff"), "--format", "json"],
-                                                 capture_output=True, text=True).stdout)[0])
+    original = the_run(json.loads(run_effspec("check",
+                                                  str(ROOT / "examples" / "example_a_measured.eff"), "--format", "json").stdout)[0])
     # Example A drops 20 warm-up steps by declaration; the importer's rule drops the leading samples more than
     # 1.5x off the median (the first 3 here).  On the same samples, the same figures: with Example A's warm-up
     # written in, the step statistics agree to the log's 0.1 ms rounding.
@@ -799,12 +789,10 @@ def make_example(name: str, folder: Path) -> Path:
     fmt, values = EXAMPLES[name]
     if folder != ROOT / "examples":
         shutil.copy(ROOT / "examples" / f"{name}.log", folder / f"{name}.log")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", fmt, f"{name}.log", "-o", f"{name}.eff", "--force"],
-                          capture_output=True, text=True, cwd=folder)
+    proc = run_effspec("import", fmt, f"{name}.log", "-o", f"{name}.eff", "--force", cwd=folder)
     assert proc.returncode == 0, proc.stderr
     fill(folder / f"{name}.eff", values)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "report", f"{name}.eff", "-o", f"{name}_report.md"],
-                          capture_output=True, text=True, cwd=folder)
+    proc = run_effspec("report", f"{name}.eff", "-o", f"{name}_report.md", cwd=folder)
     assert proc.returncode in (0, 1), proc.stderr
     return folder / f"{name}.eff"
 
@@ -966,8 +954,7 @@ def test_hostile_bytes_are_coded_at_their_line_and_the_samples_survive(tmp_path:
     found = [(re.search(rb" iteration\x00* +(\d+)/ ", ln), i) for i, ln in enumerate(lines)]
     numbers = {int(m.group(1)): i + 1 for m, i in found if m}
     huge, junk = iteration[1] + 1, iteration[8] + 3  # 1-based, after the two insertions
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", str(log), "-o", "o.eff", cwd=tmp_path)
     assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
     err = proc.stderr
     assert f"warning[EFF801]: line longer than 1,048,576 bytes: read up to there, the rest skipped\n  --> hostile.log:{huge}:1" in err
@@ -1004,8 +991,7 @@ def test_a_binary_file_is_refused_naming_what_was_looked_for(tmp_path: Path) -> 
 
 def test_a_log_named_through_a_symlink_is_read_and_cited_by_the_name_given(tmp_path: Path) -> None:
     (tmp_path / "link.log").symlink_to(LOGS / "nemo_train.log")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", "link.log", "-o", "o.eff"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "nemo", "link.log", "-o", "o.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert 'from log "link.log:5-7 (12 progress-bar steps)"' in (tmp_path / "o.eff").read_text(encoding="utf-8")
 
@@ -1020,8 +1006,7 @@ def test_a_log_named_through_a_symlink_is_read_and_cited_by_the_name_given(tmp_p
 def test_symlinked_logs_that_lead_nowhere_or_to_system_files_are_refused(tmp_path: Path, target: str, message: str) -> None:
     (tmp_path / "loop.log").symlink_to("link.log")
     (tmp_path / "link.log").symlink_to(target)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "auto", "link.log", "-o", "o.eff"],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    proc = run_effspec("import", "auto", "link.log", "-o", "o.eff", cwd=tmp_path)
     assert (proc.returncode, proc.stderr) == (2, f"effspec: link.log: {message}\n")
     assert not (tmp_path / "o.eff").exists()
 
@@ -1031,8 +1016,8 @@ def test_a_symlinked_output_is_replaced_never_written_through(tmp_path: Path) ->
     victim.write_text("keep me\n", encoding="utf-8")
     (tmp_path / "o.eff").symlink_to(victim)
     (tmp_path / "o_steps.csv").symlink_to(victim)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", str(LOGS / "nemo_train.log"), "-o", "o.eff",
-                           "--force"], capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "nemo", str(LOGS / "nemo_train.log"), "-o", "o.eff",
+                           "--force", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert victim.read_text(encoding="utf-8") == "keep me\n"
     assert not (tmp_path / "o.eff").is_symlink() and not (tmp_path / "o_steps.csv").is_symlink()
@@ -1041,8 +1026,7 @@ def test_a_symlinked_output_is_replaced_never_written_through(tmp_path: Path) ->
     log = tmp_path / "copy.log"
     shutil.copy(LOGS / "nemo_train.log", log)
     (tmp_path / "p_steps.csv").symlink_to(log)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "nemo", "copy.log", "-o", "p.eff", "--force"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "nemo", "copy.log", "-o", "p.eff", "--force", cwd=tmp_path)
     assert proc.returncode == 2 and "p_steps.csv: is the log being imported" in proc.stderr
     assert log.read_bytes() == (LOGS / "nemo_train.log").read_bytes()
 
@@ -1069,8 +1053,7 @@ def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
         assert proc.stdout + proc.stderr == output, command
     assert todo_lines(tmp_path / "run.eff") == [50, 53]
     fill(tmp_path / "run.eff", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"})
-    proc = subprocess.run([sys.executable, "-m", "effspec", "report", "run.eff", "-o", "run.md"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = run_effspec("report", "run.eff", "-o", "run.md", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     report = (tmp_path / "run.md").read_text(encoding="utf-8")
     # As the README says: the claim is consistent (490.0 printed, 490.03 by Megatron-LM's count), and EFF503.
@@ -1081,16 +1064,14 @@ def test_readme_three_commands_from_a_log_to_a_report(tmp_path: Path) -> None:
 def test_hostile_output_and_log_names_cannot_drive_the_terminal(tmp_path: Path) -> None:
     name = "o\x1b]0;t\x07\u202e"
     shutil.copy(LOGS / "megatron_broken.log", tmp_path / f"{name}.log")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", f"{name}.log", "-o", f"{name}.eff"],
-                          capture_output=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", f"{name}.log", "-o", f"{name}.eff", cwd=tmp_path, text=False)
     assert proc.returncode == 0
     err = proc.stderr.decode("utf-8")
     assert not {c for c in err if not (c.isprintable() or c in "\n\t")}, err
     # The CSV's name is made safe (it is quoted inside the spec); OUT's is shown escaped, as it is on disk.
     assert "wrote o__0_t_steps.csv\nwrote o\\x1b]0;t\\x07\\u202e.eff\n" in err
     # A refusal names the path the same way.
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", f"{name}.log", "-o", f"{name}.eff"],
-                          capture_output=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", f"{name}.log", "-o", f"{name}.eff", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     assert proc.stderr.decode("utf-8") == ("effspec: o__0_t_steps.csv: exists; pass --force to replace it "
                                            "(it may hold values you filled in)\n")
@@ -1241,8 +1222,7 @@ def test_megatron_skipped_and_nan_iterations_are_flagged(tmp_path: Path) -> None
     body = [megatron_iteration("2026-01-01 00:00:00", it, 6, 8 * it, 100.0, 1.0, 1e-4, 8, 2.0,
                                skipped=int(it == 3), nan=int(it == 5)) for it in range(1, 7)]
     log = _megatron_log(tmp_path, body)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(log), "-o", "o.eff"], capture_output=True,
-                          text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", str(log), "-o", "o.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert [(r["step"], r["flags"]) for r in steps_csv(tmp_path / "o.eff")] == [
         ("1", ""), ("2", ""), ("3", "skipped"), ("4", ""), ("5", "nan"), ("6", "")]
@@ -1364,8 +1344,7 @@ def test_maxtext_config_params_give_the_mla_moe_shape_and_the_claims_agree(tmp_p
     lines[at + 1:at + 1] = [f"Config param {k}: {v}" for k, v in params.items()]
     (tmp_path / "deepseek2.log").write_text("\n".join(lines), encoding="utf-8")
     line_of = {k: at + 2 + i for i, k in enumerate(params)}  # 1-based: the inserted lines follow line at + 1
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "maxtext", "deepseek2.log", "-o", "d.eff"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "maxtext", "deepseek2.log", "-o", "d.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "d.eff").read_text(encoding="utf-8")
     for key, name, value in (("kv_lora_rank", "kv_lora_rank", "512"), ("qk_rope_head_dim", "qk_rope_head_dim", "64"),
@@ -1405,8 +1384,7 @@ def test_megatron_mla_moe_mtp_dump_gives_deepseek_v3s_shape(tmp_path: Path) -> N
     lines += [megatron_iteration("2026-01-01 00:00:00", it, 9, 15360 * it, 19910.0, None, 1e-4, 15360, 2.0) for it in range(1, 8)]
     (tmp_path / "v3.log").write_text("\n".join(lines) + "\n", encoding="utf-8")
     line_of = {row.split()[0]: n for n, row in enumerate(lines, 1) if row.startswith("  ")}
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", "v3.log", "-o", "v3.eff"],
-                          capture_output=True, text=True, cwd=tmp_path)
+    proc = run_effspec("import", "megatron", "v3.log", "-o", "v3.eff", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     text = (tmp_path / "v3.eff").read_text(encoding="utf-8")
     expected = {"q_lora_rank": ("1536", "q_lora_rank"), "kv_lora_rank": ("512", "kv_lora_rank"),
@@ -1466,8 +1444,7 @@ def test_megatron_lm_reads_checkpoint_activations_as_full_recomputation(tmp_path
                         f"  checkpoint_activations .......................... {flag}\n", 1)
     (tmp_path / "old.log").write_text(text, encoding="utf-8")
     target = tmp_path / "run.eff"
-    proc = subprocess.run([sys.executable, "-m", "effspec", "import", "megatron", str(tmp_path / "old.log"), "-o", str(target)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    proc = run_effspec("import", "megatron", str(tmp_path / "old.log"), "-o", str(target), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     written = target.read_text(encoding="utf-8")
     assert re.search(rf'recompute += {recompute} +from log "old.log:{line + 1}"  # checkpoint_activations {flag}', written), \

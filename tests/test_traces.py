@@ -27,6 +27,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec.cli import main
 
@@ -363,8 +364,7 @@ def test_each_scenario_is_diagnosed_with_the_injected_family_and_rank(cpu_tables
 def test_a_spec_citing_the_csv_gets_the_diagnosis(cpu_tables, tmp_path):
     shutil.copy(cpu_tables["straggler"], tmp_path / "ranks.csv")
     spec = _spec(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "effspec", "check", str(spec), "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
+    out = run_effspec("check", str(spec), "--format", "json")
     assert out.returncode == 0, out.stderr
     diagnosis = json.loads(out.stdout)[0]["runs"]["traced"]["diagnosis"]
     assert (diagnosis["family"], diagnosis["ranks"], diagnosis["comm_column"]) == ("straggler", [2], "comm_exposed")
