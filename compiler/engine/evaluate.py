@@ -397,8 +397,10 @@ def _exclude_implausible(run: Run, result: RunResult) -> None:
     work = min(works, key=lambda w: w.value)
     if not work.value > 0:
         return
-    samples = run.block("timing").value("step_time")  # step_stats implies a timing block
-    assert isinstance(samples, Samples)
+    timing = run.block("timing")
+    samples = timing.value("step_time") if timing is not None else None  # step_stats implies a timing block
+    if not isinstance(samples, Samples):
+        return
     fastest = work.value / peak.value  # seconds: the step at 100 % of the peak
     if st.median < fastest:
         return
