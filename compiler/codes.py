@@ -24,5 +24,7 @@ CODES: dict[str, tuple[str, str]] = {
     "EFF099": ("internal error", "error"),
     # EFF8xx: the log importers (effspec import), not audit rules
     "EFF801": ("log line the importer could not read", "warning"),
+    "EFF805": ("step sample no chip could produce, excluded", "warning"),
+    "EFF806": ("framework version the log leaves open", "info"),
     "EFF810": ("model config the importer cannot use", "error"),
 }

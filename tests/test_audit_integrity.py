@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 from peak import PEAK_KB
 
 import effspec
@@ -36,8 +37,9 @@ EFFSPEC = str(Path(sys.executable).with_name("effspec"))
 
 
 def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The installed command, as a user runs it."""
-    return subprocess.run([EFFSPEC, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    """The command's output and status, run in this process (conftest.cli); what needs a process of its own
+    (memory, a sitecustomize) runs the installed command below."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def project(tmp_path: Path, name: str = "proj") -> Path:

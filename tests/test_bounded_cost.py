@@ -18,6 +18,7 @@ import sys
 import sysconfig
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec import check_text
 from effspec.diagnostics import EXCERPT_COLUMNS, MAX_DIAGNOSTICS, MAX_MESSAGE_CHARS, Diagnostic, Span, cap, render_text
@@ -30,7 +31,11 @@ TIMEOUT = 600  # seconds: a bound against hangs, never a performance assertion
 
 
 def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([EFFSPEC, *args], capture_output=True, timeout=TIMEOUT, cwd=cwd)
+    """The command in this process (conftest.cli), bytes out; with --timeout, the installed command in a process
+    of its own: a render abandoned at the bound runs on in a daemon thread until its process exits."""
+    if any(a.startswith("--timeout") for a in args):
+        return subprocess.run([EFFSPEC, *args], capture_output=True, timeout=TIMEOUT, cwd=cwd)
+    return run_effspec(*args, cwd=cwd, text=False)
 
 
 def duplicate_keys(n: int, one_line: bool) -> str:

@@ -4,19 +4,19 @@ section of spec/language.md (generated: `python tests/test_catalog_cli.py --writ
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 ROOT = Path(__file__).resolve().parent.parent
-EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
 
 
 def effspec(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EFFSPEC, *args], capture_output=True, text=True, timeout=120)
+    """`effspec ARGS` in this process (conftest.cli)."""
+    return run_effspec(*args)
 
 
 # -- catalog -----------------------------------------------------------------

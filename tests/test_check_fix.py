@@ -11,21 +11,21 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 from effspec.fmt import ir_signature
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "fix"
-EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
 
 
 def effspec_cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EFFSPEC, *args], capture_output=True, text=True, cwd=cwd, input=stdin, timeout=120)
+    """`effspec ARGS` in this process (conftest.cli)."""
+    return run_effspec(*args, cwd=cwd, stdin=stdin)
 
 
 def broken(tmp_path: Path, name: str, as_name: str = "spec.eff") -> Path:

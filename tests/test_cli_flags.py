@@ -19,6 +19,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EFFSPEC = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "effspec"
@@ -28,10 +29,8 @@ UNCLOSED = "eff 1\nrun x {\n"  # a front-end error: EFF001, the file ends before
 
 
 def run(*args, cwd=ROOT, env=None):
-    if not EFFSPEC.exists():
-        pytest.skip("the console script is not installed (pip install -e .)")
-    return subprocess.run([str(EFFSPEC), *args], capture_output=True, text=True, cwd=cwd,
-                          env={**os.environ, **(env or {})})
+    """`effspec ARGS` in this process (conftest.cli); the terminal test below runs the console script."""
+    return cli(*args, cwd=cwd, env={**os.environ, **(env or {})})
 
 
 def codes(out: str) -> list[str]:
@@ -196,9 +195,7 @@ def test_junit_escapes_markup_from_the_file_name(tmp_path):
 # 7. `check -` and --stdin-filename
 
 def run_stdin(data: bytes, *args, cwd=ROOT):
-    if not EFFSPEC.exists():
-        pytest.skip("the console script is not installed (pip install -e .)")
-    return subprocess.run([str(EFFSPEC), *args], input=data, capture_output=True, cwd=cwd)
+    return cli(*args, stdin=data, text=False, cwd=cwd)
 
 
 def test_stdin_with_stdin_filename_is_the_file_checked_by_name():

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 from effspec import check_text, load
@@ -250,7 +251,8 @@ def test_rustc_style_rendering():
 
 
 def run_cli(*args, cwd=ROOT):
-    return subprocess.run([sys.executable, "-m", "effspec", *args], capture_output=True, text=True, cwd=cwd)
+    """The command in this process (conftest.cli); the wheel's and the FIFO's tests below start their own."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def test_cli_json_contract_shape():
@@ -315,22 +317,17 @@ def test_version_and_module_entry_point():
     assert proc.returncode == 0 and effspec.__version__ in proc.stdout
 
 
-def test_non_editable_install_ships_package_data(tmp_path):
-    """A wheel built from the tree holds the grammar, templates, schema and catalog, and works installed."""
-    wheel_dir = tmp_path / "wheel"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                           str(wheel_dir), str(ROOT)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot build a wheel here: {proc.stderr[-300:]}")
-    (wheel,) = wheel_dir.glob("effspec-*.whl")
+def test_non_editable_install_ships_package_data(tmp_path, effspec_wheel, installed_wheel):
+    """A wheel built from the tree holds the grammar, templates, schema and catalog, and works installed.
+
+    The wheel and its install are built once per session (conftest: effspec_wheel, installed_wheel)."""
     import zipfile
 
-    names = set(zipfile.ZipFile(wheel).namelist())
+    names = set(zipfile.ZipFile(effspec_wheel).namelist())
     for required in ("effspec/grammar/eff.lark", "effspec/data/peaks.json", "effspec/data/peaks.schema.json",
                      "effspec/cli/__init__.py", "effspec/front/build.py", "effspec/engine/evaluate.py", "effspec/ranks/diagnose.py", "effspec/py.typed"):
         assert required in names, required
-    target = tmp_path / "site"
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)], check=True)
+    target = installed_wheel
     env = dict(os.environ, PYTHONPATH=str(target))
     proc = subprocess.run([sys.executable, "-c", "import effspec, sys; print(effspec.__file__); "
                            "r = effspec.load(sys.argv[1]); print(r.evaluation.runs['llm3b_64'].metrics['mfu'].value)",

@@ -9,11 +9,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec.display import exact_digits, exact_operands, read_back, shown
 
@@ -58,8 +57,7 @@ def recompute(text: str) -> tuple[float, float, float]:
 
 
 def _derivations(example: str) -> list[str]:
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", f"examples/{example}", "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT)
+    proc = run_effspec("check", f"examples/{example}", "--format", "json", cwd=ROOT)
     out: list[str] = []
 
     def walk(o: object) -> None:

@@ -13,10 +13,9 @@ multiply-adds (MACs) per token and turned into FLOPs at the end: FLOPs = 2 × 3
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec import check_text
 
@@ -374,8 +373,7 @@ def test_claimed_aggregate_flops_implies_the_step_time():
 def test_aggregate_flops_in_the_json_through_the_cli(tmp_path):
     path = tmp_path / "agg.eff"
     path.write_text(spec(SMALL, extra='claim aggregate_flops = 11.9 TFLOP/s from paper "Table 1"'), encoding="utf-8")
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
-                          capture_output=True, text=True)
+    proc = run_effspec("check", str(path), "--format", "json")
     doc = json.loads(proc.stdout)
     run = doc[0]["runs"]["r"]  # an array, even for one file
     assert run["metrics"]["aggregate_flops"]["unit"] == "FLOP/s"
@@ -417,8 +415,7 @@ def test_deepseek_v3_example_end_to_end(tmp_path):
     for name, shown in (("deepseek_v3.md", ("20.33 %", "20.84 %", "40.65 %", "**mismatch**")),
                         ("deepseek_v3.html", ("20.33 %", "260.6 GFLOP/token", "mla_kv_up 2.047e09", "mtp 3.397e09"))):
         out = tmp_path / name
-        proc = subprocess.run([sys.executable, "-m", "effspec", "report", str(EXAMPLE), "-o", str(out)],
-                              capture_output=True, text=True)
+        proc = run_effspec("report", str(EXAMPLE), "-o", str(out))
         assert out.exists(), proc.stderr
         text = out.read_text(encoding="utf-8")
         assert all(s in text for s in shown), (name, [s for s in shown if s not in text])

@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from conftest import cli as run_effspec
+
 ROOT = Path(__file__).resolve().parent.parent
 EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
 
@@ -20,7 +22,8 @@ TIDY = 'eff 1\n\nrun r {\n  title = "t"\n  timing {\n    step_time = [1.0, 2.0] 
 
 
 def effspec(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EFFSPEC, *args], capture_output=True, text=True, cwd=cwd, input=stdin, timeout=120)
+    """`effspec ARGS` in this process (conftest.cli); the import probe and the symlinked project below start one."""
+    return run_effspec(*args, cwd=cwd, stdin=stdin)
 
 
 def test_the_console_script_is_installed():

@@ -8,11 +8,10 @@ Every expected figure is derived by hand in the comments beside it.
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 
@@ -21,8 +20,7 @@ EXAMPLES = ROOT / "examples"
 
 
 def cli_json(path: Path) -> dict:
-    out = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
-                         capture_output=True, text=True, check=False)
+    out = run_effspec("check", str(path), "--format", "json")
     assert out.returncode in (0, 1), out.stderr
     (doc,) = json.loads(out.stdout)
     return doc

@@ -11,10 +11,9 @@ import html.parser
 import json
 import os
 import shutil
-import subprocess
-import sys
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 import effspec.front.build as build_mod
@@ -573,7 +572,7 @@ def test_parallel_check_matches_one_by_one_in_argument_order(tmp_path, capsys):
 
 
 def test_module_entry_point_catches_bad_arguments():
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check"], capture_output=True, text=True)
+    proc = run_effspec("check")
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
 
 

@@ -21,7 +21,6 @@ import os
 import re
 import string
 import subprocess
-import sys
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -30,6 +29,7 @@ import cmarkgfm
 import jsonschema
 import pytest
 from cmarkgfm.cmark import Options
+from conftest import cli as run_effspec
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -41,13 +41,12 @@ from effspec.report.markdown import code, esc
 from effspec.report.sarif import artifact_uri, sarif_log
 
 ROOT = Path(__file__).resolve().parent.parent
-EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
 VENDOR = (ROOT / "examples" / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
 
 
 def cli(*args, cwd) -> subprocess.CompletedProcess:
-    """The installed CLI; stdout and stderr as bytes, exactly as a terminal gets them."""
-    return subprocess.run([EFFSPEC, *args], cwd=cwd, capture_output=True, timeout=300)
+    """The CLI, in this process (conftest.cli); stdout and stderr as bytes, exactly as a terminal gets them."""
+    return run_effspec(*args, cwd=cwd, text=False)
 
 
 def assert_terminal_safe(data: bytes) -> str:

@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz import _GRAMMAR, mutated  # the suite's own generators (tests/ is on sys.path), not its tests
@@ -497,7 +498,8 @@ def test_schema_member_is_read_as_the_document_kind(tmp_path, doc) -> None:
 
 
 def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "effspec", *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    """The command in this process (conftest.cli); the wheel's test below starts its own."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def test_export_check_and_report_from_the_command_line(tmp_path) -> None:
@@ -542,17 +544,13 @@ def test_fix_leaves_a_json_ir_alone(tmp_path, doc, monkeypatch, capsys) -> None:
     assert "unknown key `layer`" in capsys.readouterr().out
 
 
-def test_a_wheel_ships_the_schema_and_checks_a_json_ir(tmp_path) -> None:
-    """A non-editable install finds the schema in the package (effspec.spec) and checks the callback example."""
-    wheel_dir = tmp_path / "wheel"
-    proc = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w",
-                           str(wheel_dir), str(ROOT)], capture_output=True, text=True)
-    if proc.returncode != 0:
-        pytest.skip(f"cannot build a wheel here: {proc.stderr[-300:]}")
-    (wheel,) = wheel_dir.glob("effspec-*.whl")
+def test_a_wheel_ships_the_schema_and_checks_a_json_ir(tmp_path, effspec_wheel) -> None:
+    """A non-editable install finds the schema in the package (effspec.spec) and checks the callback example.
+
+    The wheel is built once per session (conftest: effspec_wheel)."""
     import zipfile
 
-    zipfile.ZipFile(wheel).extractall(tmp_path / "site")
+    zipfile.ZipFile(effspec_wheel).extractall(tmp_path / "site")
     assert (tmp_path / "site" / "effspec" / "spec" / "eff-ir.schema.json").read_bytes() == SCHEMA_PATH.read_bytes()
     proc = subprocess.run([sys.executable, "-c", "import effspec.api, sys; print(effspec.api.__file__); "
                            "r = effspec.api.load_ir(sys.argv[1]); print(len(r.diagnostics), "

@@ -35,7 +35,9 @@ GRAMMAR_PATH = ROOT / "grammar" / "eff.lark"
 # Dataclass fields the JSON writes under another name, or leaves out.  Each
 # entry is also checked against the emitted JSON below, so it cannot go stale.
 RENAMED = {"Samples": {"values": "samples"}}
-OMITTED = {"FileRef": {"path"}}  # the resolved absolute path: machine-dependent
+# FileRef.path: the resolved absolute path, machine-dependent.  Samples.lines: where each sample
+# was read (for EFF505's message), not part of the IR: an IR file's samples have no lines.
+OMITTED = {"FileRef": {"path"}, "Samples": {"lines"}}
 EXPRESSION_NODES = {"Number": "number", "Ref": "ref", "BinOp": "binop", "Neg": "neg"}
 NON_DATACLASS_DEFS = {"Expr", "Identifier"}
 # Optional members of the JSON document that are no dataclass field: `$schema`, which `effspec export`

@@ -16,11 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 from effspec.front import keys, presets
@@ -317,8 +317,7 @@ def test_readme_example_output_is_real(tmp_path: Path) -> None:
     actual = [(d.severity, d.code, str(d.span.line), str(d.span.column)) for d in result.diagnostics]
     assert shown == actual, "README.md shows stale output: rerun `effspec check vendor.eff` and paste it"
     # and word for word what `effspec check vendor.eff` prints
-    printed = subprocess.run([sys.executable, "-m", "effspec", "check", "vendor.eff"], capture_output=True, text=True,
-                             cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
+    printed = run_effspec("check", "vendor.eff", cwd=tmp_path, env={**os.environ, "NO_COLOR": "1"})
     assert printed.returncode == 1
     assert shown_text.split("\n", 1)[1].split("```", 1)[0] == printed.stdout, "README.md shows stale output"
 

@@ -4,11 +4,10 @@ against figures published with their sources.  m = 2 FLOP per multiply-add."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec import check_text, load
 
@@ -264,8 +263,8 @@ def test_example_a_matches_the_contract_figures():
 
 
 def test_example_b_implies_mfu_per_preset_and_mfu_claim_mismatches():
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(ROOT / "examples" / "example_b_vendor_claim.eff"),
-                           "--format", "json"], capture_output=True, text=True)
+    proc = run_effspec("check", str(ROOT / "examples" / "example_b_vendor_claim.eff"),
+                           "--format", "json")
     (doc,) = json.loads(proc.stdout)
     run = doc["runs"]["vendor_claim"]
     tokens = 2048 * 1024
@@ -282,7 +281,7 @@ def test_example_b_implies_mfu_per_preset_and_mfu_claim_mismatches():
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.eff")), ids=lambda p: p.name)
 def test_every_example_metric_has_formula_and_inputs(path):
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"], capture_output=True, text=True)
+    proc = run_effspec("check", str(path), "--format", "json")
     (doc,) = json.loads(proc.stdout)
     assert doc["runs"]
     for run in doc["runs"].values():

@@ -1,8 +1,9 @@
 """Reports: every example in every format, the figures in the PDF, safety, determinism.
 
 Figures are derived here by hand from the formulas, not read back from the
-evaluator.  PDFs are slow to make (WeasyPrint), so each is rendered once per
-module and shared.
+evaluator.  PDFs are slow to make (WeasyPrint), so each example's HTML and PDF
+come from the session's render cache (tests/rendering.py: rendered once per
+test session, shared with the other modules that read them).
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import subprocess
 import sys
 
 import pytest
+from rendering import reports
 
 import effspec
 from effspec.report import render
@@ -34,14 +36,15 @@ def _example(name: str) -> pathlib.Path:
 
 
 @pytest.fixture(scope="module")
-def rendered():
-    """{(example file name, format): bytes}, each rendered once."""
+def rendered(render_cache):
+    """{(example file name, format): bytes}, each rendered once (HTML and PDF once per session)."""
+    shared = {fmt: reports(render_cache, EXAMPLES, fmt) for fmt in ("html", "pdf")}
     out = {}
     for path in EXAMPLES:
         result = effspec.load(path)
         out[(path.name, "result")] = result
         for fmt in FORMATS:
-            out[(path.name, fmt)] = render(result, fmt)
+            out[(path.name, fmt)] = shared[fmt][path.name] if fmt in shared else render(result, fmt)
     return out
 
 
@@ -262,6 +265,8 @@ def test_html_and_pdf_are_byte_identical_across_runs(rendered, tmp_path):
     html, pdf = render(first, "html"), render(first, "pdf")
     again = effspec.load(spec)
     assert render(again, "html") == html
+    # And this process's renders give the bytes the session's cache holds (tests/rendering.py renders as `render` does).
+    assert (html, pdf) == (rendered[("example_c_scaling.eff", "html")], rendered[("example_c_scaling.eff", "pdf")])
     # A second process (the CLI, both outputs from one evaluation) must give the same bytes as this one.
     subprocess.run([sys.executable, "-m", "effspec", "report", str(spec), "-o", str(tmp_path / "cli.pdf"),
                     "-o", str(tmp_path / "cli.html")], capture_output=True,

@@ -1,10 +1,11 @@
 """The PDF's layout, measured on the PDF itself: page fill, the source gutter, page 1's cells, the page budget.
 
-Every example is laid out once per module (WeasyPrint is most of the time).
+Every example is laid out once per session (WeasyPrint is most of the time).
 Positions come from the PDF through pdfplumber (character, rule, rectangle,
 curve and image boxes, in points from the top of the page); the one thing
 the PDF cannot say, which block the stylesheet keeps whole, is read from the
-same WeasyPrint document the PDF was written from.
+same WeasyPrint document the PDF was written from (tests/rendering.py, which
+renders each example once per test session for every module that reads it).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import re
 from dataclasses import dataclass
 
 import pytest
+from rendering import laid_out
 
 import effspec
 from effspec.report.context import build
@@ -40,16 +42,14 @@ class Laid:
     """One rendered report: its PDF bytes, pdfplumber pages' object boxes, and WeasyPrint's pages."""
 
     pdf: bytes
-    document: object
+    unbreakable: list[float | None]  # per page: its first unbreakable block's height (rendering.first_unbreakable_height)
     boxes: list[list[dict]]  # per page: every drawn object inside the content area
     chars: list[list[dict]]  # per page: glyph boxes
     outside: list[str]  # what is drawn left or right of the content area (page, glyph or shape, x)
     height: float
 
 
-def lay_out(result) -> Laid:
-    document, html = layout_pdf(build(result, charts=True))
-    pdf = write_pdf(document, html)
+def lay_out(pdf: bytes, unbreakable: list[float | None]) -> Laid:
     top, right, bottom, left = page_margins()
     boxes, chars, outside = [], [], []
     with pdfplumber.open(io.BytesIO(pdf)) as doc:
@@ -62,12 +62,12 @@ def lay_out(result) -> Laid:
             width = float(page.width)
             outside += [f"page {index + 1}: {o.get('text', o['object_type'])!r} at x {o['x0']:.0f}-{o['x1']:.0f}" for o in drawn
                         if (o["x0"] < left - 1 or o["x1"] > width - right + 1) and o.get("text", "x").strip()]
-    return Laid(pdf, document, boxes, chars, outside, height)
+    return Laid(pdf, unbreakable, boxes, chars, outside, height)
 
 
 @pytest.fixture(scope="module")
-def laid() -> dict[str, Laid]:
-    return {path.name: lay_out(effspec.load(path)) for path in EXAMPLES}
+def laid(render_cache) -> dict[str, Laid]:
+    return {name: lay_out(pdf, unbreakable) for name, (pdf, unbreakable) in laid_out(render_cache, EXAMPLES).items()}
 
 
 # --- 1. No page left more than a third empty -----------------------------------
@@ -82,43 +82,6 @@ def filled_to(boxes: list[dict]) -> float:
     return max(o["bottom"] for o in boxes)
 
 
-def first_unbreakable_height(page) -> float | None:
-    """Height in points, from the top of the content area, of the first block on a WeasyPrint page that could not be split.
-
-    Walking the page's boxes in document order: headings are kept with what
-    follows (break-after: avoid), containers (sections, tables, row groups)
-    are entered, and the walk ends at the first box the stylesheet keeps whole
-    (break-inside: avoid: a derivation, a finding, a chart, a table row).  A
-    breakable paragraph or listing first means nothing forced the break: None.
-    """
-    from weasyprint.formatting_structure import boxes
-
-    root = page._page_box.children[0]
-    content_top = root.content_box_y()
-    lead: list[float] = []  # top margins above the block (dropped at the top of a page, needed below another block)
-
-    def walk(box) -> float | bool | None:
-        for child in getattr(box, "children", []):
-            if not isinstance(child, boxes.BlockLevelBox | boxes.TableRowGroupBox | boxes.TableRowBox):
-                continue
-            margin = child.style["margin_top"]
-            lead.append(margin.value if margin.unit == "px" else 0.0)
-            if child.style["break_after"] in ("avoid", "avoid-page"):
-                continue  # a heading: it moves with the block after it
-            if child.style["break_inside"] in ("avoid", "avoid-page"):
-                return (child.border_box_y() + child.border_height() - content_top) * 0.75  # CSS px to pt
-            if any(isinstance(c, boxes.BlockLevelBox | boxes.TableRowGroupBox | boxes.TableRowBox) for c in getattr(child, "children", [])):
-                found = walk(child)
-                if found is not None:
-                    return found
-                continue
-            return False  # a breakable block came first
-        return None
-
-    found = walk(root)
-    return found + max(lead or [0.0]) * 0.75 if isinstance(found, float) else None
-
-
 def fill_report(item: Laid) -> list[str]:
     """Pages (all but the last) more than a third empty whose next block would have fit: the failures."""
     top, bottom = content_area(item.height)
@@ -128,7 +91,7 @@ def fill_report(item: Laid) -> list[str]:
         free = bottom - filled_to(boxes) if boxes else usable
         if free <= usable / 3:
             continue
-        next_block = first_unbreakable_height(item.document.pages[i + 1])
+        next_block = item.unbreakable[i + 1]
         if next_block is not None and next_block > free:
             continue
         failures.append(f"page {i + 1}: {free / usable:.0%} empty, next page's first block "

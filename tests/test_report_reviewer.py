@@ -9,6 +9,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from rendering import reports
 
 import effspec
 from effspec.report import render
@@ -49,8 +50,8 @@ def _anchors(html: str) -> _Anchors:
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
-def test_every_id_in_a_report_is_unique_and_every_reference_resolves(example):
-    html = render(effspec.load(example), "html").decode("utf-8")
+def test_every_id_in_a_report_is_unique_and_every_reference_resolves(example, render_cache):
+    html = reports(render_cache, [example], "html")[example.name].decode("utf-8")  # rendered once per session
     page = _anchors(html)
     repeated = sorted({i for i in page.ids if page.ids.count(i) > 1})
     assert repeated == []
@@ -158,8 +159,8 @@ def _section(html: str, name: str) -> str:
     return html[start:html.index("</section>", start)]
 
 
-def test_example_c_gemm_tables_sit_with_their_runs_not_in_the_scaling_section():
-    html = render(effspec.load(ROOT / "examples" / "example_c_scaling.eff"), "html").decode("utf-8")
+def test_example_c_gemm_tables_sit_with_their_runs_not_in_the_scaling_section(render_cache):
+    html = reports(render_cache, [ROOT / "examples" / "example_c_scaling.eff"], "html")["example_c_scaling.eff"].decode("utf-8")
     scaling, derivations = _section(html, "scaling"), _section(html, "derivations")
     assert "local GEMM shapes" not in scaling and "<caption>" not in scaling
     # the scaling links to each run's table instead
@@ -218,12 +219,13 @@ def test_an_assumption_a_finding_explains_links_to_that_finding():
 
 
 @pytest.mark.slow
-def test_assumed_links_are_live_in_the_pdf():
+def test_assumed_links_are_live_in_the_pdf(render_cache):
     import io
 
     from pypdf import PdfReader
 
-    reader = PdfReader(io.BytesIO(render(effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff"), "pdf")))
+    example = ROOT / "examples" / "example_b_vendor_claim.eff"
+    reader = PdfReader(io.BytesIO(reports(render_cache, [example], "pdf")[example.name]))  # rendered once per session
     page1 = {str(a.get_object().get("/Dest")) for a in reader.pages[0].get("/Annots") or []}
     assert {"finding-1", "input-1-14", "input-1-15"} <= page1
     dests = reader.named_destinations
@@ -240,10 +242,11 @@ def test_assumed_links_are_live_in_the_pdf():
 DOCS = "https://docs.example.org/effspec/rules"
 
 
-def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html():
+def test_rule_links_default_to_the_shipped_page_and_effspec_explain_in_html(render_cache):
     from importlib import resources
 
-    html = render(effspec.load(ROOT / "examples" / "example_b_vendor_claim.eff"), "html").decode("utf-8")
+    example = ROOT / "examples" / "example_b_vendor_claim.eff"
+    html = reports(render_cache, [example], "html")[example.name].decode("utf-8")
     findings = _findings_section(html)
     assert ('<p class="small rule-link">Rule page: <code>effspec/spec/rules/EFF202.md</code>, shipped with effspec; '
             'run <code>effspec explain EFF202</code> to print it.</p>') in findings

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 ROOT = Path(__file__).resolve().parents[1]
 EFFSPEC = Path(sys.executable).parent / "effspec"
@@ -62,7 +63,10 @@ def _env(tmp_path: Path, home: str = "xdg", **extra: str) -> dict[str, str]:
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([str(EFFSPEC), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    """`effspec ARGS` in this process (conftest.cli: the package's per-process memos, the cache's secret among
+    them, cleared before and after, so each call starts as a new process does); the concurrent writers, stdin and
+    the import probe below run the installed command."""
+    proc = run_effspec(*args, cwd=cwd, env=env)
     assert proc.returncode in (0, 1), proc.stderr
     assert "internal error" not in proc.stderr
     return proc

@@ -153,7 +153,9 @@ def _page_codes() -> list[str]:
     # EFF099 (internal error) has no spec that triggers it: the tests of
     # tests/test_audit_integrity.py provoke it by making a pipeline stage raise.
     # Importer codes (EFF8xx) show log excerpts: tests/test_importers.py runs them.
-    return sorted(c for c in CODES if c != "EFF099" and c not in IMPORTER)
+    # EFF406's Example reads a per-rank CSV beside the spec, which a page cannot hold:
+    # its fixtures (tests/fixtures/rules/EFF406, with the CSVs) run it instead.
+    return sorted(c for c in CODES if c not in ("EFF099", "EFF406") and c not in IMPORTER)
 
 
 def _checked(code: str, section: str, spec: str, folder: Path):

@@ -7,19 +7,17 @@ Positions are counted by hand from the spec text in each test (1-based line and 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec import check_text
 
-EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
-
 
 def effspec(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([EFFSPEC, *args], capture_output=True, text=True, cwd=cwd, timeout=120)
+    """`effspec ARGS` in this process (conftest.cli)."""
+    return run_effspec(*args, cwd=cwd)
 
 
 def only_error(text: str):

@@ -27,6 +27,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 from effspec.cli import main
 
@@ -191,18 +192,38 @@ def test_the_columns_partition_each_step(hta_table):
 # ---------------------------------------------------------------------------- the table and its provenance
 
 
+def _launch_delays(path: Path) -> str:
+    """Launch delay (issue 32), computed here: each device event's start minus its launch's (same correlation),
+    the median and the 95th percentile interpolated between the two nearest ranks (numpy's default), in µs."""
+    import statistics
+
+    events = json.loads(gzip.decompress(path.read_bytes()))["traceEvents"]
+    launch = {e["args"]["correlation"]: e["ts"] for e in events
+              if e.get("cat") in ("cuda_runtime", "cuda_driver") and "correlation" in e.get("args", {})}
+    delays = sorted(e["ts"] - launch[e["args"]["correlation"]] for e in events
+                    if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and e.get("args", {}).get("correlation") in launch)
+    q = statistics.quantiles(delays, n=100, method="inclusive")
+    return f"launch_delay_p50={statistics.median(delays):.3f} launch_delay_p95={q[94]:.3f}"  # µs, to the ns
+
+
 def test_csv_starts_with_the_provenance_of_every_file(hta_table):
     comments, rows = hta_table
     sha = [hashlib.sha256((HTA / f"rank-{r}.json.gz").read_bytes()).hexdigest() for r in (0, 1)]
     assert comments == [
-        "# effspec-traces 1: method=spec/traces.md files=2 ranks=2 world_size=128 steps=551..552 kind=gpu "
+        "# effspec-traces 2: method=spec/traces.md files=2 ranks=2 world_size=128 steps=551..552 kind=gpu "
         "bytes=244046 partial=yes missing=2..127",
-        f"# effspec-traces 1: file={HTA}/rank-0.json.gz bytes=124247 sha256={sha[0]} rank=0 node=unknown "
-        "node_from=none kind=gpu steps=2 events=4855",
-        f"# effspec-traces 1: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
-        "node_from=none kind=gpu steps=2 events=4720",
-    ]
-    assert list(rows[0]) == ["rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other", "stall"]
+        f"# effspec-traces 2: file={HTA}/rank-0.json.gz bytes=124247 sha256={sha[0]} rank=0 node=unknown "
+        f"node_from=none kind=gpu steps=2 events=4855 {_launch_delays(HTA / 'rank-0.json.gz')}",
+        f"# effspec-traces 2: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
+        f"node_from=none kind=gpu steps=2 events=4720 {_launch_delays(HTA / 'rank-1.json.gz')}",
+    ] + [c for c in comments if c.startswith("# effspec-traces 2: kernel top=")]
+    # Then the ten kernels with the most device time over both ranks (issue 32; tests/test_traces_hta.py).
+    assert len(comments) == 13 and " type=communication " in comments[3] and "ranks=2 name=ncclKernel_SendRecv" in comments[3]
+    # The first ten columns as before; the idle split and the kernel types after them (issue 32).
+    assert list(rows[0])[:10] == ["rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other",
+                                  "stall"]
+    assert list(rows[0])[10:] == ["idle_host_wait", "idle_kernel_wait", "idle_other", "gemm", "attention", "memory",
+                                  "elementwise_other"]
     assert [(r["rank"], r["step"]) for r in rows] == [("0", "551"), ("0", "552"), ("1", "551"), ("1", "552")]
 
 
@@ -214,8 +235,9 @@ def test_the_loader_keeps_the_provenance_and_reads_the_new_columns(tmp_path):
     diags = []
     table = load_rank_table(str(out), "ranks.csv", None, diags)
     assert diags == []
-    assert table.provenance[0].startswith("effspec-traces 1: method=spec/traces.md files=2")
-    assert len(table.provenance) == 3 and table.first_row == 5
+    assert table.provenance[0].startswith("effspec-traces 2: method=spec/traces.md files=2")
+    # 3 lines of provenance, then the 10 top kernels (issue 32): the first row is line 15.
+    assert len(table.provenance) == 13 and table.first_row == 15
     assert table.comm_exposed.tolist() == [0.172259, 0.164724, 0.134336, 0.169187]
     assert table.idle.tolist()[0] == 0.321378 and table.step_time.tolist()[0] == 0.600058
 
@@ -277,7 +299,7 @@ def test_the_report_shows_the_provenance(tmp_path):
     assert "<caption>Provenance</caption>" in text
     assert (f"<tr><td>{HTA}/rank-1.json.gz</td><td>124,247</td>".replace("124,247", "119,799")) in text
     assert f"<td>{sha}</td><td>1</td><td>unknown</td>" in text
-    assert "effspec-traces 1: method=spec/traces.md files=2 ranks=2 world_size=128" in text
+    assert "effspec-traces 2: method=spec/traces.md files=2 ranks=2 world_size=128" in text
 
 
 # ---------------------------------------------------------------------------- 2. CPU scenarios
@@ -342,12 +364,11 @@ def test_each_scenario_is_diagnosed_with_the_injected_family_and_rank(cpu_tables
 def test_a_spec_citing_the_csv_gets_the_diagnosis(cpu_tables, tmp_path):
     shutil.copy(cpu_tables["straggler"], tmp_path / "ranks.csv")
     spec = _spec(tmp_path)
-    out = subprocess.run([sys.executable, "-m", "effspec", "check", str(spec), "--format", "json"],
-                         capture_output=True, text=True, timeout=120)
+    out = run_effspec("check", str(spec), "--format", "json")
     assert out.returncode == 0, out.stderr
     diagnosis = json.loads(out.stdout)[0]["runs"]["traced"]["diagnosis"]
     assert (diagnosis["family"], diagnosis["ranks"], diagnosis["comm_column"]) == ("straggler", [2], "comm_exposed")
-    assert diagnosis["provenance"][0].startswith("effspec-traces 1: method=spec/traces.md files=4 ranks=4 world_size=4")
+    assert diagnosis["provenance"][0].startswith("effspec-traces 2: method=spec/traces.md files=4 ranks=4 world_size=4")
 
 
 # The ProfilerStep#N span runs from inside one prof.step() to inside the next;
@@ -590,7 +611,7 @@ def test_clock_skew_is_reported_and_the_table_is_aligned_on_step_boundaries(tmp_
     plain_comments, plain_rows = read_table(tmp_path / "plain.csv")
     skew_comments, skew_rows = read_table(tmp_path / "skewed.csv")
     assert skew_rows == plain_rows
-    assert skew_comments[-1].startswith("# effspec-traces 1: skew the step boundaries of 2 nodes sit")
+    assert skew_comments[-1].startswith("# effspec-traces 2: skew the step boundaries of 2 nodes sit")
     assert skew_comments[-1].endswith("; aligned=step-boundaries")
 
 
@@ -775,7 +796,7 @@ def test_an_undecodable_file_name_is_shown_escaped_and_recorded_as_its_bytes(tmp
     status, err = run_traces(folder, "-o", out)
     assert status == 0, err
     comments, _ = read_table(out)
-    assert comments[1].startswith(f"# effspec-traces 1: file={folder}/rank-%FF%1B%5B2J.json bytes=")
+    assert comments[1].startswith(f"# effspec-traces 2: file={folder}/rank-%FF%1B%5B2J.json bytes=")
     # In a diagnostic, the name is escaped: no byte of it reaches the terminal raw.
     with open(raw, "wb") as fh:
         fh.write(b"{")
@@ -939,7 +960,7 @@ def test_a_hand_made_gpu_trace_reduces_to_hand_derived_figures(tmp_path):
     assert status == 0, err
     comments, rows = read_table(out)
     assert "kind=gpu" in comments[0]
-    assert [tuple(r.values()) for r in rows] == [
+    assert [tuple(r.values())[:10] for r in rows] == [
         ("0", "gpu-host-1", "1", "8e-05", "3e-05", "5e-05", "4e-05", "5e-06", "5e-06", "1e-05"),
         ("0", "gpu-host-1", "2", "4e-05", "1e-05", "2.5e-05", "2e-05", "1e-05", "0.0", "1e-05"),
     ]
@@ -1021,5 +1042,5 @@ def test_a_multimem_all_reduce_is_counted_as_communication(tmp_path):
     status, err = run_traces(_write_trace(tmp_path / "b200.json", events, host="b"), "-o", out)
     assert status == 0, err
     # In seconds; stall = idle + other = 0.
-    assert [tuple(r.values()) for r in read_table(out)[1]] == [
+    assert [tuple(r.values())[:10] for r in read_table(out)[1]] == [
         ("0", "b", "1", "7e-05", "3e-05", "5e-05", "4e-05", "0.0", "0.0", "0.0")]

@@ -68,19 +68,16 @@ def test_eff603_help_for_a_reconstructed_rate():
 
 # --- a safe fix never changes meaning (issue 26, item 10) -------------------------------------------------------
 
-import os  # noqa: E402
-import subprocess  # noqa: E402
-import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
+from conftest import cli as run_effspec  # noqa: E402
 
 from effspec.cli.fix import fix_text  # noqa: E402
 from effspec.fmt import format_text, ir_signature  # noqa: E402
 from effspec.rules.fixes import vet  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
-EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")
 
 # The issue's spec: three unit spellings, each EFF001.  `GFLOPs` is read by the parser's help as a rate
 # (`GFLOP/s`), which after `/token` is FLOP/(token*s): EFF010, as `flops_per_token` is in FLOP/token.  `tokens`
@@ -130,13 +127,12 @@ def test_seq_len_in_tokens_gets_the_key_unit_and_only_as_an_unsafe_fix():
 def test_fixed_count_matches_what_was_shown_and_names_the_held_back_fix(tmp_path):
     spec = tmp_path / "spec.eff"
     spec.write_text(THREE, encoding="utf-8")
-    shown = subprocess.run([EFFSPEC, "check", "spec.eff"], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    shown = run_effspec("check", "spec.eff", cwd=tmp_path)
     assert "spec.eff: 3 errors" in shown.stdout
     assert shown.stderr.splitlines() == [
         "[*] 2 fixable with --fix", "(1 hidden fix can be enabled with --unsafe-fixes)",
         "  spec.eff:6:25 EFF001: Write `token/sequence`, the unit `seq_len` takes"]
-    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    proc = run_effspec("check", "--fix", "spec.eff", cwd=tmp_path)
     assert proc.stderr.splitlines() == [
         "Fixed 2 errors",
         "  spec.eff:4:46 EFF001: Write `GFLOP` (a count of FLOPs: `flops_per_token` is in `FLOP/token`)",
@@ -153,16 +149,14 @@ def test_a_table_safe_fix_that_brings_a_new_finding_is_held_back_and_says_why(tm
     EFF601.  So `--fix` alone does not make it, and the hidden fix names the finding it brings."""
     spec = tmp_path / "spec.eff"
     spec.write_text(RUN.format(timing=TIMING, claims="  claim mfu = 27"), encoding="utf-8")
-    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    proc = run_effspec("check", "--fix", "spec.eff", cwd=tmp_path)
     assert proc.stderr.splitlines() == [
         "(1 hidden fix can be enabled with --unsafe-fixes)",
         "  spec.eff:9:15 EFF604: Write `27 %` (a bare ratio above 1 reads as 2700 %); not safe: it brings EFF601 on line 9"]
     assert spec.read_text(encoding="utf-8").endswith("  claim mfu = 27\n}\n")
     # a claim the inputs agree with: the fix is proven, and made
     spec.write_text(RUN.format(timing=TIMING, claims="  claim mfu = 48.1"), encoding="utf-8")
-    proc = subprocess.run([EFFSPEC, "check", "--fix", "spec.eff"], capture_output=True, text=True, cwd=tmp_path,
-                          timeout=120)
+    proc = run_effspec("check", "--fix", "spec.eff", cwd=tmp_path)
     assert proc.stderr.splitlines()[:2] == ["Fixed 1 error", "  spec.eff:9:15 EFF604: Write `48.1 %` (a bare ratio "
                                             "above 1 reads as 4810 %)"], proc.stderr
     assert spec.read_text(encoding="utf-8").endswith("  claim mfu = 48.1 %\n}\n")
@@ -320,8 +314,7 @@ def test_fix_diff_names_the_held_back_fix_too(tmp_path):
     """`--fix --diff` writes nothing and no check follows it: the hint still names the fix it leaves."""
     spec = tmp_path / "spec.eff"
     spec.write_text(THREE, encoding="utf-8")
-    proc = subprocess.run([EFFSPEC, "check", "--fix", "--diff", "spec.eff"], capture_output=True, text=True,
-                          cwd=tmp_path, timeout=120)
+    proc = run_effspec("check", "--fix", "--diff", "spec.eff", cwd=tmp_path)
     assert proc.returncode == 1 and "+  model { kind = custom  flops_per_token = 6 GFLOP/token }" in proc.stdout
     assert proc.stderr.splitlines() == [
         "Would fix 2 errors",

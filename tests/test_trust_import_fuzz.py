@@ -9,11 +9,10 @@ zero, Infinity, a 301-digit figure, a step past 2^63, and cut or duplicated line
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from conftest import cli as run_effspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -92,8 +91,7 @@ def test_a_step_past_2_63_is_refused_at_its_line_naming_the_log(tmp_path: Path) 
     line = next(n for n, s in enumerate(text.splitlines(), 1) if s.startswith(f"iter {2**63}:"))
     log = tmp_path / "big.log"
     log.write_text(text, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "effspec", "import", "nanogpt", str(log), "-o", str(tmp_path / "o.eff")],
-                          capture_output=True, text=True, timeout=120)
+    done = run_effspec("import", "nanogpt", str(log), "-o", str(tmp_path / "o.eff"))
     assert done.returncode == 2 and "bug in effspec" not in done.stderr
     assert f"big.log:{line}: step 9223372036854775808 is out of range (a step number is below 2^63); nothing was written" \
         in done.stderr
@@ -116,8 +114,7 @@ def test_a_zero_model_width_is_the_logs_fault_at_its_line(tmp_path: Path) -> Non
     line = next(n for n, s in enumerate(text.splitlines(), 1) if "base_emb_dim: 0" in s)
     log = tmp_path / "zero.log"
     log.write_text(text, encoding="utf-8")
-    done = subprocess.run([sys.executable, "-m", "effspec", "import", "maxtext", str(log), "-o", str(tmp_path / "o.eff")],
-                          capture_output=True, text=True, timeout=120)
+    done = run_effspec("import", "maxtext", str(log), "-o", str(tmp_path / "o.eff"))
     assert done.returncode == 2 and "bug in the importer" not in done.stderr
     assert (f"effspec: zero.log:{line}: the log gives a value no run can have (EFF011: `d_model` must be greater than "
             "zero: `0`); nothing was written") in done.stderr

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import cli as run_effspec
 
 import effspec
 from effspec import check_text
@@ -49,6 +50,11 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix"
 
 
 def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """The command in this process (conftest.cli), or, given an environment, as a process of its own: a secret
+    planted in the environment is in a new process's /proc/self/environ (not in this one's, which was fixed at
+    start-up), and TMPDIR is read once per process."""
+    if env is None:
+        return run_effspec(*args, cwd=cwd)
     return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 

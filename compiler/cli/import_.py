@@ -212,7 +212,7 @@ def _warnings(diagnostics, dropped: int) -> None:
         print(render_text(d, None, d.file) + "\n", file=sys.stderr)
     hidden = len(diagnostics) - MAX_SHOWN_WARNINGS + dropped
     if hidden > 0:
-        print(f"effspec: {hidden} more EFF801 warning(s) not shown", file=sys.stderr)
+        print(f"effspec: {hidden} more EFF801/EFF805 warning(s) not shown", file=sys.stderr)
 
 
 def _report(result, out: str, text: str, files: list[str]) -> None:
@@ -227,7 +227,8 @@ def _report(result, out: str, text: str, files: list[str]) -> None:
     formats = ", ".join(sorted(set(result.formats.values())))
     shown = printable(out)
     print(f"{shown}: {len(result.runs)} run(s) ({formats}), {samples} step sample(s), "
-          f"{len(result.diagnostics) + result.dropped_warnings} log line(s) skipped or repaired", file=sys.stderr)
+          f"{sum(d.severity != 'info' for d in result.diagnostics) + result.dropped_warnings} log line(s) skipped or "
+          "repaired", file=sys.stderr)
     if todos:
         print(f"{shown}: fill in the {len(todos)} `TODO` line(s) (" + ", ".join(str(n) for n in todos[:12])
               + (", …" if len(todos) > 12 else "") + f"), then run `effspec check {shown}`", file=sys.stderr)

@@ -21,7 +21,8 @@ def add_parser(sub) -> None:
                        description="Reduce per-rank PyTorch profiler (Kineto) traces to the per-rank, per-step table "
                        "that `ranks { samples = file \"…\" }` reads (method: spec/traces.md).")
     t.add_argument("paths", nargs="+", metavar="PATH", help=".json / .json.gz traces, or folders of them")
-    t.add_argument("-o", "--output", required=True, metavar="CSV", help="the table to write (replaced only when complete)")
+    t.add_argument("-o", "--output", metavar="CSV", help="the table to write (replaced only when complete); "
+                   "with --diff, the comparison (else it goes to stdout)")
     t.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: CPUs; 1 reduces serially)")
     t.add_argument("--executor", choices=("auto", "serial", "processes", "dask"), default="auto",
                    help="auto: a local process pool, which opens no network port (Dask only to attach to a named "
@@ -42,6 +43,15 @@ def add_parser(sub) -> None:
                    help="refuse a trace that decompresses to more (default 1 TiB)")
     t.add_argument("--allow-hardlinks", action="store_true",
                    help="read traces in a folder that are hard links (only for folders you trust)")
+    t.add_argument("--rank-from", choices=("field", "name"), default="field",
+                   help="field (default): the rank is distributedInfo.rank; name: a trace without it takes the rank "
+                   "its file name gives (rank-3, rank3_, rank_3)")
+    t.add_argument("--window", metavar="LABEL", default=None,
+                   help="cut steps on the spans of this record_function label (LABEL or LABEL#N) instead of "
+                   "ProfilerStep#N; without either, a trace is one window over its device activity")
+    t.add_argument("--diff", action="store_true",
+                   help="compare two runs, PATH A and PATH B (each a table effspec traces wrote, or traces): the "
+                   "step-time change with a bootstrap interval, per family, per kernel type and per rank")
     t.set_defaults(func=cmd_traces)
 
 
@@ -70,13 +80,42 @@ def _refuse_overwriting_a_trace(output: str, items) -> None:
                             "(choose another output file)")
 
 
+def cmd_diff(args: argparse.Namespace) -> int:
+    from effspec.atomic import write_atomic
+    from effspec.ranks.traces import diff
+
+    if len(args.paths) != 2:
+        raise ToolError(f"--diff compares two runs: A and B (got {len(args.paths)} paths)")
+    try:
+        sides = [diff.load(p, p) for p in args.paths]
+        text = diff.compare(*sides)
+    except diff.TraceError as exc:
+        print(_render(exc.code, "error", "traces --diff", exc.message, exc.help, exc.line, exc.column), file=sys.stderr)
+        return 1
+    if args.output is None:
+        sys.stdout.write(text)
+        return 0
+    try:
+        write_atomic(args.output, text)
+    except OSError as exc:
+        raise ToolError(f"{args.output}: cannot be written: {exc.strerror or exc}") from None
+    return 0
+
+
 def cmd_traces(args: argparse.Namespace) -> int:
     from effspec.atomic import write_atomic
     from effspec.ranks.traces import combine, run
 
+    if args.diff:
+        return cmd_diff(args)
+    if args.output is None:
+        raise ToolError("-o/--output CSV is required (the table to write)")
+
     for value, flag in ((args.jobs, "--jobs"), (args.ranks_per_node, "--ranks-per-node"),
                         (args.stream_above, "--stream-above"), (args.max_trace_bytes, "--max-trace-bytes")):
         _positive(value, flag)
+    if args.window is not None and not args.window.strip():
+        raise ToolError("--window needs a record_function label (the name its spans carry)")
     try:  # a malformed address or scheduler file is refused before anything is read or connected to
         address = run.scheduler_address(args.scheduler, args.scheduler_file, args.executor in ("auto", "dask"))
     except run.TraceError as exc:
@@ -89,7 +128,8 @@ def cmd_traces(args: argparse.Namespace) -> int:
     _refuse_overwriting_a_trace(args.output, items)
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
-                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks)
+                          args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks, args.rank_from,
+                          args.window)
     executor = run.choose_executor(args.executor, len(items), args.jobs, address)
     if executor == "dask" and not run.dask_available():
         raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")

@@ -20,6 +20,7 @@ from effspec.engine.rates import entry_input, rate_metrics, required_input, writ
 from effspec.engine.results import (
     ConventionFigures,
     Evaluation,
+    ImplausibleSample,
     Input,
     Metric,
     Pool,
@@ -114,6 +115,8 @@ def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, .
         value = st.statistic(statistic)
         formula = f"{statistic}(step_time samples after warm-up)"
         rows = f"row {st.rows}" if st.count == 1 else f"rows {st.warmup_excluded + 1}–{st.rows}"
+        if st.implausible_excluded:
+            rows += f", less {len(st.implausible_excluded)} implausible (EFF505)"
         sub = (f"{statistic} of {st.count} sample{'s' if st.count != 1 else ''} ({rows})"
                f" = {quantity(value, 's', exact_digits(value))}")
         return Metric("step_time", value, "s", formula, sub, inputs, assumed=warmup is None and not quoted), ()
@@ -380,6 +383,36 @@ def _aggregate_peak(result: RunResult) -> None:
         missing["aggregate_peak"] = ("hardware",) if not result.pools else ("hardware.peak",)
 
 
+def _exclude_implausible(run: Run, result: RunResult) -> None:
+    """Leave out the step-time samples (after warm-up) that would need more than the hardware's peak: a step's
+    FLOPs (the executed count, or the model count if that is smaller: the least work the step did) divided by
+    the sample above the aggregate peak.  The statistics are recomputed from the rest; EFF505 names each one.
+    Only when the median sample is plausible: if the typical step already beats the peak, the peak or the FLOP
+    count is wrong, not the samples (EFF604's finding), and nothing is left out."""
+    st, m = result.step_stats, result.metrics
+    peak = m.get("aggregate_peak")
+    works = [m[name] for name in ("executed_flops_per_step", "model_flops_per_step") if name in m]
+    if st is None or peak is None or not works or not peak.value > 0:
+        return
+    work = min(works, key=lambda w: w.value)
+    if not work.value > 0:
+        return
+    timing = run.block("timing")
+    samples = timing.value("step_time") if timing is not None else None  # step_stats implies a timing block
+    if not isinstance(samples, Samples):
+        return
+    fastest = work.value / peak.value  # seconds: the step at 100 % of the peak
+    if st.median < fastest:
+        return
+    found = tuple(ImplausibleSample(i, v, samples.lines[i] if i < len(samples.lines) else None,
+                                    fastest / v, work.name)
+                  for i, v in enumerate(samples.values) if i >= st.warmup_excluded and v < fastest)
+    if not found:
+        return
+    result.implausible = found
+    result.step_stats = step_statistics(samples.values, st.warmup_excluded, [f.index for f in found])
+
+
 def _rates(run: Run, result: RunResult) -> None:
     """Everything that divides by the step time, and what each is missing otherwise."""
     m, missing = result.metrics, result.missing
@@ -422,6 +455,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = f
     _model_flops_per_step(run, result)
     _executed_flops_per_step(run, result)
     _aggregate_peak(result)
+    _exclude_implausible(run, result)
     _rates(run, result)
     _calendar(run, result)
     drop_nonfinite(result)
@@ -545,7 +579,7 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
     # Imported here: numpy only for specs that declare per-rank samples.
     from effspec.ranks.diagnose import diagnose
     from effspec.ranks.loader import load_rank_table
-    from effspec.ranks.stats import SparseGridError
+    from effspec.ranks.stats import ALPHA, SparseGridError
 
     block = result.run.block("ranks")
     entry = block.get("samples") if block is not None else None
@@ -558,8 +592,9 @@ def _rank_diagnosis(result: RunResult, diags: list[Diagnostic]) -> Diagnosis | N
     mfu = result.metrics.get("mfu")
     par = result.run.block("parallelism")
     pp = par.integer("pp") if par is not None else None
+    alpha = block.number("alpha", ALPHA) if block is not None else ALPHA
     try:
-        return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None)
+        return diagnose(table, mfu.value if mfu is not None else None, int(pp) if pp else None, alpha)
     except SparseGridError as exc:
         diags.append(Diagnostic("EFF030", "error", entry.value_span, f"`{ref.file}`: {exc}",
                                 "one row per rank and step: a per-rank table names most ranks at most steps"))

@@ -176,6 +176,26 @@ def _peaks(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
         yield label, with_entries(run, "hardware", {"peak": (row.flops, f"{row.flops / 1e12:g} TFLOP/s")}, which=pools[0])
 
 
+# The peak a framework divides by whatever the device (its MFU's denominator), by the run's convention preset.
+# nanoGPT and nanochat share the `nanogpt` preset and hard-code different peaks.
+FRAMEWORK_PEAKS: dict[str, tuple[tuple[float, str], ...]] = {
+    "nanogpt": ((312e12, "nanoGPT's estimate_mfu hard-codes an A100's BF16 peak, karpathy/nanoGPT@3adf61e model.py L303"),
+                (989e12, "nanochat's scripts/base_train.py hard-coded an H100's BF16 peak before it printed the "
+                         "device's own, karpathy/nanochat#60 and #147")),
+}
+
+
+def _framework_peak(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """The peak the run's framework hard-codes in its MFU (nanoGPT's 312 TFLOP/s), named as such."""
+    pools = run.blocks_named("hardware")
+    if len(pools) != 1 or len(result.pools) != 1 or result.pools[0].peak is None:
+        return
+    for assumed, why in FRAMEWORK_PEAKS.get(result.knobs.preset or "", ()):
+        if assumed != result.pools[0].peak:
+            yield (f"peak = {sig(assumed / 1e12)} TFLOP/s (the peak the framework assumes: {why})",
+                   with_entries(run, "hardware", {"peak": (assumed, f"{assumed / 1e12:g} TFLOP/s")}, which=pools[0]))
+
+
 def _padding_counted(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
     work = run.block("work")
     padded = work.number("padded_tokens") if work is not None else None
@@ -215,6 +235,7 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("gqa", _gqa_ignored),
     Candidate("mla", _mla_as_mha),
     Candidate("peak", _peaks),
+    Candidate("framework_peak", _framework_peak),
     Candidate("padding", _padding_counted),
     Candidate("warmup", _warmup_kept),
     Candidate("statistic", _statistic),

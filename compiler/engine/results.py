@@ -139,6 +139,17 @@ class ConventionFigures(TypedDict):
     basis: NotRequired[str]
 
 
+@dataclass(frozen=True)
+class ImplausibleSample:
+    """A step-time sample shorter than the FLOPs of a step need at the hardware's peak."""
+
+    index: int  # 0-based position among the samples, in file or list order
+    value: float  # seconds
+    line: int | None  # the CSV's line, or the spec's line of the list item
+    utilization: float  # (FLOPs of a step / sample) / aggregate peak: above 1
+    work: str  # the figure the FLOPs are: executed_flops_per_step or model_flops_per_step
+
+
 @dataclass
 class RunResult:
     run: Run
@@ -164,6 +175,8 @@ class RunResult:
     calendar_table: CalendarTable | None = None
     time_to_target: Metric | None = None  # target.reached_at × step_time
     demanded: frozenset[str] = frozenset()  # on-demand metrics some claim uses (aggregate_flops)
+    # Step-time samples left out before the statistics: faster than the peak allows (EFF505).
+    implausible: tuple[ImplausibleSample, ...] = ()
 
     def figure(self, name: str) -> Metric | None:
         """A metric reconstructed from inputs, else one implied by a claim."""

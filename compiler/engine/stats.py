@@ -55,6 +55,9 @@ class StepStats:
     predicted_time: float  # count x median: what the median predicts
     # The samples after warm-up, in order, kept for the confidence interval.
     kept: tuple[float, ...] = field(default=(), repr=False, compare=False)
+    # Samples (0-based, in file or list order) left out after warm-up as implausible: faster than the
+    # hardware's peak allows (EFF505).  ``count`` and every figure above are of the rest.
+    implausible_excluded: tuple[int, ...] = ()
 
     @functools.cached_property
     def _ci(self) -> tuple[tuple[float, float] | None, str | None]:
@@ -131,9 +134,12 @@ def median_ci(kept: list[float], ordered: list[float]) -> tuple[tuple[float, flo
     return bootstrap_median_ci(kept), "bootstrap"
 
 
-def step_statistics(samples: tuple[float, ...], warmup: int) -> StepStats | None:
-    """Summary of the samples after the first ``warmup`` are dropped; None if none remain."""
-    kept = list(samples[warmup:])
+def step_statistics(samples: tuple[float, ...], warmup: int, excluded: Iterable[int] = ()) -> StepStats | None:
+    """Summary of the samples after the first ``warmup`` are dropped, and those at the 0-based
+    positions ``excluded`` (implausible samples); None if none remain."""
+    dropped = tuple(sorted({i for i in excluded if warmup <= i < len(samples)}))
+    skip = set(dropped)
+    kept = [v for i, v in enumerate(samples) if i >= warmup and i not in skip]
     if not kept:
         return None
     ordered = sorted(kept)
@@ -148,5 +154,5 @@ def step_statistics(samples: tuple[float, ...], warmup: int) -> StepStats | None
         min=ordered[0], max=ordered[-1],
         stall_threshold=threshold, stall_steps=len(stall),
         stall_time_share=math.fsum(stall) / total if total else 0.0,
-        total_time=total, predicted_time=med * len(kept), kept=tuple(kept),
+        total_time=total, predicted_time=med * len(kept), kept=tuple(kept), implausible_excluded=dropped,
     )

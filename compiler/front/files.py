@@ -636,8 +636,10 @@ def csv_header_and_rows(ctx: BuildContext, raw: bytes, rel: str, span: Span) -> 
     return [h.strip() for h in header], rows
 
 
-def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span, factor: float) -> tuple[float, ...] | None:
-    """One numeric column of a CSV, converted by ``factor``; a clear error on a bad row."""
+def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
+                factor: float) -> tuple[tuple[float, ...], tuple[int, ...]] | None:
+    """One numeric column of a CSV, converted by ``factor``, and the physical line of each value;
+    a clear error on a bad row."""
     got = read_csv_header_and_rows(ctx, path, rel, span)
     if got is None:
         return None
@@ -651,6 +653,7 @@ def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
     index = header.index(column)
     where = f"column {index + 1} (`{clip(column, 200)}`)"
     values = array("d")  # the floats only: 8 bytes a row, not a Python object each
+    lines = array("l")
     n = 1
     try:
         for row in rows:
@@ -677,6 +680,7 @@ def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
                           "step times are finite and greater than zero")
                 return None
             values.append(v)
+            lines.append(n)
     except CsvLineTooLong:
         ctx.error("EFF030", span, f"`{rel}` row {rows.line_num + 1} is longer than {MAX_CSV_LINE_CHARS:,} characters", "")
         return None
@@ -686,4 +690,4 @@ def load_column(ctx: BuildContext, path: str, rel: str, column: str, span: Span,
     if not values:
         ctx.error("EFF003", span, f"`{rel}` column `{column}` has no rows", "")
         return None
-    return tuple(values)
+    return tuple(values), tuple(lines)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar, overload
 
 from effspec.diagnostics import Span
@@ -70,6 +70,9 @@ class Samples:
     origin: str  # inline | file
     file: str | None = None
     column: str | None = None
+    # The line of each value: the CSV's physical line, or the spec's line of a list item; () when not known
+    # (an IR file). For findings that name a sample (EFF505); not part of the IR JSON.
+    lines: tuple[int, ...] = field(default=(), compare=False, repr=False)
 
 
 @dataclass(frozen=True)

@@ -157,6 +157,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
                   for name in BREAKDOWN_CATEGORIES},
     "ranks": {
         "samples": Key("samples", "file", doc="CSV: rank, node, step, compute, comm, stall (seconds)"),
+        "alpha": q("alpha", "", "the diagnosis' false-positive rate on balanced tables (default 1 %)", positive=True,
+                   maximum=0.5),
     },
     "calendar": {k.name: k for k in (
         q("wall_clock", "s", "calendar time of the whole job", positive=True, maximum=1e10),

@@ -37,6 +37,12 @@ class Preset:
     upstream: str
     description: str = ""
     paper: bool = False
+    # A framework preset's version boundary, as data (`effspec import` chooses among a framework's presets
+    # by it): ``framework`` names the family, ``since`` is the commit date (YYYY-MM-DD) from which the
+    # upstream formula is this one ("" for the oldest form read), ``since_commit`` that commit.
+    framework: str = ""
+    since: str = ""
+    since_commit: str = ""
 
     @property
     def note(self) -> str:
@@ -82,12 +88,14 @@ PRESETS: tuple[Preset, ...] = (
            description="N also counts norm weights; sliding windows counted at full length (changed after this "
                        "commit by pytorch/torchtitan#4300)"),
     Preset(name="megatron_lm",
+           framework="megatron_lm", since="2025-03-06", since_commit="NVIDIA/Megatron-LM@8873b55d6a",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="3·2·Σ GEMMs, causal core attention, no router, logits × (1 + MTP)",
            upstream="NVIDIA/Megatron-LM@d98e8a6 megatron/training/training.py num_floating_point_operations "
                     "(causal since 8873b55d6a, ADLR/megatron-lm!2789, 2025-03-06)",
            description="MLA's latent norms and MTP's norms are counted there as multiply-adds, not here"),
     Preset(name="megatron_lm_2024",
+           framework="megatron_lm", since="2024-03-25", since_commit="NVIDIA/Megatron-LM@e116d81ed7",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="12·B·s·L·d²·((1 + G/H + s/d)·HQ/d + f·k·g/d + f_sh·g/d + V/2Ld), full attention, no router",
            upstream="NVIDIA/Megatron-LM@8873b55d6a^ megatron/training/training.py num_floating_point_operations "
@@ -96,18 +104,21 @@ PRESETS: tuple[Preset, ...] = (
            description="with experts, every layer is an MoE layer there (f = moe_ffn_hidden_size); effspec keeps "
                        "the declared dense layers dense"),
     Preset(name="megatron_lm_2023",
+           framework="megatron_lm", since="2023-11-26", since_commit="NVIDIA/Megatron-LM@2748e7c7d4",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "formula": "megatron_lm_2023"},
            formula="60·B·s·L·d²·(1 + G/5H + s/5d + V/10Ld), FFN taken as 4d GELU",
            upstream="NVIDIA/Megatron-LM@2748e7c7d4 megatron/training.py num_floating_point_operations "
                     "(authored 2023-11-26, committed 2023-11-28; until 9677b3bbc2, 2024-02-28, which took f from "
                     "ffn_hidden_size; a dense 4d GELU model with H·Q = d keeps the value until 8873b55d6a)"),
     Preset(name="maxtext",
+           framework="maxtext", since="2025-07-22", since_commit="AI-Hypercomputer/maxtext@2adc3bab1",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded"},
            formula="3 × (weight matmuls + causal attention + unembedding), router and sliding windows counted",
            description="windows are counted in the Gemma 2/3/4, GPT-OSS and DeepSeek-V4 paths only (others at full s)",
            upstream="AI-Hypercomputer/maxtext@e591f30 src/maxtext/utils/maxtext_utils.py "
                     "calculate_tflops_training_per_device (causal since PR #1988, 2adc3bab1, 2025-07-22)"),
     Preset(name="maxtext_pre1988",
+           framework="maxtext",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded"},
            formula="3 × (weight matmuls + full attention + unembedding), router counted, windows as s·min(W, s)",
            upstream="AI-Hypercomputer/maxtext@33339821e MaxText/maxtext_utils.py calculate_tflops_training_per_device "
@@ -137,22 +148,26 @@ PRESETS: tuple[Preset, ...] = (
            formula="72·B·s·L·d²·(1 + s/6d + V/16Ld) for MFU (eq. 3 with f = 3; HFU uses f = 4 when checkpointing ran)",
            upstream="EleutherAI/gpt-neox@ea7aefd megatron/logging.py get_forward_backward_flops, get_actual_flops"),
     Preset(name="nemo",
+           framework="nemo", since="2025-08-09", since_commit="NVIDIA/NeMo@6251117f4c",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="B·s·L·d²·(12 + 12·G/H + 18·f/d + 6·s/d + 6·V/Ld) (llama3; causal)",
            upstream="NVIDIA/NeMo@8cfedd7 nemo/utils/flops_formulas.py llama3 (causal since 6251117f4c, PR #14424, "
                     "2025-08-09)",
            description="V comes from a per-family table there (llama3: 128256): declare that V"),
     Preset(name="nemo_pre14424",
+           framework="nemo",
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="B·s·L·d²·(12 + 12·G/H + 18·f/d + 12·s/d + 6·V/Ld) (llama3; full attention)",
            upstream="NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py llama3 (before PR #14424, 2025-08-09)"),
     Preset(name="megatron_deepspeed",
+           framework="megatron_deepspeed", since="2024-08-19", since_commit="microsoft/Megatron-DeepSpeed@b7b2d5ef",
            knobs={"attention": "full", **_LAYERS, "recompute": "executed", "formula": "megatron_deepspeed_2024"},
            formula="2 × (3 fwd MACs + recomputed fwd) with K/V counted as (2 // (H/G))·d²",
            upstream="microsoft/Megatron-DeepSpeed@f4157be megatron/utils.py throughput_calculator "
                     "(since b7b2d5ef, PR #371, 2024-08-19)",
            description="top_k multiplies every layer's FFN there (one ffn_hidden_size); no shared experts, no router"),
     Preset(name="megatron_deepspeed_pre371",
+           framework="megatron_deepspeed",
            knobs={"attention": "full", **_LAYERS, "recompute": "executed", "formula": "eq3"},
            formula="24·f·B·s·L·d²·(1 + s/6d + V/16Ld), f = 4 when activation checkpointing ran, else 3",
            upstream="microsoft/Megatron-DeepSpeed@cc3a94c megatron/utils.py throughput_calculator "
@@ -166,6 +181,11 @@ CUSTOM_NOTE = "every knob written out"
 def names() -> tuple[str, ...]:
     """Every preset's name, in table order, then `custom`: the values `preset` takes."""
     return (*(p.name for p in PRESETS), "custom")
+
+
+def family(framework: str) -> tuple[Preset, ...]:
+    """A framework's version presets, newest boundary first (the oldest form, with no ``since``, last)."""
+    return tuple(sorted((p for p in PRESETS if p.framework == framework), key=lambda p: p.since, reverse=True))
 
 
 def by_name(name: str) -> Preset | None:

@@ -149,8 +149,8 @@ def _file_samples(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> Samp
     path = _resolve_file(ctx, rel, Span.of(name_tok))
     if path is None:
         return None
-    values = load_column(ctx, path, rel, unescape(str(column_tok)), span, factor)
-    return None if values is None else Samples(values, "file", rel, unescape(str(column_tok)))
+    loaded = load_column(ctx, path, rel, unescape(str(column_tok)), span, factor)
+    return None if loaded is None else Samples(loaded[0], "file", rel, unescape(str(column_tok)), loaded[1])
 
 
 def _list_items(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> tuple[list[Node], str] | None:
@@ -203,7 +203,7 @@ def _samples(ctx: BuildContext, key: K.Key, tree: Node, span: Span) -> Samples |
         if v is None:
             return None
         values.append(v)
-    return Samples(tuple(values), "inline")
+    return Samples(tuple(values), "inline", lines=tuple(Span.of(item).line for item in items))
 
 
 @dataclass(frozen=True)

@@ -103,7 +103,9 @@ def import_logs(fmt: str, paths: list[str], framework_version: str | None = None
             result.diagnostics += _read_config(importer, runs, config)
         for run in runs:
             run.run_id = run_id(run.run_id if run.run_id != "run" else run.log, taken)
-            _resolve_convention(importer, run, framework_version)
+            if run.dated is None:
+                run.dated = reader.first_date
+            result.diagnostics += _resolve_convention(importer, run, framework_version, reader.name)
         result.runs += runs
         result.formats[path] = name
         result.diagnostics += reader.diagnostics
@@ -144,16 +146,86 @@ def _detected(reader: LogReader) -> str:
     return scores[0][1]
 
 
-def _resolve_convention(importer: LogFormat, run: ImportedRun, flag: str | None) -> None:
-    """The version: printed in the log, else --framework-version, else assumed; then the convention."""
-    if run.version is not None:
-        run.version_origin, run.version_text = "log", run.version[0]
-    elif flag:
-        run.version_origin, run.version_text = "flag", flag
-    else:
-        run.version_origin, run.version_text = "assumed", ""
+OLDEST = "0001-01-01"  # a date before every boundary: the oldest form of a framework's formula
+AMBIGUOUS_DAYS = 183  # a log dated this soon after a preset's boundary may come from a checkout before it
+
+
+def _resolve_convention(importer: LogFormat, run: ImportedRun, flag: str | None, log: str) -> list[Diagnostic]:
+    """The version, from the evidence in this order: a version string printed in the log; argument names
+    that exist only in some versions (``LogFormat.version_evidence``); the dates on the log's lines against
+    each preset's boundary commit date (``Preset.since``); --framework-version; else assumed.  A date only
+    bounds the checkout from above, so a --framework-version the dates allow refines them.  Returns the info
+    diagnostics (EFF806) that say where the evidence leaves another preset possible."""
+    diags: list[Diagnostic] = []
     try:
+        family = _family(importer, run)
+        evidence = importer.version_evidence(run) if run.version is None else None
+        if run.version is not None:
+            run.version_origin, run.version_text = "log", run.version[0]
+            run.version_why = f"the framework version ({run.version[0]}) is printed in the log"
+        elif evidence is not None:
+            run.version, run.version_origin, run.version_text, run.version_why = (
+                (evidence[0], evidence[1]), "log", evidence[0], evidence[2])
+        elif family and run.dated is not None:
+            diags += _by_date(importer, run, flag, family, log)
+        elif flag:
+            run.version_origin, run.version_text = "flag", flag
+        else:
+            run.version_origin, run.version_text = "assumed", ""
         run.convention = importer.convention(run.version_text or None, run)
     except ValueError as exc:
         raise ImportFailure(f"{importer.name}: {exc}" + (f"; --framework-version takes {importer.versions}"
                                                          if importer.versions else "")) from None
+    return diags
+
+
+def _family(importer: LogFormat, run: ImportedRun) -> tuple:
+    """The framework's version presets (newest first), found from the preset its default convention names."""
+    from effspec.front.presets import by_name, family
+
+    default = importer.convention(None, run)
+    preset = by_name(default.corresponds_to) if default is not None else None
+    return family(preset.framework) if preset is not None and preset.framework else ()
+
+
+def _by_date(importer: LogFormat, run: ImportedRun, flag: str | None, presets: tuple, log: str) -> list[Diagnostic]:
+    """Choose by the log's first date; a --framework-version at or before that date refines it."""
+    from effspec.diagnostics import Span
+    from effspec.front.presets import by_name
+
+    assert run.dated is not None
+    date, line = run.dated
+    chosen = next((p for p in presets if p.since <= date), presets[-1])
+    span = Span(line, 1, line, 2)
+    if flag:
+        conv = importer.convention(flag, run)
+        named = by_name(conv.corresponds_to) if conv is not None else None
+        if named is not None and named.since <= date:
+            run.version_origin, run.version_text = "flag", flag
+            run.version_why = (f"--framework-version {flag} ({named.name}), which the log's first date ({date}, line "
+                               f"{line}) allows")
+            return []
+        if named is not None:
+            run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", chosen.since or OLDEST
+            run.version_why = f"the log's first date ({date}, line {line}) is before {named.name}'s boundary ({named.since})"
+            return [Diagnostic("EFF806", "info", span, f"--framework-version {flag} selects `{named.name}` (from "
+                               f"{named.since}), but the log is dated {date}: `{chosen.name}` is used",
+                               "pass the version of the checkout that ran (a date at or before the log's)", file=log)]
+    # the convention is asked for the chosen preset's own boundary (the oldest form: a date before any), so that a
+    # format whose module keeps a coarser boundary (a month) cannot disagree with the preset table
+    run.version, run.version_origin, run.version_text = (date, run.cite(line)), "log", chosen.since or OLDEST
+    since = f"since {chosen.since}, {chosen.since_commit}" if chosen.since else "the oldest form read"
+    run.version_why = f"the log's first date is {date} (line {line}): `{chosen.name}` ({since}) was in force then"
+    older = presets[presets.index(chosen) + 1] if presets.index(chosen) + 1 < len(presets) else None
+    if older is not None and chosen.since and _days(chosen.since, date) < AMBIGUOUS_DAYS:
+        return [Diagnostic(
+            "EFF806", "info", span, f"the log is dated {date}, {_days(chosen.since, date)} day(s) after `{chosen.name}`'s "
+            f"boundary ({chosen.since}, {chosen.since_commit}): a checkout from before it would count as `{older.name}`",
+            f"`{chosen.name}` is written; if the checkout is older, pass --framework-version with its date", file=log)]
+    return []
+
+
+def _days(start: str, end: str) -> int:
+    from datetime import date
+
+    return (date.fromisoformat(end) - date.fromisoformat(start)).days

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from effspec.importers.reader import LogReader
-from effspec.importers.record import Convention, ImportedRun
+from effspec.importers.record import Convention, ImportedRun, Source
 
 
 class LogFormat:
@@ -35,6 +35,11 @@ class LogFormat:
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention | None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def version_evidence(self, run: ImportedRun) -> tuple[str, Source, str] | None:
+        """Evidence of the version from what the log shows other than a version string or dates: argument
+        names that exist only in some versions.  (a date ``convention`` takes, where it was cited, why), or None."""
+        return None
 
     def read_config(self, run: ImportedRun, config: LogReader, text: str) -> None:  # pragma: no cover - optional
         """Fill in what the run's config file (``--config``) says and the log did not; ``config.warn`` reports

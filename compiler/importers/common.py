@@ -139,3 +139,34 @@ def literal(text: str) -> str | None:
         return number(text)
     except ValueError:
         return None
+
+
+IMPOSSIBLE_FACTOR = 100.0  # a step this many times shorter than the log's median step is not a real step
+
+
+def exclude_impossible(run: ImportedRun, reader) -> int:
+    """Leave out the samples no chip could produce: a step time more than 100x below the median of the
+    log's steps (a timer read before the work was dispatched, a unit slip).  Each is reported as EFF805
+    at its line, with its value and the median; returns how many were left out."""
+    from effspec.diagnostics import Diagnostic, Span
+
+    times = [t for t in run.steps.times if t == t]
+    if len(times) < 3:
+        return 0
+    med = statistics.median(times)
+    bad = {i for i, t in enumerate(run.steps.times) if t == t and t * IMPOSSIBLE_FACTOR < med}
+    if not bad:
+        return 0
+    kept = StepLog()
+    for i, step in enumerate(run.steps):
+        if i not in bad:
+            kept.append(step)
+            continue
+        reader.diagnostics.append(Diagnostic(
+            "EFF805", "warning", Span(step.line, 1, step.line, 2),
+            f"step {step.step}: {step.time} {run.step_unit} is more than {IMPOSSIBLE_FACTOR:g}x shorter than the "
+            f"median of the log's {len(times)} steps ({_num(med)} {run.step_unit}); left out of the samples",
+            "no chip runs a step in a hundredth of the log's own step time: the timer was read before the work "
+            "finished, or the line is another rank's or run's", file=reader.name))
+    run.steps = kept
+    return len(bad)

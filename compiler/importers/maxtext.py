@@ -15,11 +15,12 @@ from __future__ import annotations
 
 import json
 import re
+import statistics
 
 from effspec.importers.base import LogFormat
 from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
 from effspec.importers.reader import LogReader
-from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
+from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step, StepLog
 
 STEP = re.compile(r"completed step: (\d+), seconds: ([0-9.]+)(?:, |$)")
 FIELD = re.compile(r"(TFLOP/s/device|TFLOP/s|Tokens/s/device): ([0-9.]+)(?=,|$)")
@@ -28,17 +29,24 @@ DEVICES = re.compile(r"^Num_devices: (\d+), shape ")
 DEVICE_KIND = re.compile(r"^TFRT (TPU .+)$")
 TOTAL = re.compile(r"^\s*Total TFLOPs: ([0-9.]+)$")
 CAUSAL_SINCE = "2025-07-01"  # PR #1988: causal_attention_flops = noncausal / 2
+# The 2023 line (`completed step: N, seconds: …, TFLOP/s: …, loss: …`, no `/device`): its TFLOP/s was
+# 6 x parameters x tokens (rwitten in AI-Hypercomputer/maxtext#8, 2023-04-22, on MaxText/train.py L79-83).
+LINE_2023 = "maxtext_2023"
+OLD_LABEL = re.compile(r"completed step: \d+, seconds: [0-9.]+, TFLOP/s: ")
 SHAPE = (("layers", ("num_decoder_layers", "base_num_decoder_layers")), ("d_model", ("emb_dim", "base_emb_dim")),
          ("heads", ("num_query_heads", "base_num_query_heads")), ("kv_heads", ("num_kv_heads", "base_num_kv_heads")),
          ("head_dim", ("head_dim",)), ("d_ff", ("mlp_dim", "base_mlp_dim")), ("vocab", ("vocab_size",)))
 DTYPES = {"bfloat16": "bf16", "float32": "fp32", "float16": "fp16"}
+# JAX's device_kind names a v5p "TPU v5" (and a v5e "TPU v5 lite", a v6e "TPU v6 lite"): the catalog's names.
+JAX_KINDS = {"TPU v5": "TPU v5p"}
 
 
 class Importer(LogFormat):
     name = "maxtext"
     framework = "MaxText"
     summary = "`completed step: N, seconds: …, TFLOP/s/device: …, Tokens/s/device: …` lines or the metrics JSONL, and `Config param` lines"
-    versions = "a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from 2025-07, PR #1988)"
+    versions = ("a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from 2025-07, PR #1988), or "
+                "`maxtext_2023` (6 x parameters x tokens, the formula behind the 2023 `TFLOP/s:` line)")
 
     def detect(self, lines: list[str]) -> float:
         if any(STEP.search(t) for t in lines):
@@ -46,7 +54,15 @@ class Importer(LogFormat):
         return 1.0 if any(t.startswith("{") and '"perf/step_time_seconds"' in t for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
-        """calculate_tflops_training_per_device: causal since PR #1988 (2025-07), full before."""
+        """calculate_tflops_training_per_device: causal since PR #1988 (2025-07), full before; 6·N·tokens in 2023."""
+        if version == LINE_2023:
+            return Convention(LINE_2023, {"attention": "excluded", "logits": "included", "embeddings": "included",
+                                          "recompute": "excluded"},
+                              "MaxText 2023 (`TFLOP/s:` line)",
+                              "AI-Hypercomputer/maxtext MaxText/train.py L79-83 of 2023 (model flops = 6 x parameters x "
+                              "tokens, per AI-Hypercomputer/maxtext#8), before calculate_tflops_training_per_device",
+                              "MaxText's 2023 TFLOP/s counted 6 x every parameter x tokens: no attention term, the "
+                              "embedding and the unembedding counted as matmuls, no recomputation")
         date = CAUSAL_SINCE if version is None else version_date(version)
         if date is None:
             raise ValueError(f"cannot read the MaxText version `{version}`")
@@ -68,6 +84,8 @@ class Importer(LogFormat):
             n, text = item.number, item.text
             if "completed step:" in text:
                 self._console(run, lines, n, text)
+                if run.version is None and OLD_LABEL.search(text):
+                    run.version = (LINE_2023, run.cite(n))  # evidence: the 2023 label, `TFLOP/s:` without `/device`
             elif text.startswith("{") and "perf/step_time_seconds" in text:
                 self._jsonl(run, lines, n, text)
             else:
@@ -76,6 +94,9 @@ class Importer(LogFormat):
                     if m:
                         name = m.group(1) if key == "config" else key
                         seen.setdefault(name, (m.group(2) if key == "config" else m.group(1), n))
+        if not run.steps:
+            return []
+        _drop_impossible(run, lines)
         if not run.steps:
             return []
         _finish(run, seen)
@@ -122,6 +143,36 @@ def _config(seen: dict[str, tuple[str, int]], *names: str) -> tuple[str, int] | 
     return next((seen[n] for n in names if n in seen), None)
 
 
+IMPOSSIBLE = 100  # a step this many times shorter than the log's median step is no chip's work
+
+
+def _drop_impossible(run: ImportedRun, lines: LogReader) -> None:
+    """Steps 100x shorter than the median of the log's own steps (an asynchronous dispatch timed, not the step):
+    not samples, each EFF801 at its line (naming its time and printed TFLOP/s), and counted in the run's notes."""
+    times = [t for t in run.steps.times if t == t]
+    if len(times) < 3:
+        return
+    med = statistics.median(times)
+    if not any(t < med / IMPOSSIBLE for t in times):
+        return
+    kept = StepLog()
+    dropped = 0
+    for step in run.steps:
+        t = float(step.time) if step.time is not None else med
+        if t < med / IMPOSSIBLE:
+            dropped += 1
+            tflops = step.figures.get("tflops")
+            lines.warn(step.line, f"step {step.step} took {step.time} s, {med / t:.0f}x shorter than the log's median "
+                       f"step ({med:.4g} s)" + (f", printing {tflops} TFLOP/s/device" if tflops else "")
+                       + ": no chip does that work so fast (the timer saw an asynchronous dispatch); not a sample",
+                       "the step's true time is in the next step's; a profile (xplane) shows it")
+            continue
+        kept.append(step)
+    run.steps = kept
+    run.notes.append(f"{dropped} step(s) over {IMPOSSIBLE}x shorter than the median step are not samples (EFF801 at "
+                     "each line).")
+
+
 def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
     run.step_unit = "s"
     run.step_figures = ("tflops", "tokens")
@@ -147,7 +198,7 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
     device = seen.get("device")
     todo_hardware(
         run,
-        accelerator=Field.string("accelerator", device[0], run.cite(device[1]), "as the log names it") if device else None,
+        accelerator=_accelerator(run, device),
         count=Field.number("count", devices[0], "device", run.cite(devices[1]), "Num_devices") if devices else None,
         dtype=Field.name("dtype", DTYPES[dtype[0]], run.cite(dtype[1])) if dtype and dtype[0] in DTYPES else None)
     timing_fields(run, summary, "step lines")
@@ -157,6 +208,16 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
         run.notes.append(f"Warm-up: the first {summary.warmup} step(s) are left out; MaxText's step 1 can print a "
                          "TFLOP/s/device above any peak (asynchronous dispatch), which is why.")
     _claims(run, summary, seen)
+
+
+def _accelerator(run: ImportedRun, device: tuple[str, int] | None) -> Field | None:
+    if device is None:
+        return None
+    kind = device[0].strip()
+    if kind in JAX_KINDS:
+        return Field.string("accelerator", JAX_KINDS[kind], run.cite(device[1]),
+                            f"JAX's device_kind `{kind}` is a {JAX_KINDS[kind]} (a v5e is `TPU v5 lite`)")
+    return Field.string("accelerator", kind, run.cite(device[1]), "as the log names it (JAX's device_kind)")
 
 
 def _model(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:

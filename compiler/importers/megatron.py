@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 
+from effspec.front.presets import by_name as _by_name
 from effspec.importers.base import LogFormat
 from effspec.importers.common import (
     ARGS_BEGIN,
     ARGS_END,
     ArgDump,
     Summary,
+    exclude_impossible,
     flag_warmup,
     literal,
     read_arg_line,
@@ -40,8 +42,27 @@ NUMBER_PAIR = re.compile(r"([0-9][0-9.]*)(?:/[0-9][0-9.]*)?")
 COMM_TIMER = re.compile(r"(-recv|-send|grads-sync|all-gather|all-reduce)")
 FIGURES = ("tflops_per_gpu", "tokens_per_gpu", "global_batch", "consumed_samples")
 
-NEW_FORMULA = "2025-03-06"  # commit 8873b55d6a: causal attention (`seq_length / hidden_size / 2`)
-FORMULA_2024 = "2024-03-25"  # commit e116d81ed7: GQA, SwiGLU and MoE terms (before it, the FFN as 4h GELU)
+# `initialize_megatron` / `validate_args` print, before the dump: `using world size: 64, data-parallel-size: 1,
+# tensor-model-parallel size: 4, pipeline-model-parallel size: 16` (2021) or `using world size: 16,
+# data-parallel size: 4, context-parallel size: 1, … tensor-model-parallel size: 4, … pipeline-model-parallel
+# size: 1` (2023 on), then `using torch.bfloat16 for parameters ...`.
+WORLD = re.compile(r"using world size: (\d+)(.*)$")
+WORLD_PART = re.compile(r"([a-z-]+?)[- ]size: (\d+)")
+TORCH_DTYPE = re.compile(r"using torch\.(float16|bfloat16|float32) for parameters")
+WORLD_KEYS = {"data-parallel": "dp", "tensor-model-parallel": "tp", "pipeline-model-parallel": "pp",
+              "context-parallel": "cp", "expert-model-parallel": "ep"}
+DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
+
+def _preset(name: str):
+    found = _by_name(name)
+    assert found is not None, name
+    return found
+
+
+# The boundaries are data on the presets (effspec.front.presets: `since`, `since_commit`).
+NEW_FORMULA = _preset("megatron_lm").since  # 2025-03-06, commit 8873b55d6a: causal attention
+FORMULA_2024 = _preset("megatron_lm_2024").since  # 2024-03-25, commit e116d81ed7: GQA, SwiGLU and MoE terms
+FORMULA_2023 = _preset("megatron_lm_2023").since  # 2023-11-26, commit 2748e7c7d4: the first TFLOP/s/GPU
 
 
 class Importer(LogFormat):
@@ -53,13 +74,14 @@ class Importer(LogFormat):
 
     def detect(self, lines: list[str]) -> float:
         if any(ITERATION.search(t) and "elapsed time per iteration (ms):" in t for t in lines):
-            return 1.0
+            # the 2021 Megatron-DeepSpeed fork prints the same line; its DeepSpeed start-up lines make it that format
+            return 0.9 if any("DeepSpeed is enabled" in t or "DeepSpeed info: version=" in t for t in lines) else 1.0
         return 0.4 if any(ARGS_BEGIN.search(t) for t in lines) and not any("DeepSpeed" in t for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
         """Megatron-LM's `num_floating_point_operations`, at the given version."""
         named = {None: NEW_FORMULA, "megatron_lm": NEW_FORMULA, "megatron_lm_2024": FORMULA_2024,
-                 "megatron_lm_2023": "2023-11-26"}
+                 "megatron_lm_2023": FORMULA_2023}
         date = named[version] if version in named else version_date(version or "")
         if date is None:
             raise ValueError(f"cannot read the Megatron-LM version `{version}`")
@@ -87,6 +109,16 @@ class Importer(LogFormat):
             "Megatron-LM's TFLOP/s/GPU since 2025-03-06: 3 x 2 x the GEMMs, causal attention "
             "(half of the s^2 matrix), logits included, embeddings and recomputation not counted")
 
+    def version_evidence(self, run: ImportedRun) -> tuple[str, Source, str] | None:
+        """`checkpoint_activations` in the dump: a Megatron-LM from before `recompute_granularity` replaced it
+        (2022), older than every TFLOP/s/GPU formula; its first form (`megatron_lm_2023`) is the one written."""
+        rec = run.get("parallelism", "recompute")
+        if rec is not None and rec.comment.startswith("checkpoint_activations") and rec.source is not None:
+            return (FORMULA_2023, rec.source, "the dump names `checkpoint_activations`, which Megatron-LM replaced by "
+                    "`recompute_granularity` in 2022: a checkout older than every TFLOP/s/GPU formula, read as the "
+                    "first (`megatron_lm_2023`)")
+        return None
+
     def parse(self, path: str, lines: LogReader) -> list[ImportedRun]:
         state = _State(ImportedRun(self.name, self.framework, lines.name), lines)
         for item in lines:
@@ -108,11 +140,19 @@ class _State:
         self.rank_times: dict[tuple[int, str], float] = {}
         self.timer_lines: list[int] = []
         self.straggler: list[str] = []
+        self.world: dict[str, tuple[str, int]] = {}  # `using world size:` line: world, dp, tp, … with the line
+        self.dtype: tuple[str, int] | None = None  # `using torch.bfloat16 for parameters`
+        self.duplicates: list[int] = []  # lines that repeat the step before (another rank's copy)
 
     def feed(self, n: int, text: str) -> None:
         if self.in_args:
-            if ARGS_END.search(text) or not read_arg_line(text, self.args, n):
+            if ARGS_END.search(text):
                 self.in_args = False
+                return
+            if read_arg_line(text, self.args, n):
+                return
+            self.in_args = False  # a dump with no closing line: this line is read as any other
+        if "using " in text and self._world(n, text):
             return
         if ARGS_BEGIN.search(text):
             self.dumps += 1
@@ -133,6 +173,20 @@ class _State:
                 self.vocab = (m.group(3), n)
         elif "Etpt" in text:
             self._straggler(n, text)
+
+    def _world(self, n: int, text: str) -> bool:
+        m = WORLD.search(text)
+        if m:
+            self.world = {"world": (m.group(1), n)}
+            for name, value in WORLD_PART.findall(m.group(2)):
+                if name in WORLD_KEYS:
+                    self.world[WORLD_KEYS[name]] = (value, n)
+            return True
+        m = TORCH_DTYPE.search(text)
+        if m:
+            self.dtype = (DTYPES[m.group(1)], n)
+            return True
+        return False
 
     def _timer_line(self, n: int, text: str) -> bool:
         if TIMES_ALL.search(text):
@@ -194,7 +248,14 @@ class _State:
             ("tokens_per_gpu", _first(fields.get("tokens per GPU (tokens/s/GPU)"))),
             ("global_batch", literal((fields.get("global batch size") or "").strip())),
             ("consumed_samples", literal((fields.get("consumed samples") or "").strip()))) if v is not None}
+        if self.run.steps and self._same_as_last(it, elapsed, figures):
+            self.duplicates.append(n)  # the same iteration printed again (another rank): one sample
+            return
         self.run.steps.append(Step(it, n, elapsed, figures, tuple(flags)))
+
+    def _same_as_last(self, it: int, elapsed: str, figures: dict[str, str]) -> bool:
+        last = self.run.steps[-1]
+        return last.step == it and last.time == elapsed and last.figures == figures
 
     def _straggler(self, n: int, text: str) -> None:
         m = STRAGGLER.search(text)
@@ -215,6 +276,7 @@ class _State:
         run.step_unit = "ms"
         run.step_figures = FIGURES
         interval = self.args.text("log_interval")
+        exclude_impossible(run, self.reader)
         run.step_note = (f"each sample is the mean iteration time over a log interval (log_interval {interval}), "
                          f"measured after a barrier" if interval else
                          "each sample is the mean iteration time over one log interval, measured after a barrier")
@@ -222,7 +284,8 @@ class _State:
         run.steps = flag_warmup(run.steps, summary)
         model_from_args(run, self.args, self.vocab)
         _work_and_parallelism(run, self.args, summary)
-        hardware_from_args(run, self.args)
+        world_and_dtype(run, self.world, self.dtype)
+        hardware_from_args(run, self.args, self.world, self.dtype)
         timing_fields(run, summary, "iteration lines")
         run.put("timing", Field.string("boundary", "Megatron-LM timers('interval-time').elapsed(barrier=True) / iterations "
                                        "in the interval", Source("paper", "Megatron-LM megatron/training/training.py "
@@ -275,11 +338,7 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     kv, hidden, heads = args.int("kv_channels"), args.int("hidden_size"), args.int("num_attention_heads")
     if kv and hidden and heads and kv * heads != hidden:
         arg_field(run, args, "model", "head_dim", "kv_channels")
-    if "swiglu" in args.values:
-        run.put("model", Field.name("ffn", "swiglu" if args.flag("swiglu") else "gelu", run.cite(args.line("swiglu")),
-                                    f"swiglu {args.text('swiglu')}"))
-    else:
-        run.put("model", Field.todo("ffn", "the dump has no `swiglu`"))
+    _ffn(run, args)
     arg_field(run, args, "model", "d_ff", "ffn_hidden_size")
     if experts:
         run.put("model", Field.number("experts", str(experts), "", run.cite(args.line("num_experts")), "num_experts"))
@@ -303,6 +362,17 @@ def model_from_args(run: ImportedRun, args: ArgDump, vocab: tuple[str, int] | No
     for required in ("layers", "d_model", "heads", "d_ff"):
         if run.get("model", required) is None:
             run.put("model", Field.todo(required, "not in the argument dump"))
+
+
+def _ffn(run: ImportedRun, args: ArgDump) -> None:
+    if "swiglu" in args.values:
+        run.put("model", Field.name("ffn", "swiglu" if args.flag("swiglu") else "gelu", run.cite(args.line("swiglu")),
+                                    f"swiglu {args.text('swiglu')}"))
+    elif "checkpoint_activations" in args.values:  # a dump from before --swiglu existed: GELU was the only FFN
+        run.put("model", Field.name("ffn", "gelu", run.cite(args.line("checkpoint_activations"), "a dump with "
+                                    "checkpoint_activations and no swiglu: Megatron-LM before --swiglu, GELU only")))
+    else:
+        run.put("model", Field.todo("ffn", "the dump has no `swiglu`"))
 
 
 def _moe_layout(run: ImportedRun, args: ArgDump) -> None:
@@ -358,8 +428,15 @@ def _work_and_parallelism(run: ImportedRun, args: ArgDump, summary: Summary) -> 
     arg_field(run, args, "parallelism", "micro_batch", "micro_batch_size", "sequence")
     gran = args.text("recompute_granularity") if "recompute_granularity" in args.values else None
     if gran in ("full", "selective"):
-        run.put("parallelism", Field.name("recompute", gran, run.cite(args.line("recompute_granularity")),
-                                          f"recompute_granularity {gran}"))
+        method = args.text("recompute_method")
+        why = f"recompute_granularity {gran}" + (f", recompute_method {method} (recompute_num_layers "
+                                                  f"{args.text('recompute_num_layers')})" if gran == "full" and method
+                                                  not in (None, "None") else "")
+        run.put("parallelism", Field.name("recompute", gran, run.cite(args.line("recompute_granularity")), why))
+        if gran == "full" and method == "block":
+            run.notes.append(f"recompute_method block (line {args.line('recompute_method')}): only "
+                             f"{args.text('recompute_num_layers')} layer(s) per pipeline stage are recomputed; "
+                             "`recompute = full` counts every layer.")
     elif args.flag("checkpoint_activations") is not None:  # the name before recompute_granularity (Megatron-LM to 2022)
         on = bool(args.flag("checkpoint_activations"))
         run.put("parallelism", Field.name("recompute", "full" if on else "none", run.cite(args.line("checkpoint_activations")),
@@ -369,10 +446,21 @@ def _work_and_parallelism(run: ImportedRun, args: ArgDump, summary: Summary) -> 
                                           f"recompute_granularity {gran}"))
 
 
-def hardware_from_args(run: ImportedRun, args: ArgDump) -> None:
+def world_and_dtype(run: ImportedRun, world: dict[str, tuple[str, int]], dtype: tuple[str, int] | None) -> None:
+    """The parallel sizes of the `using world size:` line, where the dump did not give them."""
+    for key in ("tp", "pp", "cp", "ep", "dp"):
+        if key in world and run.get("parallelism", key) is None:
+            value, line = world[key]
+            run.put("parallelism", Field.number(key, value, "", run.cite(line), "using world size: line"))
+
+
+def hardware_from_args(run: ImportedRun, args: ArgDump, world: dict[str, tuple[str, int]] | None = None,
+                       torch_dtype: tuple[str, int] | None = None) -> None:
     count = None
     if args.int("world_size"):
         count = Field.number("count", str(args.int("world_size")), "device", run.cite(args.line("world_size")), "world_size")
+    elif world and "world" in world:
+        count = Field.number("count", world["world"][0], "device", run.cite(world["world"][1]), "using world size")
     dtype = None
     fp8 = args.text("fp8")
     for name, value in (("fp8", "fp8"), ("bf16", "bf16"), ("fp16", "fp16")):
@@ -380,6 +468,8 @@ def hardware_from_args(run: ImportedRun, args: ArgDump) -> None:
         if on:
             dtype = Field.name("dtype", value, run.cite(args.line(name)), f"{name} {args.text(name)}")
             break
+    if dtype is None and torch_dtype is not None:
+        dtype = Field.name("dtype", torch_dtype[0], run.cite(torch_dtype[1]), "using torch.… for parameters")
     if dtype is None and args.flag("bf16") is False and args.flag("fp16") is False:
         dtype = Field.name("dtype", "fp32", run.cite(args.line("bf16")), "neither bf16 nor fp16")
     todo_hardware(run, count=count, dtype=dtype)
@@ -399,6 +489,10 @@ def _claims(run: ImportedRun, summary: Summary) -> None:
 
 
 def _notes(run: ImportedRun, state: _State) -> None:
+    if state.duplicates:
+        shown = ", ".join(str(n) for n in state.duplicates[:5]) + (", …" if len(state.duplicates) > 5 else "")
+        run.notes.append(f"{len(state.duplicates)} iteration line(s) repeat the one before them (other ranks printing "
+                         f"the same step: line {shown}): one sample each.")
     if state.dumps > 1:
         run.notes.append(f"The log holds {state.dumps} argument dumps (restarts); the values are the last dump's.")
     if state.timer_lines and not run.ranks:

@@ -18,6 +18,7 @@ from effspec.importers.common import (
     ARGS_BEGIN,
     ARGS_END,
     ArgDump,
+    exclude_impossible,
     flag_warmup,
     literal,
     read_arg_line,
@@ -27,13 +28,25 @@ from effspec.importers.common import (
     todo_hardware,
     version_date,
 )
-from effspec.importers.megatron import PADDED_VOCAB, arg_field, hardware_from_args, line_fields, model_from_args
+from effspec.importers.megatron import (
+    DTYPES,
+    PADDED_VOCAB,
+    TORCH_DTYPE,
+    WORLD,
+    WORLD_KEYS,
+    WORLD_PART,
+    arg_field,
+    hardware_from_args,
+    line_fields,
+    model_from_args,
+    world_and_dtype,
+)
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
 PREFIX = re.compile(r"^\[default\d+\]:\s?")
 ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+)\s*\|")
-PR_371 = "2024-08-19"  # microsoft/Megatron-DeepSpeed b7b2d5ef: the throughput_calculator for GQA
+PR_371 = "2024-08-19"  # microsoft/Megatron-DeepSpeed b7b2d5ef: the throughput_calculator for GQA (= the preset's `since`)
 
 
 class Importer(LogFormat):
@@ -44,7 +57,11 @@ class Importer(LogFormat):
                 "2024-08-19, PR #371; BLOOM's bigscience fork is older)")
 
     def detect(self, lines: list[str]) -> float:
-        return 1.0 if any("elapsed time per iteration (s):" in t and ITERATION.search(t) for t in lines) else 0.0
+        if any("elapsed time per iteration (s):" in t and ITERATION.search(t) for t in lines):
+            return 1.0
+        # The 2021 fork prints Megatron-LM's (ms) line; DeepSpeed's start-up lines tell it apart.
+        deepspeed = any("DeepSpeed is enabled" in t or "DeepSpeed info: version=" in t for t in lines)
+        return 1.0 if deepspeed and any("elapsed time per iteration (ms):" in t and ITERATION.search(t) for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
         """Eq. 3 with f = 4 when activation checkpointing ran, f = 3 without (`megatron_deepspeed_pre371`: BLOOM's
@@ -68,48 +85,96 @@ class Importer(LogFormat):
     def parse(self, path: str, lines: LogReader) -> list[ImportedRun]:
         run = ImportedRun(self.name, self.framework, lines.name)
         args, in_args, vocab = ArgDump({}), False, None
+        state = _Lines()
         for item in lines:
             n, text = item.number, PREFIX.sub("", item.text)
             if in_args:
-                in_args = not ARGS_END.search(text) and read_arg_line(text, args, n)
-                continue
+                if ARGS_END.search(text):
+                    in_args = False
+                    continue
+                if read_arg_line(text, args, n):
+                    continue
+                in_args = False  # a dump with no closing line: this line is read as any other
             if ARGS_BEGIN.search(text):
                 in_args = True
+                continue
+            if "using " in text and state.world_line(n, text):
                 continue
             m = PADDED_VOCAB.search(text)
             if m:
                 vocab = (m.group(3), n)
             elif ITERATION.search(text):
-                self._iteration(run, lines, n, text)
+                self._iteration(run, lines, n, text, state)
         if not run.steps:
             return []
-        _finish(run, args, vocab)
+        exclude_impossible(run, lines)
+        _finish(run, args, vocab, state)
         return [run]
 
     @staticmethod
-    def _iteration(run: ImportedRun, lines: LogReader, n: int, text: str) -> None:
+    def _iteration(run: ImportedRun, lines: LogReader, n: int, text: str, state: _Lines) -> None:
         if len(ITERATION.findall(text)) > 1:
             lines.warn(n, "two iteration lines interleaved on one line; skipped", excerpt=text)
             return
         fields = line_fields(text)
-        elapsed = literal(fields.get("elapsed time per iteration (s)", ""))
+        unit = "s" if "elapsed time per iteration (s)" in fields else "ms" if "elapsed time per iteration (ms)" in fields else None
+        elapsed = literal(fields.get(f"elapsed time per iteration ({unit})", "")) if unit else None
         if "number of nan iterations" not in fields or elapsed is None or float(elapsed) <= 0:
             lines.warn(n, "iteration line cut short (no `elapsed time per iteration (s)` or `number of nan iterations`); "
                        "skipped", excerpt=text)
             return
+        if state.unit is None:
+            state.unit = unit
+        elif unit != state.unit:
+            lines.warn(n, f"iteration line timed in ({unit}) in a log whose first line is timed in ({state.unit}); skipped",
+                       excerpt=text)
+            return
         figures = {k: v for k, v in (("tflops", literal(fields.get("TFLOPs", ""))),
                                      ("samples_per_second", literal(fields.get("samples per second", ""))),
-                                     ("global_batch", literal(fields.get("global batch size", "")))) if v}
+                                     ("global_batch", literal(fields.get("global batch size", ""))),
+                                     ("consumed_samples", literal(fields.get("consumed samples", ""))),
+                                     ("consumed_tokens", literal(fields.get("consumed tokens", "")))) if v}
         flags = tuple(f for key, f in (("number of skipped iterations", "skipped"), ("number of nan iterations", "nan"))
                       if fields.get(key, "0").strip() not in ("0", ""))
         step = ITERATION.search(text)
-        if step is not None:
-            run.steps.append(Step(int(step.group(1)), n, elapsed, figures, flags))
+        if step is None:
+            return
+        it = int(step.group(1))
+        if run.steps:
+            last = run.steps[-1]
+            if last.step == it and last.time == elapsed and last.figures == figures:
+                state.duplicates.append(n)  # the same iteration printed by another rank: one sample
+                return
+        run.steps.append(Step(it, n, elapsed, figures, flags))
 
 
-def _finish(run: ImportedRun, args: ArgDump, vocab) -> None:
-    run.step_unit = "s"
-    run.step_figures = ("tflops", "samples_per_second", "global_batch")
+class _Lines:
+    """What the log says outside the argument dump and the iteration lines."""
+
+    def __init__(self) -> None:
+        self.unit: str | None = None
+        self.world: dict[str, tuple[str, int]] = {}
+        self.dtype: tuple[str, int] | None = None
+        self.duplicates: list[int] = []
+
+    def world_line(self, n: int, text: str) -> bool:
+        m = WORLD.search(text)
+        if m:
+            self.world = {"world": (m.group(1), n)}
+            for name, value in WORLD_PART.findall(m.group(2)):
+                if name in WORLD_KEYS:
+                    self.world[WORLD_KEYS[name]] = (value, n)
+            return True
+        m = TORCH_DTYPE.search(text)
+        if m:
+            self.dtype = (DTYPES[m.group(1)], n)
+            return True
+        return False
+
+
+def _finish(run: ImportedRun, args: ArgDump, vocab, state: _Lines) -> None:
+    run.step_unit = state.unit or "s"
+    run.step_figures = ("tflops", "samples_per_second", "global_batch", "consumed_samples", "consumed_tokens")
     run.step_note = "each sample is the mean iteration time over one log interval"
     summary = summarize(seconds(run.steps, "s"))
     run.steps = flag_warmup(run.steps, summary)
@@ -122,20 +187,34 @@ def _finish(run: ImportedRun, args: ArgDump, vocab) -> None:
                                         f"glu_activation {glu}"))
     arg_field(run, args, "work", "seq_len", "seq_length", "token/sequence")
     rep = run.steps[summary.representative] if summary.representative is not None else None
+    if run.get("work", "seq_len") is None and rep is not None:
+        _seq_from_tokens(run, rep)
     if rep and "global_batch" in rep.figures:
         run.put("work", Field.number("global_batch", rep.figures["global_batch"], "sequence", run.cite(rep.line)))
     for key, name in (("tp", "tensor_model_parallel_size"), ("pp", "pipeline_model_parallel_size"), ("dp", "data_parallel_size")):
         arg_field(run, args, "parallelism", key, name)
-    if "checkpoint_activations" in args.values:
+    world_and_dtype(run, state.world, state.dtype)
+    gran = args.text("recompute_granularity")
+    if gran in ("full", "selective"):  # microsoft/Megatron-DeepSpeed after the rename (f = 4 for both since PR #243)
+        run.put("parallelism", Field.name("recompute", gran, run.cite(args.line("recompute_granularity")),
+                                          f"recompute_granularity {gran}"))
+    elif "checkpoint_activations" in args.values:
         on = bool(args.flag("checkpoint_activations"))
         run.put("parallelism", Field.name("recompute", "full" if on else "none", run.cite(args.line("checkpoint_activations")),
                                           f"checkpoint_activations {args.text('checkpoint_activations')}"))
     else:
-        run.notes.append("The log has no checkpoint_activations: its TFLOPs are read with f = 3 (no recomputation counted).")
-    if args.values:
-        hardware_from_args(run, args)
+        # the TFLOPs count the recomputed forward when checkpointing ran (f = 4): the check needs to know
+        run.put("parallelism", Field.todo("recompute", "`full` if the run used --checkpoint-activations (BLOOM did: its "
+                                          "TFLOPs then count the recomputed forward, f = 4), `none` if not; the log "
+                                          "has no argument dump to say"))
+    if args.values or state.world or state.dtype:
+        hardware_from_args(run, args, state.world, state.dtype)
     else:
         todo_hardware(run)
+    if state.duplicates:
+        shown = ", ".join(str(n) for n in state.duplicates[:5]) + (", …" if len(state.duplicates) > 5 else "")
+        run.notes.append(f"{len(state.duplicates)} iteration line(s) repeat the one before them (other ranks printing "
+                         f"the same step: line {shown}): one sample each.")
     timing_fields(run, summary, "iteration lines")
     run.put("timing", Field.string("boundary", "Megatron-DeepSpeed interval timer / iterations in the interval",
                                    Source("paper", "bigscience-workshop/Megatron-DeepSpeed megatron/training.py")))
@@ -149,3 +228,18 @@ def _finish(run: ImportedRun, args: ArgDump, vocab) -> None:
     if "samples_per_second" in rep.figures and seq is not None and seq.value:
         run.claims.append(Claim("throughput", f"{rep.figures['samples_per_second']} sequence/s * {seq.value}",
                                 run.cite(rep.line), f"samples per second on {why}, times seq_length"))
+
+
+def _seq_from_tokens(run: ImportedRun, rep: Step) -> None:
+    """BLOOM's line prints consumed tokens and consumed samples: tokens per sequence is their quotient, when whole."""
+    tokens, samples = rep.figures.get("consumed_tokens"), rep.figures.get("consumed_samples")
+    if not tokens or not samples or int(float(samples)) <= 0:
+        run.put("work", Field.todo("seq_len", "tokens per sequence: no seq_length in the log"))
+        return
+    seq, rest = divmod(int(float(tokens)), int(float(samples)))
+    if rest:
+        run.put("work", Field.todo("seq_len", f"consumed tokens / consumed samples on line {rep.line} is not whole "
+                                   f"({tokens} / {samples}): a curriculum or packed run; write the sequence length"))
+        return
+    run.put("work", Field.number("seq_len", str(seq), "token/sequence", run.cite(
+        rep.line, f"consumed tokens {tokens} / consumed samples {samples}"), "derived: the line prints no seq_length"))

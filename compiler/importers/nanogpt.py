@@ -22,6 +22,7 @@ from effspec.importers.record import Claim, Convention, Field, ImportedRun, Sour
 # `mfu` is absent from nanoGPT's early lines (before estimate_mfu, 2023-01) and from forks that drop it.
 PREFIX = r"^(?:.*?[\s\]:>|])?"
 ITER = re.compile(PREFIX + r"iter (\d+): loss ([0-9.]+|nan|inf), time ([0-9.]+)ms(?:, mfu (-?[0-9.]+)%)?\s*$")
+QUOTE = re.compile(r"^(?:>[ \t]?)+")
 ITER_START = re.compile(PREFIX + r"iter \d+: loss ")
 CHAT = re.compile(r"^step (\d+)/(\d+) \([0-9.]+%\) \| loss: ")
 CHAT_FIELD = re.compile(r"\| (dt|tok/sec|mfu|bf16_mfu): ([0-9][0-9,.]*)(ms)?(?= \||$)")
@@ -76,7 +77,7 @@ class Importer(LogFormat):
                 chat = True
                 self._chat(run, lines, n, text)
             else:
-                self._setup(text, n, seen)
+                self._setup(QUOTE.sub("", text), n, seen)  # a set-up line pasted as a quote (`> `) reads the same
         if not run.steps:
             return []
         run.framework = "nanochat" if chat else "nanoGPT"
@@ -94,7 +95,9 @@ class Importer(LogFormat):
             rep = run.steps[summary.representative]
             if "mfu_percent" in rep.figures:
                 smoothed = "" if chat else "; nanoGPT smooths it (EMA 0.9/0.1 over the printed iterations)"
-                denominator = seen.get("peak", ("312e12 (A100 BF16, hard-coded in estimate_mfu)", 0))[0]
+                hard = ("989e12 (H100 BF16, hard-coded in base_train.py before nanochat printed the device's peak)"
+                        if chat else "312e12 (A100 BF16, hard-coded in estimate_mfu)")
+                denominator = seen.get("peak", (hard, 0))[0]
                 run.claims.append(Claim("mfu", f"{rep.figures['mfu_percent']} %", run.cite(rep.line),
                                         f"against {denominator}{smoothed}"))
             if "tok_per_sec" in rep.figures:
@@ -117,7 +120,8 @@ class Importer(LogFormat):
         figures = {}
         if m.group(4) is not None and not m.group(4).startswith("-"):  # -100.00%: the EMA has not started (5 iterations)
             figures["mfu_percent"] = m.group(4)
-        run.steps.append(Step(int(m.group(1)), n, time, figures))
+        flags = ("nan",) if m.group(2) in ("nan", "inf") else ()
+        run.steps.append(Step(int(m.group(1)), n, time, figures, flags))
 
     def _chat(self, run: ImportedRun, lines: LogReader, n: int, text: str) -> None:
         fields = {m.group(1): m.group(2).replace(",", "") for m in CHAT_FIELD.finditer(text)}
@@ -181,14 +185,16 @@ def _fields(run: ImportedRun, seen: dict[str, tuple[str, int]], chat: bool) -> N
     if embd and literal(embd[0]):
         run.put("model", Field.number("d_ff", str(4 * int(embd[0])), "", Source("paper", ffn[1]), "4 x n_embd"))
     else:
-        run.put("model", Field.todo("d_ff", "4 x n_embd in nanoGPT's MLP"))
+        run.put("model", Field.todo("d_ff", "4 x n_embd in nanochat's MLP" if chat else "4 x n_embd in nanoGPT's MLP"))
     if not num("vocab", "vocab_size", "model"):
-        run.put("model", Field.todo("vocab", "vocab_size: 50304 for GPT-2 BPE in nanoGPT unless meta.pkl sets it"))
+        run.put("model", Field.todo("vocab", "vocab_size: nanochat's tokenizer (65536 for its default)" if chat
+                                    else "vocab_size: 50304 for GPT-2 BPE in nanoGPT unless meta.pkl sets it"))
     run.put("model", Field.name("tied_embeddings", "false" if chat else "true",
                                 Source("paper", "nanochat gpt.py: wte and lm_head are separate" if chat
                                        else "nanoGPT model.py: wte.weight = lm_head.weight")))
     if not num("seq_len", "block_size", "work", "token/sequence"):
-        run.put("work", Field.todo("seq_len", "block_size: the log prints no override; nanoGPT's default is 1024"))
+        run.put("work", Field.todo("seq_len", "sequence_len: the log prints no model config" if chat
+                                   else "block_size: the log prints no override; nanoGPT's default is 1024"))
     if not num("valid_tokens", "tokens", "work", "token", "tokens per iteration, all ranks"):
         run.put("work", Field.todo("global_batch", "sequences per iteration (batch_size x gradient_accumulation_steps x ranks)"))
     dtype = seen.get("dtype")
@@ -205,4 +211,5 @@ def _fields(run: ImportedRun, seen: dict[str, tuple[str, int]], chat: bool) -> N
         accelerator=Field.string("accelerator", gpu[0], run.cite(gpu[1])) if gpu else None,
         dtype=Field.name("dtype", DTYPES[dtype[0]], run.cite(dtype[1])) if dtype and dtype[0] in DTYPES else None,
         peak=Field.number("peak", peak[0], "FLOP/s", run.cite(peak[1]), "the peak nanochat divides by") if peak else None,
-        framework_peak="" if peak else "312 TFLOP/s (A100 BF16, hard-coded)")
+        framework_peak="" if peak else ("989 TFLOP/s (H100 BF16) in nanochat versions that print no `GPU: … | Peak "
+                                        "FLOPS` line" if chat else "312 TFLOP/s (A100 BF16, hard-coded)"))

@@ -1,37 +1,68 @@
-"""NeMo (PyTorch Lightning progress bar): `train_step_timing in s=` per step.
+"""NeMo: the PyTorch Lightning progress bar (NeMo 1) and NeMo 2's `Training epoch …` lines.
 
-Source: NGC DGXC benchmarking recipe text quoted in
+Sources: the NGC DGXC benchmarking recipe text quoted in
 shared/reference/frameworks-and-logs.md section 1.2 (`Epoch 0: : 100%|…|
 100/100 [07:57<00:00, reduced_train_loss=7.310, global_step=99.00,
 consumed_samples=25600.0, train_step_timing in s=3.590]`); the progress bar
-rewrites itself with carriage returns, which the reader splits.  The FLOP
-count of NeMo's MFU recipes is nemo/utils/flops_formulas.py (full attention,
-logits, no recomputation: `palm`); the progress bar itself prints no FLOPs.
+rewrites itself with carriage returns, which the reader splits.  Lightning
+prints each bar figure with `Tqdm.format_num` (lightning/pytorch/callbacks/
+progress/tqdm_progress.py): tqdm's `{:.3g}` when that is shorter than `str(n)`,
+padded to 5 characters, so `99.00`, `5.000` and `6023.0` are exact, while
+`2e+3`, `1.63e+6` and `1.23e+5` are rounded to 3 significant digits (a step
+printed `2e+3` is any of 1995..2004).  NeMo 2 (nemo/lightning/pytorch/
+callbacks/progress_printer.py) prints `Training epoch 0, iteration 120/149 |
+lr: 3e-05 | consumed_samples: 121 | global_batch_size: 1 | global_step: 120 |
+reduced_train_loss: 1.233 | train_step_timing in s: 0.03146 | TFLOPS_per_GPU:
+865.7`: integers whole, floats with `{:.4g}`.  The FLOP count of NeMo's MFU
+recipes and of TFLOPS_per_GPU (the FLOPsMeasurementCallback) is
+nemo/utils/flops_formulas.py.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
 
 from effspec.importers.base import LogFormat
 from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
 from effspec.importers.reader import LogReader
-from effspec.importers.record import Convention, Field, ImportedRun, Source, Step
+from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
 CAUSAL_SINCE = "2025-08-09"  # NVIDIA/NeMo 6251117f4c (PR #14424): causal attention in flops_formulas
-TIMING = re.compile(r"train_step_timing in s=([0-9.]+)(?=[,\]]|$)")
-STEP = re.compile(r"global_step=([0-9.]+)(?=[,\]])")
-SAMPLES = re.compile(r"consumed_samples=([0-9.]+)(?=[,\]])")
+# A figure as Lightning or NeMo 2 prints it: plain, exponent form (rounded), or nan/inf.
+NUM = r"(-?[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?|nan|inf|-inf)"
+BAR_TIMING = re.compile(r"train_step_timing in s=" + NUM + r"(?=[,\]]|$)")
+BAR_STEP = re.compile(r"global_step=" + NUM + r"(?=[,\]]|$)")
+BAR_SAMPLES = re.compile(r"consumed_samples=" + NUM + r"(?=[,\]]|$)")
+BAR_LOSS = re.compile(r"reduced_train_loss=" + NUM + r"(?=[,\]]|$)")
+# NeMo 2, after any prefix ending in a space, `]`, `:`, `>` or `|` (srun's `0: `, a timestamp, a quote's `> `).
+NEMO2 = re.compile(r"^(?:.*?[\s\]:>|])?Training epoch (\d+), iteration (\d+)/(\d+) \|(.*)$")
+NEMO2_FIELD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_ ]*?): " + NUM + r"\s*$")
+MEMBERS = re.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/(\d+)\b")
+FIGURES = ("consumed_samples", "global_batch_size", "tflops_per_gpu", "tokens_per_sec_per_gpu")
+
+
+def rounded(text: str) -> bool:
+    """A figure Lightning or NeMo 2 printed in exponent form: rounded (3 or 4 significant digits), not exact."""
+    return "e" in text and text not in ("inf", "-inf")
+
+
+def whole(text: str) -> int | None:
+    """The exact whole number a figure prints, or None (rounded, fractional, nan)."""
+    if rounded(text) or not re.fullmatch(r"[0-9]+(?:\.0*)?", text):
+        return None
+    return int(text.split(".")[0])
 
 
 class Importer(LogFormat):
     name = "nemo"
     framework = "NeMo"
-    summary = "Lightning progress-bar updates with `global_step=…, consumed_samples=…, train_step_timing in s=…`"
+    summary = ("Lightning progress-bar updates with `global_step=…, consumed_samples=…, train_step_timing in s=…` "
+               "(NeMo 1) or `Training epoch E, iteration I/N | … | train_step_timing in s: …` lines (NeMo 2)")
     versions = "a date YYYY[-MM[-DD]] of the NeMo checkout (causal attention counted from 2025-08-09, PR #14424)"
 
     def detect(self, lines: list[str]) -> float:
-        return 1.0 if any("train_step_timing in s=" in t for t in lines) else 0.0
+        return 1.0 if any("train_step_timing in s=" in t or NEMO2.match(t) for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
         """nemo/utils/flops_formulas.py: causal attention since PR #14424 (2025-08-09), full before."""
@@ -51,53 +82,157 @@ class Importer(LogFormat):
 
     def parse(self, path: str, lines: LogReader) -> list[ImportedRun]:
         run = ImportedRun(self.name, self.framework, lines.name)
-        last_step = None
-        samples: dict[int, tuple[str, int]] = {}
+        state = _State()
         for item in lines:
             text = item.text
-            if "train_step_timing in s=" not in text:
-                continue
-            m, s = TIMING.search(text), STEP.search(text)
-            if text.count("train_step_timing in s=") > 1 or not m or not s:
-                lines.warn(item.number, "progress-bar update that cannot be read whole (cut short, or two on one line); "
-                           "skipped", excerpt=text)
-                continue
-            step = int(float(s.group(1)))
-            time = literal(m.group(1))
-            if step == last_step or time is None or float(time) <= 0:
-                continue  # the bar redraws the same step
-            last_step = step
-            c = SAMPLES.search(text)
-            if c and literal(c.group(1)):
-                samples[step] = (c.group(1), item.number)
-            run.steps.append(Step(step, item.number, time, {"consumed_samples": c.group(1)} if c else {}))
+            m = NEMO2.match(text)
+            if m:
+                state.nemo2 = True
+                self._nemo2(run, lines, item.number, m, state)
+            elif "train_step_timing in s=" in text:
+                self._bar(run, lines, item.number, text, state)
+            elif "global_step=" in text and "consumed_samples=" in text:
+                state.untimed += 1
+                if state.untimed == 1:
+                    lines.warn(item.number, "progress-bar update without `train_step_timing in s=` (NeMo's "
+                               "exp_manager.log_step_timing is off): no step time to read; skipped", excerpt=text)
+            else:
+                members = MEMBERS.search(text)
+                if members and state.world is None:
+                    state.world = (members.group(1), item.number)
         if not run.steps:
             return []
-        _finish(run)
+        _finish(run, state)
         return [run]
 
+    @staticmethod
+    def _bar(run: ImportedRun, lines: LogReader, n: int, text: str, state: _State) -> None:
+        m, s = BAR_TIMING.search(text), BAR_STEP.search(text)
+        if text.count("train_step_timing in s=") > 1 or not m or not s:
+            lines.warn(n, "progress-bar update that cannot be read whole (cut short, an empty figure, or two on one "
+                       "line); skipped", excerpt=text)
+            return
+        step_text, time = s.group(1), m.group(1)
+        step = whole(step_text)
+        if step is None:
+            if (n, step_text) != state.last_rounded:  # the bar redraws the same update: one report per line and value
+                state.last_rounded = (n, step_text)
+                state.rounded += 1
+                lines.warn(n, f"progress-bar update whose global_step is printed rounded (`{step_text}`, Lightning's "
+                           "3 significant digits): its step number is not exact; skipped",
+                           "Lightning prints a bar figure in exponent form when that is shorter; the exact steps "
+                           "are in NeMo's TensorBoard or W&B logs", excerpt=text)
+            return
+        if step == state.last_step:
+            return  # the bar redraws the same step
+        state.last_step = step
+        loss = BAR_LOSS.search(text)
+        flags = ("nan",) if loss and loss.group(1) in ("nan", "inf", "-inf") else ()
+        if literal(time) is None or float(time) <= 0:
+            lines.warn(n, f"progress-bar update with no readable train_step_timing (`{time}`); skipped", excerpt=text)
+            return
+        figures = {}
+        c = BAR_SAMPLES.search(text)
+        if c and literal(c.group(1)):
+            figures["consumed_samples"] = c.group(1)
+        run.steps.append(Step(step, n, literal(time), figures, flags))
 
-def _finish(run: ImportedRun) -> None:
+    @staticmethod
+    def _nemo2(run: ImportedRun, lines: LogReader, n: int, m: re.Match[str], state: _State) -> None:
+        fields: dict[str, str] = {}
+        for part in m.group(4).split(" | "):
+            f = NEMO2_FIELD.match(part)
+            if f:
+                fields[f.group(1).strip()] = f.group(2)
+        time = fields.get("train_step_timing in s")
+        if time is None:
+            state.untimed += 1
+            if state.untimed == 1:
+                lines.warn(n, "NeMo 2 training line without `train_step_timing in s:` (the timing callback is off, "
+                           "or the line is cut short); skipped", excerpt=m.group(0))
+            return
+        step_text = fields.get("global_step", m.group(2))
+        step = whole(step_text)
+        if step is None:
+            state.rounded += 1
+            lines.warn(n, f"training line whose global_step is printed rounded (`{step_text}`): its step number is "
+                       "not exact; skipped", excerpt=m.group(0))
+            return
+        if literal(time) is None or float(time) <= 0:
+            lines.warn(n, f"training line with no readable train_step_timing (`{time}`); skipped", excerpt=m.group(0))
+            return
+        loss = fields.get("reduced_train_loss")
+        flags = ("nan",) if loss in ("nan", "inf", "-inf") else ()
+        figures = {}
+        for key, name in (("consumed_samples", "consumed_samples"), ("global_batch_size", "global_batch_size"),
+                          ("TFLOPS_per_GPU", "tflops_per_gpu"), ("tokens_per_sec_per_gpu", "tokens_per_sec_per_gpu")):
+            value = fields.get(key)
+            if value is not None and literal(value):
+                figures[name] = value
+        run.steps.append(Step(step, n, literal(time), figures, flags))
+
+
+class _State:
+    def __init__(self) -> None:
+        self.last_step: int | None = None
+        self.last_rounded: tuple[int, str] | None = None
+        self.rounded = 0  # updates skipped for a rounded step number
+        self.untimed = 0  # NeMo 2 lines without a timing
+        self.nemo2 = False
+        self.world: tuple[str, int] | None = None
+
+
+def _finish(run: ImportedRun, state: _State) -> None:
     run.step_unit = "s"
-    run.step_figures = ("consumed_samples",)
-    run.step_note = "each sample is one optimizer step's train_step_timing (Lightning's timer around the training step)"
+    run.step_figures = FIGURES
+    run.step_note = ("each sample is one optimizer step's train_step_timing (NeMo's timing callback around the "
+                     "training step, host clock)" + ("" if state.nemo2 else "; the bar prints it to 3 significant digits"))
+    if state.nemo2:
+        run.framework = "NeMo 2"
     summary = summarize(seconds(run.steps, "s"))
     run.steps = flag_warmup(run.steps, summary)
     for key in ("kind", "layers", "d_model", "heads", "ffn", "d_ff", "vocab"):
-        run.put("model", Field.todo(key, "the progress bar has no model shape: take it from the NeMo recipe"))
-    run.put("work", Field.todo("seq_len", "seq_length from the NeMo recipe"))
+        run.put("model", Field.todo(key, "the log has no model shape: take it from the NeMo recipe (or --model-config)"))
+    run.put("work", Field.todo("seq_len", "seq_length from the NeMo recipe: the log does not print it"))
     rep = run.steps[summary.representative] if summary.representative is not None else run.steps[-1]
-    consumed = rep.figures.get("consumed_samples")
-    if consumed and float(consumed) > 0:
-        batch = float(consumed) / (rep.step + 1)
-        text = str(int(batch)) if batch == int(batch) else f"{batch:.3f}"
-        run.put("work", Field.number("global_batch", text, "sequence", run.cite(
-            rep.line, f"consumed_samples {consumed} / (global_step {rep.step} + 1)")))
-    else:
-        run.put("work", Field.todo("global_batch", "global batch size from the NeMo recipe"))
-    todo_hardware(run)
-    timing_fields(run, summary, "progress-bar steps")
-    run.put("timing", Field.string("boundary", "Lightning train_step_timing: one training step, host timer",
+    _batch(run, rep)
+    count = None
+    if state.world:
+        count = Field.number("count", state.world[0], "device", run.cite(state.world[1]),
+                             "Lightning's `Initializing distributed … MEMBER: r/N`: the world size")
+    todo_hardware(run, count=count)
+    timing_fields(run, summary, "training lines" if state.nemo2 else "progress-bar steps")
+    run.put("timing", Field.string("boundary", "NeMo train_step_timing: one training step, host timer",
                                    Source("paper", "NeMo timing callback (train_step_timing)")))
-    run.notes.append("NeMo's progress bar prints no TFLOP/s or MFU: nothing to claim; effspec derives them once the "
-                     "TODO lines are filled in.")
+    if state.rounded:
+        run.notes.append(f"{state.rounded} update(s) printed their global_step rounded (exponent form) and are not "
+                         "samples (EFF801 at each line).")
+    if state.untimed:
+        run.notes.append(f"{state.untimed} training line(s) or bar update(s) had no train_step_timing and are not samples.")
+    why = "the kept step nearest the median step time"
+    if "tflops_per_gpu" in rep.figures:
+        run.claims.append(Claim("tflops_per_device", f"{rep.figures['tflops_per_gpu']} TFLOP/s", run.cite(rep.line),
+                                f"TFLOPS_per_GPU (4 significant digits) on {why}"))
+    if "tokens_per_sec_per_gpu" in rep.figures:
+        run.claims.append(Claim("throughput", f"{rep.figures['tokens_per_sec_per_gpu']} token/s/device * hardware.count",
+                                run.cite(rep.line), f"tokens_per_sec_per_gpu on {why}, times the devices"))
+    if not run.claims:
+        run.notes.append("The log prints no TFLOP/s or MFU: nothing to claim; effspec derives them once the TODO "
+                         "lines are filled in.")
+
+
+def _batch(run: ImportedRun, rep: Step) -> None:
+    """global_batch: NeMo 2 prints it; from a bar, consumed_samples / (global_step + 1) where both are exact."""
+    gbs = rep.figures.get("global_batch_size")
+    if gbs and whole(gbs):
+        run.put("work", Field.number("global_batch", str(whole(gbs)), "sequence", run.cite(rep.line), "global_batch_size"))
+        return
+    for step in itertools.chain([rep], run.steps):  # streamed: a long log is not held in memory
+        consumed = whole(step.figures.get("consumed_samples", ""))
+        if consumed and consumed % (step.step + 1) == 0:
+            run.put("work", Field.number("global_batch", str(consumed // (step.step + 1)), "sequence", run.cite(
+                step.line, f"consumed_samples {step.figures['consumed_samples']} / (global_step {step.step} + 1)")))
+            return
+    printed = rep.figures.get("consumed_samples", "")
+    why = f" (consumed_samples is printed rounded: `{printed}`)" if rounded(printed) else ""
+    run.put("work", Field.todo("global_batch", f"global batch size from the NeMo recipe{why}"))

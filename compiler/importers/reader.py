@@ -24,6 +24,10 @@ MAX_LINE_BYTES = 1 << 20  # a longer line is cut here (and reported)
 HEAD_LINES = 20_000  # what `auto` detection and `detect()` see
 HEAD_BYTES = 8 << 20
 MAX_WARNINGS = 1_000  # kept; more are counted
+DATE_LINES = 100_000  # the first dated line is looked for this far (a log's start-up is dated, or none of it is)
+# A timestamp on a log line (` [2024-03-30 12:00:01] iteration …`, `[2021-06-10 20:47:51,724] [INFO]`,
+# `… datetime: 2021-05-26 03:20:36`): the first one bounds the framework's checkout date from above.
+_DATED = re.compile(r"(?:^|[\[\s])(20\d\d-[01]\d-[0-3]\d)[ T][0-2]\d:[0-5]\d")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 
@@ -78,6 +82,7 @@ class LogReader:
     dropped_warnings: int = 0
     progress: bool = False
     lines_read: int = 0
+    first_date: tuple[str, int] | None = None  # (YYYY-MM-DD, line) of the first dated line
 
     def __post_init__(self) -> None:
         self.name = self.name or display_name(self.path)
@@ -126,10 +131,19 @@ class LogReader:
                 for segment in text.split("\r"):
                     segment = clean(segment)
                     if segment:
+                        if warn and self.first_date is None and number <= DATE_LINES:
+                            self._date(number, segment)
                         yield LogLine(number, segment)
             self.lines_read = number
             if bar is not None:
                 bar.done()
+
+    def _date(self, number: int, text: str) -> None:
+        """Remember the first timestamp (looked for near the start of a line, or after `datetime:`)."""
+        at = text.find("datetime:")
+        m = _DATED.search(text[:80]) or (_DATED.search(text, at, at + 40) if at >= 0 else None)
+        if m:
+            self.first_date = (m.group(1), number)
 
     def _decode(self, raw: bytes, number: int, warn: bool) -> str:
         raw = raw.rstrip(b"\n")

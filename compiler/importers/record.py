@@ -277,6 +277,8 @@ class ImportedRun:
     convention: Convention | None = None  # filled by the driver from the version
     version_origin: str = ""  # "log", "flag" or "assumed" (filled by the driver)
     version_text: str = ""
+    version_why: str = ""  # which evidence chose the version, for the spec's comment (filled by the driver)
+    dated: tuple[str, int] | None = None  # the first date the log's lines carry (YYYY-MM-DD, line), if any
 
     def put(self, block: str, fld: Field) -> None:
         """Set ``block.key`` (a later value for the same key replaces the earlier one)."""

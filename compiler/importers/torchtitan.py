@@ -28,6 +28,10 @@ BATCH = re.compile(r"global batch size (\d+)")
 SEQ = re.compile(r"(?:sequence length|maximum context length) (\d+)")
 TOKENS = re.compile(r"(\d+) tokens per train step")
 MODEL = re.compile(r"Model (\S+) (\S+) size: ([0-9,]+) total parameters")
+# ParallelDims.build_mesh: `Building 2-D device mesh with ['dp_shard', 'tp'], [4, 2]` (names, then sizes).
+MESH = re.compile(r"Building (\d+)-D device mesh with \[([^\]]*)\], \[([0-9, ]*)\]")
+MESH_DEGREES = {"dp_replicate": "dp", "dp_shard": "dp", "dp": "dp", "tp": "tp", "pp": "pp", "cp": "cp"}
+PENDING = 8  # steps held back to fold in other ranks' lines of the same step (ranks print out of order)
 
 
 class Importer(LogFormat):
@@ -53,6 +57,7 @@ class Importer(LogFormat):
         run = ImportedRun(self.name, self.framework, lines.name)
         seen: dict[str, tuple[str, int]] = {}
         rank_of_metrics: int | None = None
+        ranks = _Ranks(run)
         for item in lines:
             n, text = item.number, item.text
             m = RANK.match(text)
@@ -61,17 +66,17 @@ class Importer(LogFormat):
             if STEP.search(body) and "loss:" in body and "validate step" not in body:
                 if rank_of_metrics is None:
                     rank_of_metrics = rank
-                if rank == rank_of_metrics:
-                    self._metrics(run, lines, n, body)
+                self._metrics(ranks, lines, n, body)
                 continue
             for key, pattern in (("peak", PEAK), ("device", DEVICE), ("global_batch", BATCH), ("seq_len", SEQ),
-                                 ("tokens", TOKENS), ("model", MODEL)):
+                                 ("tokens", TOKENS), ("model", MODEL), ("mesh", MESH)):
                 hit = pattern.search(body)
                 if hit and key not in seen:
-                    seen[key] = (hit.group(1) if key != "model" else " ".join(hit.groups()), n)
+                    seen[key] = (hit.group(1) if key not in ("model", "mesh") else "|".join(hit.groups()), n)
+        ranks.flush()
         if not run.steps:
             return []
-        _finish(run, seen, rank_of_metrics)
+        _finish(run, seen, rank_of_metrics, ranks)
         return [run]
 
     def read_config(self, run: ImportedRun, config: LogReader, text: str) -> None:
@@ -88,7 +93,7 @@ class Importer(LogFormat):
         _apply_config(run, toml, _toml_lines(text), config.name)
 
     @staticmethod
-    def _metrics(run: ImportedRun, lines: LogReader, n: int, body: str) -> None:
+    def _metrics(ranks: _Ranks, lines: LogReader, n: int, body: str) -> None:
         if len(STEP.findall(body)) > 1 or RANK.search(body[1:]) or "[rank" in body:
             lines.warn(n, "two metrics lines interleaved on one line (several ranks printing at once); skipped", excerpt=body)
             return
@@ -103,17 +108,89 @@ class Importer(LogFormat):
         figures = {k: fields[k] for k in ("tps", "tflops", "mfu") if k in fields and literal(fields[k])}
         step = STEP.search(body)
         if step is not None:
-            run.steps.append(Step(int(step.group(1)), n, None, figures))
+            ranks.add(Step(int(step.group(1)), n, None, figures))
 
 
-def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]], rank: int | None) -> None:
-    run.step_figures = ("tps", "tflops", "mfu")
+class _Ranks:
+    """One sample per step: the first line printed for it; the same step printed again (by the other ranks, each
+    printing its own line) is folded into that sample as `ranks` (how many lines), `tps_min` and `tps_max`."""
+
+    def __init__(self, run: ImportedRun) -> None:
+        self.run = run
+        self.pending: dict[int, tuple[Step, list[float]]] = {}
+        self.folded = 0  # lines folded into an earlier line of the same step
+        self.most = 1  # the most lines printed for one step
+
+    def add(self, step: Step) -> None:
+        if step.step in self.pending:
+            self.pending[step.step][1].append(float(step.figures["tps"]))
+            self.folded += 1
+            return
+        if self.pending and step.step < max(self.pending):
+            self.flush()  # a step below the ones held back and not among them: the run restarted
+        self.pending[step.step] = (step, [float(step.figures["tps"])])
+        while len(self.pending) > PENDING:
+            self._emit(min(self.pending))
+
+    def flush(self) -> None:
+        for key in sorted(self.pending):
+            self._emit(key)
+
+    def _emit(self, key: int) -> None:
+        step, tps = self.pending.pop(key)
+        self.most = max(self.most, len(tps))
+        figures = dict(step.figures)
+        if len(tps) > 1:
+            figures.update(ranks=str(len(tps)), tps_min=_g(min(tps)), tps_max=_g(max(tps)))
+        self.run.steps.append(Step(step.step, step.line, None, figures, step.flags))
+
+
+def _g(x: float) -> str:
+    return str(int(x)) if x == int(x) else repr(x)
+
+
+def _mesh(run: ImportedRun, mesh: tuple[str, int]) -> None:
+    """`Building N-D device mesh with [names], [sizes]`: the device count (their product) and the degrees."""
+    dims, names_text, sizes_text = mesh[0].split("|")
+    names = [x.strip().strip("'\"") for x in names_text.split(",") if x.strip()]
+    sizes = [x.strip() for x in sizes_text.split(",") if x.strip()]
+    if (len(names) != len(sizes) or len(names) != int(dims) or not all(x.isdigit() and 0 < int(x) < 10**6 for x in sizes)
+            or not all(re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]{0,40}", x) for x in names)):  # mesh names are identifiers
+        run.notes.append(f"The device-mesh line (line {mesh[1]}) does not pair identifier names with whole sizes: not read.")
+        return
+    degrees: dict[str, int] = {}
+    product = 1
+    for name, size in zip(names, sizes, strict=True):
+        product *= int(size)
+        key = MESH_DEGREES.get(name)
+        if key is not None:
+            degrees[key] = degrees.get(key, 1) * int(size)
+    what = " x ".join(f"{n} {z}" for n, z in zip(names, sizes, strict=True))
+    run.put("hardware", Field.number("count", str(product), "device", run.cite(mesh[1], f"device mesh {what}"),
+                                     "the product of the world mesh's sizes"))
+    unknown = [n for n in names if n not in MESH_DEGREES]
+    if unknown:
+        run.notes.append(f"Device-mesh dimensions {', '.join(unknown)[:80]} (line {mesh[1]}) are not plain degrees "
+                         "(expert parallelism splits dp_shard): the parallelism block is left to the TOML (--config).")
+        return
+    for key in ("dp", "tp", "pp", "cp"):
+        if key in degrees:
+            run.put("parallelism", Field.number(key, str(degrees[key]), "", run.cite(mesh[1], f"device mesh {what}")))
+
+
+def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]], rank: int | None, ranks: _Ranks) -> None:
+    run.step_figures = ("tps", "tflops", "mfu", "ranks", "tps_min", "tps_max")
     summary = summarize([1.0 / float(s.figures["tps"]) for s in run.steps])
     run.steps.warmup = summary.warmup
     run.notes.append("torchtitan prints no step time: its tokens/s, TFLOP/s and MFU are all claims, checked against "
                      "each other (the first implies the step time).")
-    run.notes.append(f"Rates are per device, from rank {rank if rank is not None else 0}'s lines; warm-up lines (first "
-                     f"{summary.warmup}) are flagged in the CSV and not used.")
+    first = f"rank {rank if rank is not None else 0}'s lines" if not ranks.folded else "the first line printed for each step"
+    run.notes.append(f"Rates are per device, from {first}; warm-up lines (first {summary.warmup}) are flagged in the "
+                     "CSV and not used.")
+    if ranks.folded:
+        run.notes.append(f"Each step was printed by up to {ranks.most} ranks: one sample per step (the first line "
+                         f"printed); the {ranks.folded} other line(s) are kept as evidence of spread in the CSV "
+                         "columns `ranks`, `tps_min` and `tps_max`.")
     if "model" in seen:
         run.notes.append(f"Model {seen['model'][0]} (line {seen['model'][1]}): fill in its shape from the model's config.")
     for key in ("kind", "layers", "d_model", "heads", "ffn", "d_ff", "vocab"):
@@ -130,7 +207,10 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]], rank: int | None
     else:
         run.put("work", Field.todo("global_batch", "sequences per step from the TOML config"))
     device, peak = seen.get("device"), seen.get("peak")
+    if "mesh" in seen:
+        _mesh(run, seen["mesh"])
     todo_hardware(run, accelerator=Field.string("accelerator", device[0], run.cite(device[1])) if device else None,
+                  count=run.get("hardware", "count"),
                   peak=Field.number("peak", peak[0], "FLOP/s", run.cite(peak[1]), "the peak torchtitan divided by")
                   if peak else None)
     if summary.representative is None:

@@ -186,11 +186,11 @@ def _convention(run: ImportedRun) -> list[str]:
     if conv is None:
         return []
     if run.version_origin == "log":
-        source = Source("log", run.version[1].citation if run.version else run.log)
-        said = f"the framework version ({run.version_text}) is printed in the log"
+        source = run.version[1] if run.version else Source("log", run.log)
+        said = run.version_why or f"the framework version ({run.version_text}) is printed in the log"
     elif run.version_origin == "flag":
         source = Source("paper", f"{conv.label} (--framework-version {run.version_text})")
-        said = f"the framework version ({run.version_text}) was given with --framework-version"
+        said = run.version_why or f"the framework version ({run.version_text}) was given with --framework-version"
     else:
         source = Source("assumed", f"{conv.label}: the log does not print the version")
         said = "the log does not print the framework version: assumed, pass --framework-version to set it"

@@ -52,9 +52,10 @@ in a few seconds (see ``benchmarks/ranks_bench.py``).
 from __future__ import annotations
 
 from effspec.ranks import imbalance, single_device, straggler
+from effspec.ranks.significance import p_text
 from effspec.ranks.stats import (
+    ALPHA,
     COMPUTE_BOUND_SHARE,
-    IMBALANCE_SPREAD,
     Diagnosis,
     RankStats,
 )
@@ -63,14 +64,28 @@ from effspec.ranks.table import RankTable
 FAMILIES = (straggler, imbalance, single_device)  # tried in this order; the first that fits wins
 
 
-def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None) -> Diagnosis:
-    """The cause family of ``table``'s timing (see the module docstring for the rules)."""
-    s = RankStats.of(table, mfu, pp)
+def diagnose(table: RankTable, mfu: float | None = None, pp: int | None = None, alpha: float = ALPHA) -> Diagnosis:
+    """The cause family of ``table``'s timing (see the module docstring for the rules); ``alpha`` is the
+    false-positive rate on balanced tables (half for imbalance, half for stragglers)."""
+    s = RankStats.of(table, mfu, pp, alpha)
     for family in FAMILIES:
         found = family.find(s)
         if found is not None:
             return found
-    if s.spread < IMBALANCE_SPREAD and s.compute_share < COMPUTE_BOUND_SHARE:
+    if imbalance.sized(s):  # uneven enough to be imbalance, but not distinguishable from step-to-step noise
+        f = s.friedman
+        assert f is not None
+        need = f.steps_to_detect(s.family_alpha)
+        more = (f"about {need:,} steps would make a spread this large significant, if it persisted" if need is not None
+                else "the ranks take turns as noise does: no number of steps would make this spread significant")
+        return s.diagnosis("none", [], [], f"balanced within noise ({p_text(f.p)} over {f.steps} steps): per-rank mean "
+                           f"compute spreads {s.spread:.0%}, but the ranks' order changes from step to step "
+                           f"(Friedman, Kendall's W = {f.kendall_w:.2f}, α = {s.family_alpha:.1%}); {more}",
+                           p_value=f.p, effect_size={"measure": "Kendall's W of per-step compute ranks",
+                                                     "value": f.kendall_w, "compute_spread": s.spread},
+                           **({"note": single_device.NO_MFU_NOTE}
+                              if s.mfu is None and s.compute_share >= COMPUTE_BOUND_SHARE else {}))
+    if s.even and s.compute_share < COMPUTE_BOUND_SHARE:
         comm, stall = float(s.rank_comm.sum()), float(s.rank_stall.sum())
         if comm + stall > 0 and max(comm, stall) >= 2 * min(comm, stall):
             what = "communication" if comm > stall else "stalls"

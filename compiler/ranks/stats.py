@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass, field, replace
 from typing import Any, SupportsIndex
 
+from effspec.ranks.significance import Friedman, friedman_of_ranks, midranks, rank_sum_sf
 from effspec.ranks.table import RankTable
 
 STRAGGLER_EXCESS = 0.10  # a rank computing 10 % slower than the typical rank, on average
@@ -29,6 +30,12 @@ COMPUTE_BOUND_SHARE = 0.6
 LOW_MFU = 0.35
 LOW_COMPUTE_EFFICIENCY = 0.5
 LISTED = 10  # slowest ranks and nodes shown in the evidence
+# A family is named only when its evidence is significant against step-to-step
+# noise (ranks/significance.py): ALPHA is the diagnosis' false-positive rate on
+# balanced tables, half for the imbalance test and half for the straggler tests
+# (Bonferroni over ranks × signals), so that together they name a family on at
+# most ALPHA of noise-only tables (measured: tests/test_ranks_significance.py).
+ALPHA = 0.01
 
 MAX_GRID_FACTOR = 4  # rank × step cells per row at most (a grid at least a quarter filled) ...
 MAX_GRID_SLACK = 65_536  # ... beyond this many cells, so that small sparse tables still load
@@ -130,7 +137,7 @@ class RankStats:
     rank_stall: Any
     rank_wait: Any
     rank_excess: Any  # mean compute excess over the step's median rank
-    rank_comm_excess: Any
+    rank_comm_excess: Any  # mean excess of the communication beyond the wait for the step's slowest compute
     bursts: Any  # steps with compute ≥ BURST_EXCESS above the step's median rank
     comm_bursts: Any
     any_comm: bool  # some step has a positive median communication time
@@ -144,6 +151,67 @@ class RankStats:
     stages: tuple[GroupStat, ...] = ()
     rank_stall_excess: Any = None  # mean stall above the step's median rank, as a share of the median step
     matrices: Any = None  # (C, M, T, step ids): rank × step seconds, for the profile's timeline
+    alpha: float = ALPHA
+    tested_steps: Any = None  # the steps every rank has a row in (the significance tests' blocks): a column mask
+    friedman: Friedman | None = None  # the rank effect on compute (imbalance)
+    comm_net: Any = None  # rank × step communication beyond the wait for the step's slowest compute
+    _midranks: dict = field(default_factory=dict, repr=False)  # quantity index → each tested step's ranks
+
+    @property
+    def family_alpha(self) -> float:
+        """The level of each family's test: half of ALPHA each for imbalance and stragglers."""
+        return self.alpha / 2
+
+    @property
+    def imbalance_significant(self) -> bool:
+        return self.friedman is not None and self.friedman.p <= self.family_alpha
+
+    @property
+    def even(self) -> bool:
+        """No imbalance to speak of: a spread under IMBALANCE_SPREAD, or one step-to-step noise explains."""
+        return self.spread < IMBALANCE_SPREAD or not self.imbalance_significant
+
+    def ranked(self, which: int) -> Any:
+        """Mid-ranks of compute (0), comm beyond the wait for the slowest compute (1) or stall (2) within each
+        tested step (rank × step)."""
+        import numpy as np
+
+        if which not in self._midranks:
+            matrix = (self.comm_net if which == 1 else self.matrices[which])[:, self.tested_steps]
+            self._midranks[which] = midranks(matrix) if matrix.size else np.zeros(matrix.shape)
+        return self._midranks[which]
+
+    def burst_cells(self, which: int) -> tuple[Any, Any]:
+        """(bursts, present): rank × step masks of compute (0) or communication (1) bursts, and of the cells
+        the table has (the per-rank burst counts are these bursts' row sums)."""
+        import numpy as np
+
+        C, M, _, _ = self.matrices
+        with np.errstate(invalid="ignore", divide="ignore"):
+            if which == 0:
+                median = np.nanmedian(C, axis=0) if np.isnan(C).any() else np.median(C, axis=0)
+                excess = np.where(median > 0, C / median - 1.0, 0.0)
+            else:
+                net = self.comm_net
+                median = np.nanmedian(net, axis=0) if np.isnan(net).any() else np.median(net, axis=0)
+                excess = np.where(median > 0, net / median - 1.0, 0.0)
+        present = ~np.isnan(C)
+        return (np.nan_to_num(excess) >= BURST_EXCESS) & present, present
+
+    def rank_sum_p(self, which: int, indices: Any) -> list[float]:
+        """One-sided p-values of the ranks ``indices`` being slower than the rest in quantity ``which``:
+        the exact tail of their rank-sum over the tested steps (significance.rank_sum_sf), uncorrected."""
+        ranks = self.ranked(which)
+        k, n = ranks.shape
+        return [rank_sum_sf(float(ranks[i].sum()), k, n) for i in indices]
+
+    def rank_sum_z(self, which: int, i: int) -> float:
+        """The rank-sum of rank ``i`` in standard deviations above its null mean n(k+1)/2 (variance n(k²−1)/12)."""
+        ranks = self.ranked(which)
+        k, n = ranks.shape
+        if k < 2 or n < 1:
+            return 0.0
+        return float((ranks[i].sum() - n * (k + 1) / 2) / math.sqrt(n * (k * k - 1) / 12))
 
     @property
     def rank_count(self) -> int:
@@ -193,7 +261,7 @@ class RankStats:
                          int(np.max(self.bursts[members] + self.comm_bursts[members])))
 
     @classmethod
-    def of(cls, table: RankTable, mfu: float | None, pp: int | None) -> RankStats:
+    def of(cls, table: RankTable, mfu: float | None, pp: int | None, alpha: float = ALPHA) -> RankStats:
         """The statistics of ``table``; ValueError on a repeated (rank, step),
         SparseGridError on a grid far larger than the rows."""
         import numpy as np
@@ -234,7 +302,12 @@ class RankStats:
             step_median_compute = median(C, axis=0)
             X = np.where(step_median_compute > 0, C / step_median_compute - 1.0, np.where(np.isnan(C), np.nan, 0.0))
             step_median_comm = median(M, axis=0)
-            Y = np.where(step_median_comm > 0, M / step_median_comm - 1.0, 0.0)
+            # Communication beyond waiting in the collective for the step's slowest compute (that
+            # wait is imbalance, not a slow link): a fast rank waits longest, and is no straggler.
+            # The part of the wait that the table puts in `stall` (a barrier) is not in comm.
+            comm_net = np.maximum(M - np.maximum(big(C, axis=0) - C - T, 0.0), 0.0)
+            step_median_net = median(comm_net, axis=0)
+            Y = np.where(step_median_net > 0, comm_net / step_median_net - 1.0, 0.0)
             wait = np.where(total > 0, (M + T) / total, 0.0)
             imbalance_wait = np.where(total > 0, (big(C, axis=0) - C) / total, 0.0)
             step_median_total = median(total, axis=0)
@@ -253,7 +326,9 @@ class RankStats:
             compute_share=float(compute_total / all_total) if all_total > 0 else 0.0,
             spread=float((rank_compute.max() - rank_compute.min()) / rank_compute.max()) if rank_compute.max() > 0 else 0.0,
             wait_share=float(np.nanmean(wait)), imbalance_wait_share=float(np.nanmean(imbalance_wait)),
-            evidence={}, rank_stall_excess=mean(Z, axis=1), matrices=(C, M, T, steps))
+            evidence={}, rank_stall_excess=mean(Z, axis=1), matrices=(C, M, T, steps), alpha=alpha,
+            tested_steps=~np.any(np.isnan(total), axis=0), comm_net=comm_net)
+        stats.friedman = friedman_of_ranks(stats.ranked(0))
         stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
         if exposed:
             stats.evidence["comm_column"] = "comm_exposed"
@@ -283,8 +358,31 @@ class RankStats:
                            "burst_steps": self.burst_floor, "imbalance_spread": IMBALANCE_SPREAD,
                            "imbalance_wait_dominance": IMBALANCE_WAIT_DOMINANCE,
                            "compute_bound_share": COMPUTE_BOUND_SHARE,
-                           "low_mfu": LOW_MFU, "low_compute_efficiency": LOW_COMPUTE_EFFICIENCY},
+                           "low_mfu": LOW_MFU, "low_compute_efficiency": LOW_COMPUTE_EFFICIENCY,
+                           "alpha": self.alpha},
+            "significance": self._significance(),
         })
+
+    def _significance(self) -> dict[str, Any]:
+        """The tests behind the families: the imbalance test always, the straggler tests' setting."""
+        f = self.friedman
+        assert f is not None
+        a = self.family_alpha
+        return {"alpha": self.alpha,
+                "imbalance": {"test": "Friedman, blocked by step (chi-square approximation)", "alpha": a,
+                              "statistic": f.statistic, "df": f.df, "p_value": f.p, "steps": f.steps,
+                              "kendall_w": f.kendall_w, "significant": f.p <= a,
+                              "steps_to_detect": f.steps_to_detect(a)},
+                "straggler": {"test": "rank-sum over steps, exact tail; bursts: Poisson-binomial tail within steps",
+                              "alpha": a,
+                              "correction": "Bonferroni", "tests": self.straggler_tests,
+                              "steps": f.steps}}
+
+    @property
+    def straggler_tests(self) -> int:
+        """Bonferroni's m: every rank in every signal tested (compute, stall, compute bursts; comm and comm
+        bursts when the table has communication)."""
+        return self.rank_count * (5 if self.any_comm else 3)
 
     @property
     def burst_floor(self) -> int:

@@ -876,7 +876,8 @@ def _step_stats(rr) -> tuple[Row, ...]:
     why = (f"not reported: {st.count} sample{'s' if st.count != 1 else ''} after warm-up, "
            f"and a spread needs at least {MIN_SAMPLES} (EFF502)")
     rows = [
-        Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, {st.count} kept"),
+        Row("samples", f"{st.rows}", f"{st.warmup_excluded} warm-up excluded, "
+            + (f"{len(st.implausible_excluded)} implausible excluded (EFF505), " if st.implausible_excluded else "") + f"{st.count} kept"),
         Row("median", s(st.median),
             ("95 % bootstrap CI " + f"{s(st.median_ci[0])} – {s(st.median_ci[1])}" if st.median_ci else "no CI")
             if spread else "confidence interval " + why),
@@ -939,6 +940,9 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
         Row("ranks named", ", ".join(str(r) for r in diag.ranks[:10]) + (", …" if len(diag.ranks) > 10 else "") or "—"),
         Row("nodes named", ", ".join(_clean(n) for n in diag.nodes[:10]) + (", …" if len(diag.nodes) > 10 else "") or "—"),
     ]
+    significance = _diagnosis_significance(evidence)
+    if significance is not None:
+        rows.append(significance)
     for key, name, kind in _DIAGNOSIS_EVIDENCE:
         value = evidence.get(key)
         if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -961,6 +965,29 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
         rows.append(Row("provenance checked", _provenance_summary([check for _, check in files])))
     provenance = _provenance_table(files)
     return tuple(rows), tuple(tables) + ((provenance,) if provenance else ())
+
+
+def _diagnosis_significance(evidence: dict) -> Row | None:
+    """The family's p-value and effect size (the imbalance test's when the family has none)."""
+    sig = evidence.get("significance")
+    if not isinstance(sig, dict) or not isinstance(sig.get("imbalance"), dict):
+        return None
+    imb = sig["imbalance"]
+    p, effect = evidence.get("p_value"), evidence.get("effect_size")
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
+        p = imb.get("p_value")
+        effect = {"measure": "Kendall's W of per-step compute ranks (imbalance test)", "value": imb.get("kendall_w")}
+    if not isinstance(p, (int, float)) or isinstance(p, bool):
+        return None
+    value = (f"p < {p:.1e}" if p <= 1e-12 or evidence.get("p_is_bound") is True
+             else f"p = {p:.2g}" if p >= 1e-3 else f"p = {p:.1e}")
+    note = [f"α = {float(sig.get('alpha', 0)):.0%} for the diagnosis, {float(imb.get('alpha', 0)):.1%} per family"]
+    if isinstance(effect, dict) and isinstance(effect.get("value"), (int, float)):
+        note.append(f"effect: {_clean(str(effect.get('measure', '')))} = {float(effect['value']):.3g}")
+    need = imb.get("steps_to_detect")
+    if p == imb.get("p_value") and not imb.get("significant") and isinstance(need, int):
+        note.append(f"about {need:,} steps would detect this spread")
+    return Row("significance", value, "; ".join(note))
 
 
 def _provenance_summary(checks: list) -> str:

@@ -185,6 +185,62 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
         " throughput per GPU (TFLOP/s/GPU): 490.0 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
         " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
     ),
+    "EFF805": (
+        "Reports a step sample that no chip could produce and leaves it out of the samples: a step time more "
+        "than 100 times shorter than the median of the same log's steps (a timer read before the work was "
+        "dispatched, a unit slip, another run's line). The diagnostic names the log file and the line, the "
+        "step's time and the median it was compared with.",
+        "One impossible sample moves a mean, a percentile or a stall count, and a claim checked against it "
+        "reads as a wild mismatch. Left out and named, it can be traced back to its line.",
+        "Megatron-LM iteration lines, one timed at a thousandth of its neighbours (`effspec import megatron train.log -o run.eff`):",
+        " [2026-01-16 07:32:08] iteration        4/     100 | consumed samples:         8192 | elapsed time per iteration (ms): 15790.2 |"
+        " throughput per GPU (TFLOP/s/GPU): 490.3 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2026-01-16 07:32:24] iteration        5/     100 | consumed samples:        10240 | elapsed time per iteration (ms): 15.8 |"
+        " throughput per GPU (TFLOP/s/GPU): 490000.0 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2026-01-16 07:32:40] iteration        6/     100 | consumed samples:        12288 | elapsed time per iteration (ms): 15812.9 |"
+        " throughput per GPU (TFLOP/s/GPU): 489.6 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "The steps as the timer measured them after the work:",
+        " [2026-01-16 07:32:08] iteration        4/     100 | consumed samples:         8192 | elapsed time per iteration (ms): 15790.2 |"
+        " throughput per GPU (TFLOP/s/GPU): 490.3 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2026-01-16 07:32:24] iteration        5/     100 | consumed samples:        10240 | elapsed time per iteration (ms): 15800.0 |"
+        " throughput per GPU (TFLOP/s/GPU): 490.0 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2026-01-16 07:32:40] iteration        6/     100 | consumed samples:        12288 | elapsed time per iteration (ms): 15812.9 |"
+        " throughput per GPU (TFLOP/s/GPU): 489.6 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+    ),
+    "EFF806": (
+        "Says that the log leaves the framework version open between two presets: its lines are dated within "
+        "half a year after a preset's boundary commit (a date only bounds the checkout from above, so an older "
+        "checkout is possible), or a `--framework-version` names a preset whose boundary is after the log's "
+        "date (the log's date wins). The message names the preset written and the other candidate.",
+        "The same TFLOP/s line means different FLOPs under two versions of a framework's formula; a version "
+        "chosen silently would make a claim look wrong, or right, for the wrong reason.",
+        "A Megatron-LM log dated five days after the 2024-03-25 formula change (`effspec import megatron train.log -o run.eff`):",
+        " [2024-03-30 10:00:00] iteration       10/     100 | consumed samples:        20480 | elapsed time per iteration (ms): 5361.6 |"
+        " throughput per GPU (TFLOP/s/GPU): 130.1 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2024-03-30 10:00:06] iteration       11/     100 | consumed samples:        22528 | elapsed time per iteration (ms): 5470.7 |"
+        " throughput per GPU (TFLOP/s/GPU): 127.5 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+        "A log dated well after the boundary (or the checkout's date given with `--framework-version`):",
+        " [2024-12-30 10:00:00] iteration       10/     100 | consumed samples:        20480 | elapsed time per iteration (ms): 5361.6 |"
+        " throughput per GPU (TFLOP/s/GPU): 130.1 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+        "\n"
+        " [2024-12-30 10:00:06] iteration       11/     100 | consumed samples:        22528 | elapsed time per iteration (ms): 5470.7 |"
+        " throughput per GPU (TFLOP/s/GPU): 127.5 | learning rate: 4.134000E-07 | global batch size:  2048 | lm loss: 1.344240E+01 |"
+        " loss scale: 1.0 | grad norm: 1.283 | number of skipped iterations:   0 | number of nan iterations:   0 |",
+    ),
     "EFF810": (
         "Reports a Hugging Face `config.json` given with `--model-config` that cannot "
         "fill the model block: a `model_type` effspec does not map (the message names "

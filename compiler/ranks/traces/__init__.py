@@ -13,4 +13,4 @@ Nothing here imports the engine, rules, report or CLI; numpy is imported
 inside functions.
 """
 
-METHOD = "effspec-traces 1"
+METHOD = "effspec-traces 2"

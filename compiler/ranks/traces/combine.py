@@ -6,9 +6,10 @@ disagree on the world size (error), and clock skew across hosts (a warning:
 each rank's figures are durations on its own clock and rows are matched by
 step number, so the table is aligned on step boundaries whatever the clocks).
 
-The CSV starts with ``# effspec-traces 1: …`` comment lines (the method, one
+The CSV starts with ``# effspec-traces 2: …`` comment lines (the method, one
 line per file with its size and SHA-256, and any skew), then the header
-``rank,node,step,step_time,compute,comm,comm_exposed,idle,other,stall`` and one
+``rank,node,step,step_time,compute,comm,comm_exposed,idle,other,stall`` (then, since issue 32, the idle split
+and the kernel types) and one
 row per rank and step, in seconds, each float written in full (``repr``).
 """
 
@@ -21,7 +22,10 @@ from urllib.parse import quote
 from effspec.ranks.traces import METHOD
 from effspec.ranks.traces.reduce import TraceSummary
 
-HEADER = ("rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other", "stall")
+HEADER = ("rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other", "stall",
+          # Added by issue 32, after the old columns (readers of the first ten are unchanged):
+          "idle_host_wait", "idle_kernel_wait", "idle_other", "gemm", "attention", "memory", "elementwise_other")
+TOP_NAME_CHARS = 160  # a kernel name in a `kernel` line is cut to this many characters (templated names run to KBs)
 SKEW_FRACTION = 0.5  # step boundaries further apart than half the median step time cannot be real
 
 
@@ -149,6 +153,29 @@ def skew_lines(problems: list[Problem], summaries: list[TraceSummary]) -> list[s
             if p.message.startswith("clock skew")]
 
 
+def quote_kernel(name: str) -> str:
+    """A kernel name in a `kernel` line: percent-encoded like a file name (no comma, space or control
+    character), any lone surrogate a JSON ``\\ud800`` escape made written as its bytes."""
+    return quote(name.encode("utf-8", "surrogatepass"), safe="/._-+@:~")
+
+
+def kernel_lines(summaries: list[TraceSummary], k: int = 10) -> list[str]:
+    """The ``k`` kernels with the most device time over every trace (summed over launches and ranks), one
+    line each: bounded whatever the number of ranks.  A name is percent-encoded (no comma, no leading
+    formula character) and cut to TOP_NAME_CHARS characters first (``cut=yes``)."""
+    total: dict[str, list] = {}
+    for s in summaries:
+        for name, kind, us, launches in s.top:
+            t = total.setdefault(name, [kind, 0.0, 0, 0])
+            t[1] += us
+            t[2] += launches
+            t[3] += 1
+    best = sorted(total, key=lambda n: (-total[n][1], n))[:k]
+    return [f"{METHOD}: kernel top={i} type={total[n][0]} time={_s(total[n][1])} launches={total[n][2]} "
+            f"ranks={total[n][3]} name={quote_kernel(n[:TOP_NAME_CHARS])}" + (" cut=yes" if len(n) > TOP_NAME_CHARS else "")
+            for i, n in enumerate(best, 1)]
+
+
 def _s(us: float) -> str:
     return repr(us / 1e6)
 
@@ -175,11 +202,16 @@ def to_csv(summaries: list[TraceSummary], missing: list[tuple[int, int]], world:
     for s in summaries:
         lines.append(f"# {METHOD}: file={quote_name(s.file)} bytes={s.bytes} sha256={s.sha256} rank={s.rank} "
                      f"node={s.node} node_from={s.node_source} kind={s.kind} steps={len(s.rows)} events={s.events}"
-                     + (f" skipped={s.skipped}" if s.skipped else ""))
+                     + (f" skipped={s.skipped}" if s.skipped else "")
+                     + (f" launch_delay_p50={s.launch_delay[0]:.3f} launch_delay_p95={s.launch_delay[1]:.3f}"
+                        if s.launch_delay else ""))
     lines += ["# " + line for line in skew_lines(problems, summaries)]
+    lines += ["# " + line for line in kernel_lines(summaries)]
     lines.append(",".join(HEADER))
     for s in summaries:
         for r in s.rows:
             lines.append(f"{s.rank},{s.node},{r.step},{_s(r.step_time)},{_s(r.compute)},{_s(r.comm)},"
-                         f"{_s(r.comm_exposed)},{_s(r.idle)},{_s(r.other)},{_s(r.idle + r.other)}")
+                         f"{_s(r.comm_exposed)},{_s(r.idle)},{_s(r.other)},{_s(r.idle + r.other)},"
+                         f"{_s(r.idle_host_wait)},{_s(r.idle_kernel_wait)},{_s(r.idle_other)},{_s(r.gemm)},"
+                         f"{_s(r.attention)},{_s(r.memory)},{_s(r.elementwise_other)}")
     return "\n".join(lines) + "\n"

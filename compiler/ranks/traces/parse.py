@@ -23,6 +23,7 @@ line and column when there is one.
 from __future__ import annotations
 
 import codecs
+import decimal
 import gzip
 import hashlib
 import json
@@ -210,7 +211,8 @@ _DECODERS: list = []  # [(trace decoder, batch decoder)], or [None] without msgs
 def _decoders():
     """msgspec decoders, or None when msgspec is not installed: of the document (``traceEvents`` kept as raw
     JSON, the top-level members the reduction reads as raw JSON, nothing else), and of a batch of events (the
-    few fields a reduction reads; the others are skipped, never made into objects)."""
+    few fields a reduction reads; the others are skipped, never made into objects), with floats as floats
+    and, for an exact reading, as ``decimal.Decimal`` (the number's text, exactly)."""
     if not _DECODERS:
         try:
             import msgspec
@@ -226,7 +228,8 @@ def _decoders():
                                   + [("args", args | None, None)], gc=False)  # type: ignore[operator, unused-ignore]
         trace = msgspec.defstruct("Trace", [("traceEvents", msgspec.Raw)]
                                   + [(f, msgspec.Raw, None) for f in _TOP_FIELDS], gc=False)
-        _DECODERS.append((msgspec.json.Decoder(trace), msgspec.json.Decoder(list[event])))  # type: ignore[valid-type]
+        _DECODERS.append((msgspec.json.Decoder(trace), msgspec.json.Decoder(list[event]),  # type: ignore[valid-type]
+                          msgspec.json.Decoder(list[event], float_hook=decimal.Decimal)))  # type: ignore[valid-type]
     return _DECODERS[0]
 
 
@@ -239,8 +242,8 @@ class StructBatches:
     time (so the objects of one batch exist at once, never those of the whole trace).  A batch that does not
     fit raises :class:`NotFit`; :meth:`fallback` then reads the same bytes with the chunked parser."""
 
-    def __init__(self, data: bytes, events, decoder, top: dict):
-        self.data, self.events, self.decoder, self.top = data, events, decoder, top
+    def __init__(self, data: bytes, events, decoder, top: dict, exact: bool = False):
+        self.data, self.events, self.decoder, self.top, self.exact = data, events, decoder, top, exact
 
     def __iter__(self):
         import msgspec
@@ -267,11 +270,11 @@ class StructBatches:
         self.top.clear()
         source.parser = "chunked"
         data, self.data, self.events = self.data, b"", None
-        reader = _Stream((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), self.top)
+        reader = _Stream((data[i:i + CHUNK] for i in range(0, len(data), CHUNK)), self.top, self.exact)
         return reader.events()
 
 
-def _typed(data: bytes):
+def _typed(data: bytes, exact: bool = False):
     """``(top, batches)`` when msgspec is installed and the document fits the schema (any malformed or unusual
     content does not: the general parser then reads it, and says what is wrong), else None."""
     decoders = _decoders()
@@ -283,7 +286,7 @@ def _typed(data: bytes):
 
     if first_invalid_utf8(data) is not None:  # msgspec does not check the bytes it skips: the general parser says where
         return None
-    trace_decoder, batch_decoder = decoders
+    trace_decoder, batch_decoder, exact_decoder = decoders
     try:
         typed = trace_decoder.decode(data)
         if bytes(memoryview(typed.traceEvents)[:1]) != b"[":
@@ -293,7 +296,7 @@ def _typed(data: bytes):
                if (value := getattr(typed, name)) is not None}
     except (msgspec.DecodeError, RecursionError, ValueError):
         return None
-    return top, StructBatches(data, typed.traceEvents, batch_decoder, top)
+    return top, StructBatches(data, typed.traceEvents, exact_decoder if exact else batch_decoder, top, exact)
 
 
 def _position(data: bytes, offset: int) -> tuple[int, int]:
@@ -303,10 +306,11 @@ def _position(data: bytes, offset: int) -> tuple[int, int]:
 
 
 def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
-               allow_hardlinks: bool = False):
+               allow_hardlinks: bool = False, exact: bool = False):
     """``(top, events, source)``: the top-level members but ``traceEvents``, an
     iterator over the events, and the file's identity (complete once the
-    events are exhausted)."""
+    events are exhausted).  ``exact``: the events' non-integer numbers are
+    ``decimal.Decimal``, their text exactly, not the nearest double."""
     source = Source()
     chunks = _chunks(path, source, max_bytes, beneath, allow_hardlinks)
     head: list[bytes] = []
@@ -319,14 +323,14 @@ def read_trace(path: str, whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_T
     else:  # the whole file fits: decoded by msgspec, a batch at a time, or by the general parser
         data = b"".join(head)
         head.clear()
-        typed = _typed(data)
+        typed = _typed(data, exact)
         if typed is not None:
             source.parser = "msgspec"
             return typed[0], typed[1], source
         head.append(data)
         del data
     source.parser = "chunked"
-    reader = _Stream(_chain(head, chunks))
+    reader = _Stream(_chain(head, chunks), exact=exact)
     return reader.top, reader.events(), source
 
 
@@ -344,10 +348,10 @@ class _Stream:
     """An incremental reader of one top-level JSON object whose ``traceEvents``
     array is yielded element by element; other members go to ``top``."""
 
-    def __init__(self, chunks: Iterator[bytes], top: dict | None = None):
+    def __init__(self, chunks: Iterator[bytes], top: dict | None = None, exact: bool = False):
         self.chunks = chunks
         self.decoder = codecs.getincrementaldecoder("utf-8")("strict")
-        self.json = json.JSONDecoder(parse_constant=_reject_constant)
+        self.json = json.JSONDecoder(parse_constant=_reject_constant, parse_float=decimal.Decimal if exact else None)
         self.buf, self.pos, self.eof = "", 0, False
         self.line_base, self.line_start = 1, 0  # lines before buf, and where the current line starts (may be < 0)
         self.top: dict = {} if top is None else top

@@ -32,7 +32,9 @@ Always: compute + comm_exposed + other + idle = step_time (to float rounding).
 
 from __future__ import annotations
 
+import decimal
 import gc
+import itertools
 import math
 import re
 from array import array
@@ -56,8 +58,36 @@ MAX_NODE = 128
 
 COMPUTE, COMM, OTHER = 0, 1, 2  # GPU classes
 HOST_OP, HOST_C10D, GLOO = 0, 1, 2  # CPU classes
-_DEVICE_CATS = {"kernel": None, "gpu_memcpy": OTHER, "gpu_memset": OTHER}
-_LAUNCH_CATS = ("cuda_runtime", "cuda_driver")
+_BY_NAME, _MTIA = -1, -2  # device categories whose events are classed by name
+# Device activity, by Kineto category (spec/traces.md, "GPU traces"): kernels (classed by name: COLLECTIVE_FAMILIES),
+# memory copies and sets (OTHER).  `Kernel`, `Memcpy`, `Memset`: older Kineto's names; `hpu_op`: Gaudi;
+# `mtia_ccp_events`: MTIA's device events (_mtia_class).
+# XPU and ROCm traces use `kernel` / `gpu_mem*` with their own launch categories.
+_DEVICE_CATS: dict[str, int] = {"kernel": _BY_NAME, "Kernel": _BY_NAME, "hpu_op": _BY_NAME, "gpu_memcpy": OTHER,
+                                "Memcpy": OTHER, "gpu_memset": OTHER, "Memset": OTHER, "mtia_ccp_events": _MTIA}
+_LAUNCH_CATS = frozenset(("cuda_runtime", "cuda_driver", "Runtime", "Driver", "mtia_runtime", "xpu_runtime",
+                          "xpu_driver", "hpu_runtime", "privateuse1_runtime", "privateuse1_driver"))
+# Categories of a device's namespace that are not activity: annotations drawn on the device timeline, and
+# synchronisation (the host or a stream waiting: idle, not busy; HTA counts `cuda_sync` as busy).
+_NOT_ACTIVITY = frozenset(("gpu_user_annotation", "cuda_sync", "mtia_insight", "xpu_user_annotation"))
+# A category in one of these namespaces that effspec does not know is a device event it cannot read.
+_DEVICE_NAMESPACE = re.compile(r"(?:gpu|cuda|hip|rocm|mtia|xpu|hpu|npu|privateuse1|cupti)_|(?:kernel|memcpy|memset)\Z",
+                               re.IGNORECASE)
+# Device categories known and not read, and why (said in the refusal).
+WHY_NOT_READ = {"cuda_profiler_range": "CUPTI range-profiler counters: Kineto lays their spans end to end, one "
+                "length for all, so they are not times"}
+MAX_CATEGORIES = 4096  # distinct unknown categories remembered (a trace has a dozen)
+
+
+def _mtia_class(name: str) -> int:
+    """An MTIA device event: a DMA is a memory transfer (OTHER); `event_wait` / `event_record` are a stream
+    waiting and a marker (not activity, like `cuda_sync`); any other (`pe_exe`, `merge`, `remote`…) runs
+    on the device, classed by name (a collective is COMM).  -1: not activity."""
+    if name.startswith("dma_"):
+        return OTHER
+    if name.startswith("event_"):
+        return -1
+    return kernel_class(name)
 
 
 # Which device kernels are communication (spec/traces.md, "Collectives"): a kernel whose name contains one of
@@ -87,6 +117,48 @@ def kernel_class(name: str) -> int:
     return cls
 
 
+# Kernel types (spec/traces.md, "Kernel types"): a non-communication kernel is of the first type whose table
+# entry it fits, in any case; any other is elementwise/other.  Communication is COLLECTIVE_FAMILIES; memory is
+# every copy, set and DMA.  An entry: (type, substrings anywhere in the name, prefixes of a word (a run of
+# letters, so not after a letter), whole words, prefixes a word must not have).  Plain `in` tests and one
+# split into words: a regular expression with look-behinds took ~90 µs a kernel name (they run to KBs).
+KERNEL_TYPES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], tuple[str, ...], tuple[str, ...]], ...] = (
+    ("attention", ("flash", "fmha", "attention", "attn", "sdpa"), ("mha",), (), ()),
+    ("gemm", ("gemm", "matmul", "cutlass", "cublas", "xmma", "wgmma", "nvjet", "cijk_", "hipblaslt", "tensile",
+              "scudnn", "winograd", "dgrad", "wgrad", "fprop"), ("conv", "bmm"), ("mm",), ("convert",)),
+)
+TYPES = ("gemm", "attention", "communication", "memory", "elementwise_other")
+GEMM, ATTENTION, COMMUNICATION, MEMORY, ELEMENTWISE = range(5)
+_WORD = re.compile(r"[a-z]+")
+_KERNEL_TYPE: dict[str, int] = {}
+MAX_NAMES = 1 << 16  # distinct kernel names kept for the breakdown and the top kernels
+TOP_KERNELS = 10
+
+
+def kernel_type(name: str) -> int:
+    """A compute kernel's type by name: ATTENTION, GEMM or ELEMENTWISE (elementwise and everything else)."""
+    out = _KERNEL_TYPE.get(name)
+    if out is not None:
+        return out
+    low = name.lower()
+    words: list[str] | None = None
+    out = ELEMENTWISE
+    for kind, inside, prefixes, whole, not_prefixes in KERNEL_TYPES:
+        if any(w in low for w in inside):
+            out = TYPES.index(kind)
+            break
+        if prefixes or whole:
+            if words is None:
+                words = _WORD.findall(low)
+            if any((w in whole or w.startswith(prefixes)) and not w.startswith(not_prefixes or ("\0",))
+                   for w in words):
+                out = TYPES.index(kind)
+                break
+    if len(_KERNEL_TYPE) < MAX_NAMES and len(name) <= 4096:
+        _KERNEL_TYPE[name] = out
+    return out
+
+
 @dataclass(frozen=True)
 class StepRow:
     """One step of one rank, in microseconds."""
@@ -98,6 +170,15 @@ class StepRow:
     comm_exposed: float
     idle: float
     other: float
+    # The idle split (GPU traces; a CPU trace's idle is all `idle_other`) and the kernel-type breakdown:
+    # the union of each type's device events in the window (communication is `comm`).
+    idle_host_wait: float = 0.0
+    idle_kernel_wait: float = 0.0
+    idle_other: float = 0.0
+    gemm: float = 0.0
+    attention: float = 0.0
+    memory: float = 0.0
+    elementwise_other: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -118,6 +199,9 @@ class TraceSummary:
     events: int
     skipped: int = 0
     notes: tuple[str, ...] = field(default=())
+    # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
+    top: tuple[tuple[str, str, float, int], ...] = field(default=())
+    launch_delay: tuple[float, float] | None = None  # median and p95 of launch → device start, µs
 
 
 def node_name(raw: str) -> str:
@@ -139,12 +223,31 @@ def node_name(raw: str) -> str:
 MAX_TIME_US = 1e16  # 317 years of microseconds: a larger timestamp or duration is not a clock reading
 
 
+class ReadExactly(Exception):
+    """The first events read as doubles have timestamps that lost fractions: read the trace exactly."""
+
+
+FIRST_EVENTS = 4096  # events read as doubles before the check for lost fractions (the chunked parser)
+
+
 class _Collector:
     """The events a reduction needs, as compact arrays."""
 
-    def __init__(self) -> None:
+    def __init__(self, label: str | None = None, exact: bool = False) -> None:
+        # exact: the events' numbers come as their decimal text (Decimal) and every timestamp is kept as
+        # float(ts - origin), origin the first timestamp's whole µs, rounded once from the exact difference.
+        self.exact, self.origin = exact, 0
+        # The step spans: `ProfilerStep#N`, or a record_function label (`LABEL` or `LABEL#N`).
+        self.prefix = "ProfilerStep#" if label is None else label
+        self.step_re = _STEP if label is None else re.compile(re.escape(label) + r"(?:#(\d{1,18}))?\Z")
+        self.categories: dict[Any, int] = {}  # other categories of complete events, counted
         self.steps: list[tuple[int, float, float, Any]] = []  # (N, ts, dur, thread)
         self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr = array("d"), array("d"), array("b"), array("q")
+        self.dev_name = array("l")  # an index into `names` (-1: a name past MAX_NAMES or not a string; -2: no name read)
+        self.names: dict[str, int] = {}
+        self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
+        self.types: Any = None  # the device events' kernel types, once made (_types)
+        self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
         self.rt_ts, self.rt_corr = array("d"), array("q")
         self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
         self.gloo_ts, self.gloo_dur = array("d"), array("d")
@@ -152,20 +255,98 @@ class _Collector:
         self.events = 0
         self.skipped = 0
 
+    def number_steps(self) -> None:
+        """Spans of a label without ``#N`` are numbered 0, 1, … in time order."""
+        if any(s[0] < 0 for s in self.steps):
+            self.steps.sort(key=lambda s: (s[1], s[0]))
+            self.steps = [(k if n < 0 else n, ts, dur, t) for k, (n, ts, dur, t) in enumerate(self.steps)]
+
+    def unknown_device_categories(self) -> dict[str, int]:
+        """Categories in a device's namespace that are neither activity, launches nor known non-activity."""
+        return {k: n for k, n in self.categories.items() if type(k) is str and k not in _NOT_ACTIVITY
+                and _DEVICE_NAMESPACE.match(k)}
+
     def add(self, events: Iterable[Any]) -> None:
+        """Collect every event.  Reading as doubles, a first batch whose timestamps lost fractions raises
+        ReadExactly at once (the caller reads the trace again, exactly), so such a trace is not read twice
+        whole."""
+        import numpy as np
+
         if isinstance(events, StructBatches):
-            for batch in events:
+            for k, batch in enumerate(events):
+                if self.exact:
+                    self._exact(batch, True)
                 self.add_structs(batch)
+                if k == 0 and not self.exact and self.lost_fractions(np):
+                    raise ReadExactly
+        elif self.exact:
+            self.add_dicts(self._exact_dicts(events))
         else:
+            events = iter(events)
+            self.add_dicts(itertools.islice(events, FIRST_EVENTS))
+            if self.lost_fractions(np):
+                raise ReadExactly
             self.add_dicts(events)
+
+    def lost_fractions(self, np) -> bool:
+        """Whether a timestamp kept as a double may have lost part of its text: one at or past EXACT_ABOVE
+        that is not a whole number (an epoch-µs trace written in whole µs, as older Kineto does, lost
+        nothing: an integer below 2^53 is a double exactly)."""
+        if any(abs(s[1]) >= EXACT_ABOVE and s[1] != math.floor(s[1]) for s in self.steps):
+            return True
+        for a in (self.dev_ts, self.rt_ts, self.op_ts, self.gloo_ts):
+            if len(a):
+                v = np.frombuffer(a, dtype=np.float64)
+                if max(-v.min(), v.max()) < EXACT_ABOVE:
+                    continue
+                big = v[np.abs(v) >= EXACT_ABOVE]
+                if bool(np.any(big != np.floor(big))):
+                    return True
+        return False
+
+    def _exact_dicts(self, events: Iterable[Any]) -> Iterable[Any]:
+        for e in events:
+            if type(e) is dict:
+                self._exact((e,), False)
+            yield e
+
+    _origin_set = False
+
+    def _exact(self, events: Iterable[Any], structs: bool) -> None:
+        """Each event's ``ts`` (a Decimal or an int: its text exactly) as ``float(ts - origin)``, one rounding
+        of the exact difference; ``dur`` as the double nearest its text.  A number no double holds is left as
+        something that is not a number (the event is then skipped and counted, as any malformed one)."""
+        Decimal = decimal.Decimal
+        for e in events:
+            ts = e.ts if structs else e.get("ts")
+            dur = e.dur if structs else e.get("dur")
+            t = type(ts)
+            if t is Decimal or t is int:
+                try:
+                    if not self._origin_set:
+                        self.origin, self._origin_set = math.floor(ts), True
+                    ts = float(ts - self.origin)
+                except (ArithmeticError, ValueError):  # Overflow, an infinite or huge value: not a timestamp
+                    ts = None
+            if type(dur) is Decimal:
+                try:
+                    dur = float(dur)
+                except (ArithmeticError, ValueError):
+                    dur = None
+            if structs:
+                e.ts, e.dur = ts, dur
+            else:
+                e["ts"], e["dur"] = ts, dur
 
     def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
         """``add_dicts`` for the events msgspec decoded: the same checks on
         attributes (``args`` is then an object with ``correlation``, or None)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads = self.threads
+        threads, categories = self.threads, self.categories
+        prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         skipped = 0
         for e in events:
@@ -180,7 +361,7 @@ class _Collector:
                 if type(name) is not str:
                     skipped += 1
                     continue
-                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
                 dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -197,11 +378,13 @@ class _Collector:
                 except TypeError:
                     thread = (None, None)
                     t = threads.get(thread)
-                if name.startswith("ProfilerStep#"):
-                    m = _STEP.match(name)
+                if name.startswith(prefix):
+                    m = step_re.match(name)
                     if m:
-                        self.steps.append((int(m.group(1)), ts, dur, thread))
-                    continue
+                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
+                        continue
+                    if cat == "user_annotation":
+                        continue
                 if t is None:
                     t = threads[thread] = len(threads)
                 op_ts.append(ts)
@@ -216,18 +399,34 @@ class _Collector:
                     continue
                 corr: Any = e.args.correlation if e.args is not None else None
                 cls = _DEVICE_CATS[cat]
-                if cls is None:
+                nid = -2
+                if cls < 0:
                     name = e.name
-                    cls = kernel_class(name) if type(name) is str else COMPUTE
+                    if type(name) is not str:
+                        cls, nid = COMPUTE, -1
+                    elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
+                        cls = name_cls[nid]
+                        if cls < 0:
+                            continue
+                    else:
+                        cls = kernel_class(name) if cls == _BY_NAME else _mtia_class(name)
+                        if len(names) < MAX_NAMES:
+                            nid = names[name] = len(names)
+                            name_cls.append(cls)
+                        if cls < 0:  # an MTIA wait or marker: not activity
+                            continue
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-            elif cat in _LAUNCH_CATS:
+                dev_name.append(nid)
+            elif type(cat) is str and cat in _LAUNCH_CATS:
                 corr = e.args.correlation if e.args is not None else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
+                categories[cat] = categories.get(cat, 0) + 1
         self.events += len(events)
         self.skipped += skipped
 
@@ -236,9 +435,11 @@ class _Collector:
         reduction: checks are inlined (a number is an int or float, not a
         bool, within ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
+        dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
         rt_ts, rt_corr = self.rt_ts, self.rt_corr
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads = self.threads
+        threads, categories = self.threads, self.categories
+        prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         count = skipped = 0
         for e in events:
@@ -254,7 +455,7 @@ class _Collector:
                 if type(name) is not str:
                     skipped += 1
                     continue
-                if cat == "user_annotation" and not (name.startswith("ProfilerStep#") or name.startswith("gloo:")):
+                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
                 dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -271,11 +472,13 @@ class _Collector:
                 except TypeError:  # a list or an object as a pid: not a thread anyone can name
                     thread = (None, None)
                     t = threads.get(thread)
-                if name.startswith("ProfilerStep#"):
-                    m = _STEP.match(name)
+                if name.startswith(prefix):
+                    m = step_re.match(name)
                     if m:
-                        self.steps.append((int(m.group(1)), ts, dur, thread))
-                    continue
+                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
+                        continue
+                    if cat == "user_annotation":
+                        continue
                 if t is None:
                     t = threads[thread] = len(threads)
                 op_ts.append(ts)
@@ -291,45 +494,100 @@ class _Collector:
                 args: Any = e.get("args")
                 corr: Any = args.get("correlation") if type(args) is dict else None
                 cls = _DEVICE_CATS[cat]
-                if cls is None:
+                nid = -2
+                if cls < 0:
                     name = e.get("name")
-                    cls = kernel_class(name) if type(name) is str else COMPUTE
+                    if type(name) is not str:
+                        cls, nid = COMPUTE, -1
+                    elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
+                        cls = name_cls[nid]
+                        if cls < 0:
+                            continue
+                    else:
+                        cls = kernel_class(name) if cls == _BY_NAME else _mtia_class(name)
+                        if len(names) < MAX_NAMES:
+                            nid = names[name] = len(names)
+                            name_cls.append(cls)
+                        if cls < 0:  # an MTIA wait or marker: not activity
+                            continue
                 dev_ts.append(ts)
                 dev_dur.append(dur)
                 dev_cls.append(cls)
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-            elif cat in _LAUNCH_CATS:
+                dev_name.append(nid)
+            elif type(cat) is str and cat in _LAUNCH_CATS:
                 args = e.get("args")
                 corr = args.get("correlation") if type(args) is dict else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
+                categories[cat] = categories.get(cat, 0) + 1
         self.events += count
         self.skipped += skipped
 
 
 SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
                        "or one taken before torch.distributed.init_process_group)")
+# A rank in a file name: `rank-3`, `rank3_`, `rank_3`, `profile_trace_rank_0.json`; not `frank3` (a word ending in rank).
+_NAME_RANK = re.compile(r"(?<![A-Za-z])rank[-_]?(\d{1,10})(?!\d)", re.IGNORECASE)
+NO_RANK = "no `distributedInfo.rank`: the trace does not say which rank wrote it"
+NO_RANK_HELP = ("profile after torch.distributed.init_process_group, which records the rank in the trace, or "
+                "name the file after its rank (`rank-3.json`) and pass --rank-from name")
 
 
-def _rank(top: dict) -> tuple[int, int | None, str]:
-    """``(rank, world_size, note)``.  A trace with no ``distributedInfo.rank`` at all (no member, or a member
-    without ``rank``) is a single-process profile: rank 0 of a world of 1, said in ``note``.  A rank that is
-    there but not a rank (a string, a negative number) is refused: the trace says something wrong."""
+def rank_in_name(path: str) -> tuple[int | None, str]:
+    """The rank a file's name gives (``rank-3``, ``rank3_``, ``rank_3``, any case), and a problem when it
+    gives none or two different ones."""
+    import os
+
+    base = os.path.basename(path)
+    found = sorted({int(m.group(1)) for m in _NAME_RANK.finditer(base)})
+    if not found:
+        return None, "its file name holds no rank (`rank-3`, `rank3_`, `rank_3`)"
+    if len(found) > 1:
+        return None, f"its file name holds {len(found)} ranks ({', '.join(map(str, found[:5]))})"
+    if found[0] >= 2**31:
+        return None, "the rank in its file name is not a number in 0..2³¹"
+    return found[0], ""
+
+
+def _rank(top: dict, path: str = "", rank_from: str = "field") -> tuple[int, int | None, str, str]:
+    """``(rank, world_size, note, missing)``.  A trace with no ``distributedInfo.rank`` at all (no member, or a
+    member without ``rank`` nor ``world_size``) is a single-process profile: rank 0 of a world of 1, said in
+    ``note`` (with ``rank_from="name"``, the rank its file name gives).  A distributed trace without a rank
+    is ``missing`` the rank (the caller names every missing piece at once); a rank that is there but not a
+    rank (a string, a negative number) is refused: the trace says something wrong."""
     info: Any = top.get("distributedInfo")
-    if info is None or (isinstance(info, dict) and "rank" not in info and "world_size" not in info):
-        return 0, 1, SINGLE_PROCESS_NOTE
-    rank = info.get("rank") if isinstance(info, dict) else None
-    if type(rank) is not int or not 0 <= rank < 2**31:
-        raise TraceError("EFF003", "no `distributedInfo.rank`: the trace does not say which rank wrote it",
-                         "profile after torch.distributed.init_process_group, which records the rank in the trace")
-    world = info.get("world_size")
+    world = info.get("world_size") if isinstance(info, dict) else None
     if type(world) is int and not 0 < world <= 2**31:
         raise TraceError("EFF003", f"`distributedInfo.world_size` is {world if abs(world) < 10**12 else 'huge'}: "
                          "not a world size (1 to 2,147,483,648 ranks)", "the trace was edited or is not torch's")
-    if type(world) is int and rank >= world:
-        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks")
-    return rank, world if type(world) is int else None, ""
+    world = world if type(world) is int else None
+    field_rank = info.get("rank") if isinstance(info, dict) else None
+    has_field = isinstance(info, dict) and "rank" in info
+    if has_field and type(field_rank) is int and 0 <= field_rank < 2**31:
+        rank = field_rank
+        if rank_from == "name":
+            named, _ = rank_in_name(path)
+            if named is not None and named != rank:
+                raise TraceError("EFF003", f"the file name says rank {named}, `distributedInfo.rank` says {rank}",
+                                 "rename the file, or leave out --rank-from name to read the field alone")
+        note = ""
+    elif rank_from == "name" and not (has_field and field_rank is not None):
+        named, why = rank_in_name(path)
+        if named is None:
+            return 0, world, "", f"{NO_RANK}, and {why}"
+        rank, note = named, (f"no `distributedInfo.rank`: rank {named} read from the file name (--rank-from name)"
+                             + ("" if world is not None else "; the world size is not recorded"))
+    elif info is None or (isinstance(info, dict) and "rank" not in info and "world_size" not in info):
+        return 0, 1, SINGLE_PROCESS_NOTE, ""
+    else:
+        return 0, world, "", NO_RANK
+    if world is not None and rank >= world:
+        raise TraceError("EFF003", f"`distributedInfo.rank` {rank} is outside its world of {world:,} ranks"
+                         if note == "" else f"rank {rank} (from the file name) is outside its world of {world:,} ranks")
+    return rank, world, note, ""
 
 
 def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
@@ -343,9 +601,91 @@ def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
 
 def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
                  whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
-                 allow_hardlinks: bool = False) -> TraceSummary:
+                 allow_hardlinks: bool = False, rank_from: str = "field", window: str | None = None) -> TraceSummary:
     """Read and reduce one trace file; TraceError on any problem.  ``beneath``:
-    ``path`` was listed in a folder and is opened beneath it (parse._open)."""
+    ``path`` was listed in a folder and is opened beneath it (parse._open).  ``rank_from="name"``: a trace
+    without ``distributedInfo.rank`` takes its rank from its file name.  ``window``: the ``record_function``
+    label whose spans are the steps, in place of ``ProfilerStep#N``."""
+    import numpy as np
+
+    shown = display if display is not None else path
+    # Parsing makes ~20 container objects an event, and none of them is in a
+    # cycle (JSON is a tree): the cyclic collector, which would walk them
+    # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
+    reading = (path, whole_limit, max_bytes, beneath, allow_hardlinks)
+    top, c, source, fractional = _collect(reading, window, exact=False)
+    if fractional:  # timestamps a double cannot hold to the nanosecond: the decimal text, exactly
+        top, c, source, _ = _collect(reading, window, exact=True)
+    rank, world, rank_note, missing_rank = _rank(top, shown, rank_from)
+    notes = [rank_note] if rank_note else []
+    missing = [missing_rank] if missing_rank else []
+    unknown = c.unknown_device_categories()
+    if unknown and not len(c.dev_ts):
+        missing.append(f"its device events are of kinds effspec does not read ({_categories(unknown)}): refused "
+                       "rather than read as a CPU trace")
+    elif unknown:
+        notes.append(f"device events of kinds effspec does not read are not counted: {_categories(unknown)}")
+    whole = False
+    if not c.steps:
+        if window is not None:
+            missing.append(f"no `record_function` span named `{window}` (--window): the trace has no steps to split")
+        elif len(c.dev_ts):
+            whole = True
+        elif not unknown:
+            missing.append("no `ProfilerStep#N` span: the trace has no steps to split, and no device activity to "
+                           "read as one window")
+    if missing:
+        helps = {NO_RANK_HELP if any(m.startswith(NO_RANK) for m in missing) else "",
+                 "call prof.step() once per training step inside torch.profiler.profile(schedule=...), or name a "
+                 "record_function label with --window" if any("no steps" in m for m in missing) else "",
+                 "profile the device with a kernel-level activity (ProfilerActivity.CUDA, .XPU, .MTIA…)"
+                 if any("device events" in m for m in missing) else ""}
+        raise TraceError("EFF003", missing[0] + "".join(f"; and {m}" for m in missing[1:]),
+                         "; ".join(h for h in sorted(helps) if h))
+    node, node_source = _node(top, rank, ranks_per_node)
+    base_ns = top.get("baseTimeNanoseconds")
+    offset = (base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0) + c.origin
+    if whole:
+        start = np.frombuffer(c.dev_ts, dtype=np.float64)
+        first = float(start.min())
+        end = float((start + np.frombuffer(c.dev_dur, dtype=np.float64)).max())
+        base = math.floor(first)
+        kind, rows = "gpu", _gpu_rows(np, c, base, whole=True)
+        notes.append(f"no `{'ProfilerStep#N' if window is None else window}` span: read as one window (step 0) "
+                     f"over the trace's device activity, {end - first:,.3f} µs from its first device event to its "
+                     f"last ({len(c.dev_ts):,} events); --window LABEL cuts steps on a record_function label")
+        starts: tuple[float, ...] = (offset + first,)
+    else:
+        c.number_steps()
+        c.steps.sort(key=lambda s: (s[1], s[0]))
+        seen: dict[int, int] = {}
+        for n, *_ in c.steps:
+            if n in seen:
+                label = "ProfilerStep" if window is None else window
+                raise TraceError("EFF003", f"`{label}#{n}` appears twice", "one span per step number")
+            seen[n] = 1
+        base = math.floor(c.steps[0][1])
+        if len(c.dev_ts):
+            kind, rows = "gpu", _gpu_rows(np, c, base)
+        else:
+            kind, rows = "cpu", _cpu_rows(np, c, base)
+        starts = tuple(offset + s[1] for s in c.steps)
+    return TraceSummary(
+        file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
+        rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
+        step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
+        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay)
+
+
+# From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
+# 1 ns (0.25 µs at 1.7e15): a trace with fractional timestamps there is read again, exactly.
+EXACT_ABOVE = 2.0 ** 43
+
+
+def _collect(reading: tuple[str, int, int, bool, bool], window: str | None, exact: bool) -> tuple[dict, _Collector, Any, bool]:
+    """``(top, collector, source, fractional)``: one pass over the events; ``fractional``: the trace holds
+    timestamps past EXACT_ABOVE that are not whole numbers, so a double lost part of them and the caller
+    reads it again with ``exact``.  (Searching the text instead costs 3x the reduction.)"""
     import numpy as np
 
     # Parsing makes ~20 container objects an event, and none of them is in a
@@ -354,40 +694,30 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     paused = gc.isenabled()
     gc.disable()
     try:
-        top, events, source = read_trace(path, whole_limit, max_bytes, beneath, allow_hardlinks)
-        c = _Collector()
+        top, events, source = read_trace(*reading, exact=exact)
+        c = _Collector(window, exact)
         try:
-            c.add(events)
-        except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
-            c = _Collector()
-            c.add(events.fallback(source))
+            try:
+                c.add(events)
+            except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
+                c = _Collector(window, exact)
+                c.add(events.fallback(source))
+        except ReadExactly:
+            return top, c, source, True
+        fractional = not exact and c.lost_fractions(np)
         del events
     finally:
         if paused:
             gc.enable()
-    rank, world, rank_note = _rank(top)
-    node, node_source = _node(top, rank, ranks_per_node)
-    if not c.steps:
-        raise TraceError("EFF003", "no `ProfilerStep#N` span: the trace has no steps to split",
-                         "call prof.step() once per training step inside torch.profiler.profile(schedule=...)")
-    c.steps.sort(key=lambda s: (s[1], s[0]))
-    seen: dict[int, int] = {}
-    for n, *_ in c.steps:
-        if n in seen:
-            raise TraceError("EFF003", f"`ProfilerStep#{n}` appears twice", "one span per step number")
-        seen[n] = 1
-    base = math.floor(c.steps[0][1])
-    base_ns = top.get("baseTimeNanoseconds")
-    offset = base_ns / 1000.0 if type(base_ns) is int and 0 <= base_ns < 2**63 else 0.0
-    if len(c.dev_ts):
-        kind, rows = "gpu", _gpu_rows(np, c, base)
-    else:
-        kind, rows = "cpu", _cpu_rows(np, c, base)
-    return TraceSummary(
-        file=display if display is not None else path, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
-        rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
-        step_starts=tuple(offset + s[1] for s in c.steps), events=c.events, skipped=c.skipped,
-        notes=(rank_note,) if rank_note else ())
+    return top, c, source, fractional
+
+
+def _categories(counts: dict[str, int]) -> str:
+    from effspec.diagnostics import printable
+
+    shown = sorted(counts, key=lambda k: (-counts[k], k))
+    return ", ".join(f"`{printable(k)[:40]}` ({counts[k]:,}" + (f": {WHY_NOT_READ[k]})" if k in WHY_NOT_READ else ")")
+                     for k in shown[:5]) + (", …" if len(shown) > 5 else "")
 
 
 def _arr(np, a: array, base: float = 0.0):
@@ -402,12 +732,11 @@ def _step_spans(np, c: _Collector, base: float):
     return n, lo, hi
 
 
-def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
-    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[StepRow, ...]:
     start = _arr(np, c.dev_ts, base)
     end = start + _arr(np, c.dev_dur)
     cls = np.frombuffer(c.dev_cls, dtype=np.int8) if len(c.dev_cls) else np.zeros(0, np.int8)
-    # The launch of each device event, by correlation id, and the step holding it.
+    # The launch of each device event, by correlation id.
     corr = np.frombuffer(c.dev_corr, dtype=np.int64)
     rt_corr = np.frombuffer(c.rt_corr, dtype=np.int64) if len(c.rt_corr) else np.zeros(0, np.int64)
     rt_ts = _arr(np, c.rt_ts, base)
@@ -418,6 +747,15 @@ def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
     found[found] = rt_corr[at[found]] == corr[found]
     launch = np.full(len(corr), np.nan)
     launch[found] = rt_ts[at[found]]
+    types = _types(np, c, cls)
+    delay = start[found] - launch[found]  # launch delay: the launch call's start to the device event's start
+    if len(delay):
+        c.launch_delay = (float(np.percentile(delay, 50)), float(np.percentile(delay, 95)))
+    if whole:  # no steps: one window over every device event
+        lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
+    numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
+    # The step holding each launch.
     k = np.searchsorted(cpu_lo, launch, side="right") - 1
     inside = found & (k >= 0)
     inside[inside] = launch[inside] < cpu_hi[k[inside]]
@@ -433,14 +771,85 @@ def _gpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
-    parts = _sweep(np, start, end, cls, 3, lo, hi)
+    return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
+
+
+def _types(np, c: _Collector, cls):
+    """Each device event's kernel type (TYPES): by its class, then by its name (made once per collector)."""
+    if c.types is not None:
+        return c.types
+    by_name = np.asarray([kernel_type(n) for n in c.names] or [ELEMENTWISE], np.int8)
+    nid = np.frombuffer(c.dev_name, dtype=np.int64) if len(c.dev_name) else np.zeros(0, np.int64)
+    out = np.where(nid >= 0, by_name[np.maximum(nid, 0)], ELEMENTWISE).astype(np.int8)
+    out[cls == COMM] = COMMUNICATION
+    out[cls == OTHER] = MEMORY
+    c.types = out
+    return out
+
+
+def top_kernels(np, c: _Collector) -> tuple[tuple[str, str, float, int], ...]:
+    """The TOP_KERNELS kernel names with the most device time (durations summed over their launches)."""
+    if not c.names:
+        return ()
+    nid = np.frombuffer(c.dev_name, dtype=np.int64)
+    keep = nid >= 0
+    total = np.bincount(nid[keep], weights=np.frombuffer(c.dev_dur, dtype=np.float64)[keep], minlength=len(c.names))
+    count = np.bincount(nid[keep], minlength=len(c.names))
+    names = list(c.names)
+    cls = np.frombuffer(c.dev_cls, dtype=np.int8)
+    types = _types(np, c, cls)
+    type_of = np.full(len(names), ELEMENTWISE, np.int8)
+    type_of[nid[keep]] = types[keep]
+    # The candidates: every name whose time ties or beats the TOP_KERNELS-th largest, then by (time, name).
+    cut = np.partition(total, len(total) - TOP_KERNELS)[len(total) - TOP_KERNELS] if len(total) > TOP_KERNELS else -1.0
+    best = sorted(np.flatnonzero(total >= cut).tolist(), key=lambda i: (-total[i], names[i]))[:TOP_KERNELS]
+    return tuple((names[i], TYPES[type_of[i]], float(total[i]), int(count[i])) for i in best if count[i])
+
+
+def _idle_split(np, start, end, launch, lo, hi):
+    """Per window, the idle time before a launch (host wait: the device waiting for the host to launch the
+    work that ends the gap) and the idle time with that work already launched (kernel wait: it waited on
+    another stream, an event or a sync).  Gaps are between the merged device intervals; a gap's next event
+    is the first to start at its end.  The rest of the idle (launch latency, work with no launch record) is
+    the caller's remainder."""
+    W = len(lo)
+    if len(start) < 2:
+        return np.zeros(W), np.zeros(W)
+    order = np.argsort(start, kind="stable")
+    s, L = start[order], launch[order]
+    reach = np.maximum.accumulate(end[order])
+    g0, g1, nxt = reach[:-1], s[1:], L[1:]
+    gap = g1 > g0
+    g0, g1, nxt = g0[gap], g1[gap], nxt[gap]
+    known = np.isfinite(nxt)
+    host_end = np.where(known, np.clip(nxt, g0, g1), g0)  # [g0, launch) : host wait
+    queued = known & (nxt <= g0)  # launched before the device went idle: the whole gap is kernel wait
+    gs = np.concatenate((g0, g0[queued]))
+    ge = np.concatenate((host_end, g1[queued]))
+    gc = np.concatenate((np.zeros(len(g0), np.int8), np.ones(int(queued.sum()), np.int8)))
+    parts = _sweep(np, gs, ge, gc, 2, lo, hi)
+    return parts[(1, None)], parts[(None, 1)]
+
+
+def _device_rows(np, start, end, cls, types, launch, numbers, lo, hi) -> tuple[StepRow, ...]:
+    S = len(numbers)
+    parts = _sweep(np, start, end, cls, 3, lo, hi, types, 5)
     busy_compute = parts[(1, None, None)]
     comm = parts[(None, 1, None)]
     exposed = parts[(0, 1, None)]
     other = parts[(0, 0, 1)]
     idle = parts[(0, 0, 0)]
-    return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
-                         float(exposed[i]), float(idle[i]), float(other[i])) for i in range(S))
+    host, kernel = _idle_split(np, start, end, launch, lo, hi)
+    kinds = [parts[(None, None, None) + tuple(1 if j == t else None for j in range(5))] for t in range(5)]
+    rows = []
+    for i in range(S):
+        h, k = min(float(host[i]), float(idle[i])), float(kernel[i])
+        k = min(k, float(idle[i]) - h)
+        rows.append(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(busy_compute[i]), float(comm[i]),
+                            float(exposed[i]), float(idle[i]), float(other[i]), h, k, max(float(idle[i]) - h - k, 0.0),
+                            float(kinds[GEMM][i]), float(kinds[ATTENTION][i]), float(kinds[MEMORY][i]),
+                            float(kinds[ELEMENTWISE][i])))
+    return tuple(rows)
 
 
 def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
@@ -467,7 +876,7 @@ def _cpu_rows(np, c: _Collector, base: float) -> tuple[StepRow, ...]:
     exposed = np.maximum(comm - parts[(1, 0, 1)], 0.0)
     idle = parts[(0, 0, 0)]
     return tuple(StepRow(int(numbers[i]), float(hi[i] - lo[i]), float(compute[i]), float(comm[i]),
-                         float(exposed[i]), float(idle[i]), 0.0) for i in range(len(numbers)))
+                         float(exposed[i]), float(idle[i]), 0.0, idle_other=float(idle[i])) for i in range(len(numbers)))
 
 
 def _main_thread(steps) -> Any:
@@ -496,8 +905,10 @@ class _Parts(dict):
         return out
 
 
-def _sweep(np, start, end, cls, K: int, lo, hi) -> _Parts:
-    """Per window [lo[i], hi[i]), the time spent in each pattern of active classes.
+def _sweep(np, start, end, cls, K: int, lo, hi, extra=None, KE: int = 0) -> _Parts:
+    """Per window [lo[i], hi[i]), the time spent in each pattern of active classes.  ``extra``: a second
+    labelling of the same intervals (KE classes, flags K..K+KE−1 of a pattern), swept in the same pass (one
+    sort: the kernel types beside the classes).
 
     Memory: a few arrays of the 2n + 2W end points, each freed once used (the
     sort order goes before the per-class counts are made), about 100 bytes an
@@ -511,10 +922,13 @@ def _sweep(np, start, end, cls, K: int, lo, hi) -> _Parts:
     sign = np.zeros(len(t), np.int8)
     sign[:n], sign[n:2 * n] = 1, -1
     sign = sign[order]
-    point_cls = np.full(len(t), -1, np.int8)
-    point_cls[:n] = cls
-    point_cls[n:2 * n] = cls
-    point_cls = point_cls[order]
+    labels = []
+    for lab in (cls, extra) if extra is not None else (cls,):
+        point_cls = np.full(len(t), -1, np.int8)
+        point_cls[:n] = lab
+        point_cls[n:2 * n] = lab
+        labels.append(point_cls[order])
+        del point_cls
     del order
     seg_len = np.diff(t)
     w = np.searchsorted(lo, t[:-1], side="right") - 1
@@ -522,8 +936,9 @@ def _sweep(np, start, end, cls, K: int, lo, hi) -> _Parts:
     valid[valid] = t[:-1][valid] < hi[w[valid]]
     del t
     active = []
-    for k in range(K):
-        running = np.cumsum(np.where(point_cls == k, sign, 0), dtype=np.int32)  # int32: half the default's memory
-        active.append((running[:-1] > 0)[valid])
-        del running
+    for point_cls, count in zip(labels, (K, KE), strict=False):
+        for k in range(count):
+            running = np.cumsum(np.where(point_cls == k, sign, 0), dtype=np.int32)  # int32: half the default's memory
+            active.append((running[:-1] > 0)[valid])
+            del running
     return _Parts(np, w[valid], seg_len[valid], active, W)

@@ -75,7 +75,10 @@ class EFF601(Rule):
     tried are every preset, attention full or causal, logits and embeddings in
     or out, recomputation counted (or, for HFU, run), GQA ignored, MLA counted
     as plain MHA, every other catalog peak of the accelerator (the sparse
-    figure, another datatype's), padding counted, warm-up steps kept, mean
+    figure, another datatype's), the peak the run's framework hard-codes in
+    its MFU (under `preset = nanogpt`, nanoGPT's 312 TFLOP/s and nanochat's
+    989 TFLOP/s, named as such),
+    padding counted, warm-up steps kept, mean
     against median, and a figure off by the device count (per device against
     aggregate). A framework preset (`torchtitan`, `megatron_lm`, …) is listed
     only where no standard preset reproduces the claim, and presets that give

@@ -81,7 +81,7 @@ class EFF503(Rule):
     nodes = ("run.timing.step_time", "run.timing.statistic")
 
     def check(self, ctx: AuditContext) -> Iterator[Diagnostic]:
-        for run, timing, entry, samples in sampled_runs(ctx):
+        for run, timing, entry, _samples in sampled_runs(ctx):
             result = ctx.evaluation.runs.get(run.id)
             stats = getattr(result, "step_stats", None)
             if stats is None or stats.count < 2:
@@ -99,7 +99,7 @@ class EFF503(Rule):
                 tail = (f"{stats.stall_steps} of {stats.count} steps {verb} slower than {threshold} and {hold} "
                         f"{percent(stats.stall_time_share)} of the summed time")
             else:
-                kept = samples.values[stats.warmup_excluded:]
+                kept = stats.kept  # after warm-up, less implausible samples (EFF505)
                 slower = sum(1 for v in kept if v > stats.median)
                 tail = (f"no step is slower than {threshold}, but {slower} of {stats.count} are slower than the "
                         "median")
