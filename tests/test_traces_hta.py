@@ -371,3 +371,29 @@ def test_hostile_kernel_names_stay_one_cell_of_one_comment_line(tmp_path):
     assert any(ln.endswith("name=k%ED%A0%80") for ln in lines)
     assert any(ln.endswith("g" * 160 + " cut=yes") for ln in lines)
     assert sum(" file=" in ln for ln in text.splitlines()) == 1  # the injected `file=` made no provenance line
+
+
+def test_collective_extends_the_collective_table_by_name(tmp_path):
+    """A collective library the table does not know (`acme_allreduce_kernel`): compute by default, communication
+    with --collective.  One window [0, 100): gemm [0, 40), the collective [30, 100).
+    Default: compute = [0, 100) = 100 µs, comm 0.  With --collective acme_ALLREDUCE (any case): compute 40,
+    comm 70, exposed comm [40, 100) = 60."""
+    events = [("ampere_sgemm_128x64_tn", 0, 40), ("acme_allreduce_kernel<bf16>", 30, 100)]
+    trace = _doc(tmp_path / "t.json", _device(events))
+    plain, with_flag = tmp_path / "plain.csv", tmp_path / "flag.csv"
+    status, err = run_traces(trace, "-o", plain)
+    assert status == 0, err
+    assert [tuple(r.values())[4:7] for r in read_table(plain)[1]] == [("0.0001", "0.0", "0.0")]
+    status, err = run_traces(trace, "-o", with_flag, "--collective", "acme_ALLREDUCE")
+    assert status == 0, err
+    assert [tuple(r.values())[4:7] for r in read_table(with_flag)[1]] == [("4e-05", "7e-05", "6e-05")]
+    assert "kernels whose name contains `acme_allreduce` are communication (--collective)" in err
+    # the table is per run: without the flag again, the name is compute again (no state left behind)
+    status, err = run_traces(trace, "-o", plain)
+    assert [tuple(r.values())[4:7] for r in read_table(plain)[1]] == [("0.0001", "0.0", "0.0")]
+
+
+def test_collective_needs_a_name(tmp_path):
+    trace = _doc(tmp_path / "t.json", _device(ONE_WINDOW))
+    status, err = run_traces(trace, "-o", tmp_path / "r.csv", "--collective", " ")
+    assert status == 2 and "--collective needs a kernel name" in err

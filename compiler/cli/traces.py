@@ -46,6 +46,9 @@ def add_parser(sub) -> None:
     t.add_argument("--rank-from", choices=("field", "name"), default="field",
                    help="field (default): the rank is distributedInfo.rank; name: a trace without it takes the rank "
                    "its file name gives (rank-3, rank3_, rank_3)")
+    t.add_argument("--collective", metavar="NAME", action="append", default=[],
+                   help="count kernels whose name contains NAME (any case) as communication, beside the built-in "
+                   "collective table (spec/traces.md); repeat for several")
     t.add_argument("--window", metavar="LABEL", default=None,
                    help="cut steps on the spans of this record_function label (LABEL or LABEL#N) instead of "
                    "ProfilerStep#N; without either, a trace is one window over its device activity")
@@ -102,6 +105,13 @@ def cmd_diff(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_collectives(names: list[str]) -> None:
+    for name in names:
+        if not name.strip() or len(name) > 200 or not name.isprintable():
+            raise ToolError("--collective needs a kernel name (printable, at most 200 characters) that every "
+                            "kernel of the collective library contains")
+
+
 def cmd_traces(args: argparse.Namespace) -> int:
     from effspec.atomic import write_atomic
     from effspec.ranks.traces import combine, run
@@ -114,6 +124,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
     for value, flag in ((args.jobs, "--jobs"), (args.ranks_per_node, "--ranks-per-node"),
                         (args.stream_above, "--stream-above"), (args.max_trace_bytes, "--max-trace-bytes")):
         _positive(value, flag)
+    _check_collectives(args.collective)
     if args.window is not None and not args.window.strip():
         raise ToolError("--window needs a record_function label (the name its spans carry)")
     try:  # a malformed address or scheduler file is refused before anything is read or connected to
@@ -129,7 +140,7 @@ def cmd_traces(args: argparse.Namespace) -> int:
     defaults = run.Options()
     options = run.Options(args.ranks_per_node, args.stream_above or defaults.whole_limit,
                           args.max_trace_bytes or defaults.max_bytes, args.allow_hardlinks, args.rank_from,
-                          args.window)
+                          args.window, tuple(args.collective))
     executor = run.choose_executor(args.executor, len(items), args.jobs, address)
     if executor == "dask" and not run.dask_available():
         raise ToolError("--executor dask needs dask.distributed: pip install 'effspec[scale]'")

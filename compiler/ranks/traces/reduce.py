@@ -107,11 +107,27 @@ _KERNEL_CLASS: dict[str, int] = {}
 _KERNEL_CLASS_MAX = 1 << 16  # distinct names remembered (a trace has a few thousand)
 
 
+_EXTRA_COLLECTIVES: tuple[str, ...] = ()  # `effspec traces --collective NAME`: more names, case-folded
+
+
+def extend_collectives(names: tuple[str, ...]) -> None:
+    """Count kernels whose name contains one of ``names`` (case-insensitively) as communication too, beside
+    COLLECTIVE_FAMILIES (a collective library the table does not know).  Plain text, never a pattern: a name
+    cannot make the match slow.  Set in each process that reduces (reduce_trace), so every executor sees it."""
+    global _EXTRA_COLLECTIVES
+    folded = tuple(dict.fromkeys(n.casefold() for n in names if n))
+    if folded != _EXTRA_COLLECTIVES:
+        _EXTRA_COLLECTIVES = folded
+        _KERNEL_CLASS.clear()
+
+
 def kernel_class(name: str) -> int:
-    """COMM for a collective kernel (COLLECTIVE_FAMILIES), COMPUTE for any other; remembered by name."""
+    """COMM for a collective kernel (COLLECTIVE_FAMILIES, or a name --collective gives), COMPUTE for any other;
+    remembered by name."""
     cls = _KERNEL_CLASS.get(name)
     if cls is None:
-        cls = COMM if _COLLECTIVE.search(name) else COMPUTE
+        folded = name.casefold() if _EXTRA_COLLECTIVES else ""
+        cls = COMM if _COLLECTIVE.search(name) or any(n in folded for n in _EXTRA_COLLECTIVES) else COMPUTE
         if len(_KERNEL_CLASS) < _KERNEL_CLASS_MAX and len(name) <= 4096:
             _KERNEL_CLASS[name] = cls
     return cls
@@ -601,7 +617,8 @@ def _node(top: dict, rank: int, ranks_per_node: int | None) -> tuple[str, str]:
 
 def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | None = None,
                  whole_limit: int = WHOLE_LIMIT, max_bytes: int = MAX_TRACE_BYTES, beneath: bool = False,
-                 allow_hardlinks: bool = False, rank_from: str = "field", window: str | None = None) -> TraceSummary:
+                 allow_hardlinks: bool = False, rank_from: str = "field", window: str | None = None,
+                 collectives: tuple[str, ...] = ()) -> TraceSummary:
     """Read and reduce one trace file; TraceError on any problem.  ``beneath``:
     ``path`` was listed in a folder and is opened beneath it (parse._open).  ``rank_from="name"``: a trace
     without ``distributedInfo.rank`` takes its rank from its file name.  ``window``: the ``record_function``
@@ -613,11 +630,15 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
     # cycle (JSON is a tree): the cyclic collector, which would walk them
     # again and again as they are made, is paused (2.5x faster with orjson, when it was used).
     reading = (path, whole_limit, max_bytes, beneath, allow_hardlinks)
+    extend_collectives(collectives)
     top, c, source, fractional = _collect(reading, window, exact=False)
     if fractional:  # timestamps a double cannot hold to the nanosecond: the decimal text, exactly
         top, c, source, _ = _collect(reading, window, exact=True)
     rank, world, rank_note, missing_rank = _rank(top, shown, rank_from)
     notes = [rank_note] if rank_note else []
+    if collectives:
+        notes.append("kernels whose name contains " + ", ".join(f"`{n}`" for n in _EXTRA_COLLECTIVES)
+                     + " are communication (--collective)")
     missing = [missing_rank] if missing_rank else []
     unknown = c.unknown_device_categories()
     if unknown and not len(c.dev_ts):

@@ -42,6 +42,7 @@ class Options:
     allow_hardlinks: bool = False
     rank_from: str = "field"  # field | name: a trace without distributedInfo.rank takes its file name's
     window: str | None = None  # a record_function label to cut steps on, in place of ProfilerStep#N
+    collectives: tuple[str, ...] = ()  # --collective: more kernel names counted as communication
 
 
 @dataclass(frozen=True)
@@ -102,7 +103,8 @@ def reduce_one(item: Item, options: Options) -> TraceSummary | Failure:
     """One file, never raising for a bad file (the worker's entry point)."""
     try:
         return reduce_trace(item.path, item.shown, options.ranks_per_node, options.whole_limit, options.max_bytes,
-                            item.beneath, options.allow_hardlinks, options.rank_from, options.window)
+                            item.beneath, options.allow_hardlinks, options.rank_from, options.window,
+                            options.collectives)
     except TraceError as exc:
         return Failure(item.shown, exc.code, exc.message, exc.help, exc.line, exc.column)
     except MemoryError:
