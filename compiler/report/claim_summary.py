@@ -19,6 +19,7 @@ recomputation (EFF102), with the MFU once recomputation is left out.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -40,6 +41,7 @@ _PEAK_IS = {
 }
 # The basis kinds, as the reports label them.
 BASIS_LABELS = {"inputs": "declared inputs", "assumed": "assumed values", "claim": "another claim", "none": "—"}
+_NAMED_CLAIM = re.compile(r"claims? `[^`]*`(?: and `[^`]*`)? \((line \d+)\)")  # an implied figure's basis
 VERDICT_LABELS = {"consistent": "holds", "mismatch": "not supported", "unrecoverable": "cannot be checked"}
 
 
@@ -59,7 +61,7 @@ class ClaimLine:
     basis_kind: str  # inputs | assumed | claim | none
     basis: str  # "the declared inputs", "claim `throughput` (line 30)", …
     corrected: str = ""  # "79.6 % against the dense BF16 peak"
-    hfu_like: str = ""  # "35.45 % without it (EFF102)"
+    hfu_like: str = ""  # the MFU without recomputation, where the numerator counts it: "35.45 %"
     missing: str = ""  # "`timing.step_time`"
     sentence: str = ""
 
@@ -69,6 +71,14 @@ class ClaimLine:
         if self.status == "consistent" and self.basis_kind == "claim":
             return "agrees with a claim"
         return VERDICT_LABELS.get(self.status, self.status)
+
+    @property
+    def card_verdict(self) -> str:
+        """The verdict for a narrow card, whose notes beneath name the claim: "agrees with the claim at line 65,
+        not with measurements"."""
+        if self.basis_kind != "claim":
+            return self.verdict
+        return _NAMED_CLAIM.sub(r"the claim at \1", self.verdict)
 
 
 @dataclass(frozen=True)
@@ -127,7 +137,7 @@ def _measured(rr) -> bool:
 
 
 def hfu_like(rr, name: str, value: float) -> str:
-    """"35.45 % without it": an MFU whose numerator counts recomputation (EFF102's figure)."""
+    """"35.45 %": the MFU without recomputation, where the numerator counts it (EFF102's figure); "" otherwise."""
     if name != "mfu" or rr is None or rr.shape is None or rr.run.block("convention") is None:
         return ""
     work = rr.run.block("work")
@@ -135,7 +145,7 @@ def hfu_like(rr, name: str, value: float) -> str:
     if both is None:
         return ""
     counted, without = both
-    return f"{value_text(value * without.total / counted.total, '', name)} without it (EFF102)"
+    return value_text(value * without.total / counted.total, "", name)
 
 
 def _line(owner: str, scaling: bool, cr, rr, correction: Correction | None, figure) -> ClaimLine:
@@ -165,7 +175,7 @@ def _line(owner: str, scaling: bool, cr, rr, correction: Correction | None, figu
         gives += (f" against the declared peak, which is {_PEAK_IS.get(correction.code, 'called wrong')} "
                   f"({correction.code}); against {correction.against} it is {corrected.split(' against ')[0]}")
     if hfu:
-        gives += f"; it counts recomputation, so it is HFU-like: {hfu}"
+        gives += f"; it counts recomputation, so it is HFU-like: {hfu} without it (EFF102)"
     if cr.status == "mismatch":
         verdict, sentence = "not supported", f"The claimed {subject} is not supported: {gives}."
     elif kind == "claim":
@@ -211,12 +221,14 @@ def _lead(owner: str, scaling: bool, lines: tuple[ClaimLine, ...], rr) -> str:
     return f"{who}: " + "; ".join(c[0].lower() + c[1:] for c in clauses) + "."
 
 
-def claim_lines(result) -> tuple[LeadSentence, ...]:
-    """Every run's and scaling's lead sentence and claims, in the order the spec declares them."""
+def claim_lines(result, corrections: dict[str, Correction] | None = None) -> tuple[LeadSentence, ...]:
+    """Every run's and scaling's lead sentence and claims, in the order the spec declares them (``corrections``:
+    report.verdict.peak_corrections of ``result``, where the caller has them)."""
     ev = getattr(result, "evaluation", None)
     if ev is None:
         return ()
-    corrections = peak_corrections(result)
+    if corrections is None:
+        corrections = peak_corrections(result)
     out = []
     for run_id, rr in ev.runs.items():
         lines = tuple(_line(run_id, False, cr, rr, corrections.get(run_id), _figure(rr, name))
@@ -256,7 +268,7 @@ def summary_text(leads: Iterable[LeadSentence], path: str) -> str:
                 if line.corrected:
                     tail += f"; {line.corrected}"
                 if line.hfu_like:
-                    tail += f"; HFU-like: {line.hfu_like}"
+                    tail += f"; HFU-like: {line.hfu_like} without it (EFF102)"
             rows.append((line.verdict_label.upper(), f"{where} {head}: {tail}"))
     if not rows:
         return ""

@@ -668,10 +668,7 @@ def _claimed(rr, name: str, verdicts: dict[str, ClaimLine]) -> str:
     cr, line = rr.claims.get(name), verdicts.get(name)
     if cr is None or cr.claimed is None:
         return ""
-    verdict = line.verdict if line is not None else cr.status
-    if line is not None and line.basis_kind == "claim":  # a card is narrow: the notes beneath it name the claim
-        verdict = re.sub(r"claims? `[^`]*`(?: and `[^`]*`)? \((line \d+)\)", r"the claim at \1", verdict)
-    return f"{value_text(cr.claimed, cr.unit, name)} claimed: {verdict}"
+    return f"{value_text(cr.claimed, cr.unit, name)} claimed: {line.card_verdict if line is not None else cr.status}"
 
 
 def _headline(rr, correction=None, causes: RunCauses | None = None,
@@ -709,9 +706,9 @@ def _headline(rr, correction=None, causes: RunCauses | None = None,
                 note = (note + "; " if note else "") + "rests on assumed inputs" + named_roots
             status = "assumed"
         corrected, code, at = "", "", None
-        hfu_like = verdicts[name].hfu_like if name in verdicts else _hfu_like(rr, name, metric.value)
-        if hfu_like:  # an MFU whose numerator counts recomputation (EFF102)
-            status, corrected = "hfu-like", hfu_like.replace(" without it ", " without recomputation ")
+        without = _hfu_like(rr, name, metric.value)
+        if without:  # an MFU whose numerator counts recomputation (EFF102)
+            status, corrected = "hfu-like", f"{without} without recomputation (EFF102)"
             note = (note + "; " if note else "") + "counts recomputation (EFF102)"
         if correction is not None and name in PEAK_FIGURES:
             status, code, at = "wrong input", correction.code, correction.line
@@ -1215,7 +1212,7 @@ def build(result, charts: bool = False, doc_base: str | None = None) -> Report:
     flagged = {d.span.line for d in result.diagnostics if d.span}
     ev = result.evaluation
     corrections = peak_corrections(result)
-    leads = claim_lines(result)
+    leads = claim_lines(result, corrections)
     by_run = {lead.owner: {c.metric: c for c in lead.claims} for lead in leads if not lead.scaling}
     runs = tuple(run_view(rr, charts, corrections.get(rid), n, result.diagnostics, by_run.get(rid))
                  for n, (rid, rr) in enumerate(ev.runs.items(), 1)) if ev else ()
