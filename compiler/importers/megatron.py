@@ -53,6 +53,24 @@ WORLD_KEYS = {"data-parallel": "dp", "tensor-model-parallel": "tp", "pipeline-mo
               "context-parallel": "cp", "expert-model-parallel": "ep"}
 DTYPES = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
+
+def read_world_line(state, n: int, text: str) -> bool:
+    """`using world size: 16, data-parallel size: 4, …` into ``state.world`` ({"world"/"dp"/"tp"/…: (value,
+    line)}), or `using torch.bfloat16 for parameters` into ``state.dtype``; whether line ``n`` was one
+    (Megatron-LM and Megatron-DeepSpeed print both the same way)."""
+    m = WORLD.search(text)
+    if m:
+        state.world = {"world": (m.group(1), n)}
+        for name, value in WORLD_PART.findall(m.group(2)):
+            if name in WORLD_KEYS:
+                state.world[WORLD_KEYS[name]] = (value, n)
+        return True
+    m = TORCH_DTYPE.search(text)
+    if m:
+        state.dtype = (DTYPES[m.group(1)], n)
+        return True
+    return False
+
 def _preset(name: str):
     found = _by_name(name)
     assert found is not None, name
@@ -175,18 +193,7 @@ class _State:
             self._straggler(n, text)
 
     def _world(self, n: int, text: str) -> bool:
-        m = WORLD.search(text)
-        if m:
-            self.world = {"world": (m.group(1), n)}
-            for name, value in WORLD_PART.findall(m.group(2)):
-                if name in WORLD_KEYS:
-                    self.world[WORLD_KEYS[name]] = (value, n)
-            return True
-        m = TORCH_DTYPE.search(text)
-        if m:
-            self.dtype = (DTYPES[m.group(1)], n)
-            return True
-        return False
+        return read_world_line(self, n, text)
 
     def _timer_line(self, n: int, text: str) -> bool:
         if TIMES_ALL.search(text):

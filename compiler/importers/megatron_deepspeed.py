@@ -29,16 +29,12 @@ from effspec.importers.common import (
     version_date,
 )
 from effspec.importers.megatron import (
-    DTYPES,
     PADDED_VOCAB,
-    TORCH_DTYPE,
-    WORLD,
-    WORLD_KEYS,
-    WORLD_PART,
     arg_field,
     hardware_from_args,
     line_fields,
     model_from_args,
+    read_world_line,
     world_and_dtype,
 )
 from effspec.importers.reader import LogReader
@@ -158,18 +154,7 @@ class _Lines:
         self.duplicates: list[int] = []
 
     def world_line(self, n: int, text: str) -> bool:
-        m = WORLD.search(text)
-        if m:
-            self.world = {"world": (m.group(1), n)}
-            for name, value in WORLD_PART.findall(m.group(2)):
-                if name in WORLD_KEYS:
-                    self.world[WORLD_KEYS[name]] = (value, n)
-            return True
-        m = TORCH_DTYPE.search(text)
-        if m:
-            self.dtype = (DTYPES[m.group(1)], n)
-            return True
-        return False
+        return read_world_line(self, n, text)
 
 
 def _finish(run: ImportedRun, args: ArgDump, vocab, state: _Lines) -> None:
