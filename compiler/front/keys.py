@@ -55,7 +55,7 @@ def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
 # The convention presets, from their one table (effspec.front.presets), then `custom`.
 PRESETS = presets.names()
 
-DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
+DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8", "nvfp4", "mxfp4", "fp6")
 BREAKDOWN_CATEGORIES = (
     "model_compute", "extra_compute", "exposed_comm", "bubble",
     "imbalance", "host_input", "checkpoint", "unclassified",
