@@ -200,7 +200,9 @@ CLAIMABLE: dict[str, str] = {
     "valid_tokens_per_step": "token",
     "step_time": "s",
     "valid_tokens_per_second": "token/s",
+    "tokens_per_second_per_device": "token/s",
     "achieved_flops_per_device": "FLOP/s",
+    "flops_per_device": "FLOP",
     "aggregate_flops": "FLOP/s",
     "aggregate_peak": "FLOP/s",
     "mfu": "",
@@ -219,4 +221,8 @@ CLAIM_ALIASES = {
     "throughput": "valid_tokens_per_second",
     "tokens_per_second": "valid_tokens_per_second",
     "tflops_per_device": "achieved_flops_per_device",
+    "throughput_per_device": "tokens_per_second_per_device",
 }
+# Per-device metrics: one device's share, whose value may also be written per device (`4898 token/s/device`,
+# `2201 TFLOP/s/device`, `1.2 PFLOP/device`); the written precision is the per-device figure's own.
+PER_DEVICE_CLAIMS = ("tokens_per_second_per_device", "achieved_flops_per_device", "flops_per_device")
