@@ -115,6 +115,11 @@ BLOCKS: dict[str, dict[str, Key]] = {
         e("router", ("counted", "excluded"), "the MoE router matmul (m·d·experts per MoE layer) counted"),
         e("formula", ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024"),
           "term by term from the shape, or a framework's closed form (section 6)"),
+        e("head_dim", ("declared", "d_model_over_heads"),
+          "the per-head size the count uses: the model's, or d_model // heads (a framework quirk, section 6)"),
+        e("frozen_wgrad", ("excluded", "counted"),
+          "model.lora: the frozen base's weight-gradient matmuls counted (as full fine-tuning) or not"),
+        e("adapters", ("counted", "excluded"), "model.lora: the adapters' own matmuls counted or not"),
     )},
     "work": {k.name: k for k in (
         q("seq_len", "token/sequence", "tokens per sequence (s)", positive=True, maximum=1e9),
