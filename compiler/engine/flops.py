@@ -317,10 +317,14 @@ def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | fl
 
     Returns None when attention is counted but the sequence length is unknown.
     """
-    if knobs.attention != "excluded" and seq_len is None:
-        return None
     if knobs.head_dim == "d_model_over_heads" and not shape.mla:  # a framework's quirk (AutoModel's GPT-OSS)
         shape = dataclasses.replace(shape, head_dim=float(shape.d_model // shape.heads))
+    return _count(shape, knobs, seq_len, recompute)
+
+
+def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None) -> FlopCount | None:
+    if knobs.attention != "excluded" and seq_len is None:
+        return None
     if knobs.formula != "shape":
         return _closed_form(shape, knobs, seq_len or 0.0, _mode(knobs, recompute))
     m, L, d, H, Q, G = knobs.multiply_add, shape.layers, shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
