@@ -83,6 +83,9 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("convention", "windows"): "from the preset, else `counted`",
     ("convention", "router"): "from the preset, else `counted`",
     ("convention", "formula"): "from the preset, else `shape`",
+    ("convention", "head_dim"): "from the preset, else `declared`",
+    ("convention", "frozen_wgrad"): "`excluded`",
+    ("convention", "adapters"): "`counted`",
     ("work", "valid_tokens"): "`seq_len × global_batch − padded_tokens − dropped_tokens`",
     ("work", "padded_tokens"): "0",
     ("work", "dropped_tokens"): "0",
@@ -131,10 +134,13 @@ def _unit(key: keys.Key) -> str:
 def render_key_tables() -> str:
     """The per-block key tables of spec/language.md, from effspec.front.keys."""
     parts = [TABLES_BEGIN, ""]
-    order = ("run",) + keys.RUN_BLOCKS + ("scaling",)
+    order = ("run",) + tuple(b for parent in keys.RUN_BLOCKS
+                             for b in (parent, *(f"{parent}.{s}" for s in keys.SUB_BLOCKS.get(parent, ())))) + ("scaling",)
     for block in order:
         table = keys.BLOCKS[block]
-        title = {"run": "`run ID { … }` (top level)", "scaling": "`scaling ID { … }` (top level)"}.get(block, f"`{block} {{ … }}`")
+        parent, _, inner = block.partition(".")
+        title = {"run": "`run ID { … }` (top level)", "scaling": "`scaling ID { … }` (top level)"}.get(
+            block, f"`{inner} {{ … }}` (inside `{parent}`)" if inner else f"`{block} {{ … }}`")
         parts.append(f"#### {title}")
         parts.append("")
         required = keys.REQUIRED.get(block, ())

@@ -463,7 +463,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = f
     knobs, knobs_missing = flops.knobs_for(run)
     _check_convention(run, knobs_missing, diags)
     work = run.block("work")
-    shape = flops.shape_of(run.block("model"))
+    shape = flops.shape_of(run.block("model"), run.block("model.lora"))
     seq_len = work.number("seq_len") if work is not None else None
     flop_count = flops.count(shape, knobs, seq_len) if shape else None
     executed_count = flops.count(shape, knobs, seq_len, recompute=knobs.ran) if shape else None

@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 
+from effspec.engine.lora import Lora, applied, lora_of
 from effspec.front import presets as preset_table
 from effspec.front.ir import Block, Run, Value
 
@@ -170,6 +171,7 @@ class Shape:
     sliding_window: float | None = None  # tokens
     sliding_layers: int = 0
     extra_flops: float = 0.0  # training FLOP/token declared as model.extra_flops_per_token
+    lora: Lora | None = None  # model { lora { … } }: adapters trained, the base frozen (effspec.engine.lora)
 
     @property
     def ffn_matmuls(self) -> int:
@@ -204,8 +206,8 @@ class Shape:
         return self.sliding_layers if self.sliding_window is not None else 0
 
 
-def shape_of(model: Block | None) -> Shape | None:
-    """The dense or MoE shape, or None for `custom` or an incomplete model."""
+def shape_of(model: Block | None, lora: Block | None = None) -> Shape | None:
+    """The dense or MoE shape, or None for `custom` or an incomplete model; ``lora`` is the run's `model.lora`."""
     kind = model.text("kind") if model is not None else None
     if model is None or kind not in ("dense_transformer", "moe_transformer"):
         return None
@@ -237,6 +239,7 @@ def shape_of(model: Block | None) -> Shape | None:
         sliding_window=float(window) if window is not None else None,
         sliding_layers=min(v("sliding_layers", layers), layers) if window is not None else 0,
         extra_flops=float(model.number("extra_flops_per_token", 0.0)),
+        lora=lora_of(lora),
     )
 
 
@@ -319,7 +322,8 @@ def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | fl
     """
     if knobs.head_dim == "d_model_over_heads" and not shape.mla:  # a framework's quirk (AutoModel's GPT-OSS)
         shape = dataclasses.replace(shape, head_dim=float(shape.d_model // shape.heads))
-    return _count(shape, knobs, seq_len, recompute)
+    fc = _count(shape, knobs, seq_len, recompute)
+    return fc if fc is None or shape.lora is None else applied(fc, shape, knobs)
 
 
 def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None) -> FlopCount | None:

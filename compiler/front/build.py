@@ -110,9 +110,20 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
                               "merge them; only `hardware` may repeat (a heterogeneous pool)")
                     continue
                 seen[name] = span
-                sub_entries, _, _, written = _statements(ctx, name, stmt.children[1:])
+                sub_entries, sub_blocks, _, written = _statements(ctx, name, stmt.children[1:])
                 blocks.append(Block(name, tuple(sub_entries), Span.of(stmt)))
+                blocks.extend(sub_blocks)
                 _check_required(ctx, name, sub_entries, written, Span.of(name_tok))
+                continue
+            if name in K.SUB_BLOCKS.get(block_name, ()):  # `model { lora { … } }`, held as `model.lora`
+                full = f"{block_name}.{name}"
+                if name in seen:
+                    ctx.error("EFF003", span, f"block `{name}` appears twice in `{block_name}`", "merge them")
+                    continue
+                seen[name] = span
+                sub_entries, _, _, written = _statements(ctx, full, stmt.children[1:])
+                blocks.append(Block(full, tuple(sub_entries), Span.of(stmt)))
+                _check_required(ctx, full, sub_entries, written, Span.of(name_tok))
                 continue
             if name in table:
                 ctx.error("EFF002", span, f"`{name}` is a key, not a block", f"write `{name} = <value>`")
@@ -264,6 +275,29 @@ def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
                  Span.of(tree), name_span, Span.of(value_tree))
 
 
+def _check_lora(ctx: BuildContext, blocks: list[Block]) -> None:
+    """`model.lora` targets the shape has: a gated FFN for `gate`, GQA/MHA projections for q, k, v, o; a shape at all."""
+    lora = next((b for b in blocks if b.name == "model.lora"), None)
+    model = next((b for b in blocks if b.name == "model"), None)
+    targets = lora.get("targets") if lora is not None else None
+    if lora is None or model is None:
+        return
+    if model.text("kind") == "custom":
+        ctx.error("EFF003", lora.span, "`lora` needs the model's shape; `kind = custom` gives only a total",
+                  "write the shape (`kind = dense_transformer` …), or fold the LoRA count into `flops_per_token`")
+        return
+    if targets is None or not isinstance(targets.value, tuple):
+        return
+    if "gate" in targets.value and model.text("ffn") in ("gelu", "relu"):
+        ctx.error("EFF003", targets.value_span, f"`gate` is not a matmul of a `{model.text('ffn')}` FFN",
+                  "a two-matmul FFN has `up` and `down`; `gate` is the third matmul of `swiglu` and `geglu`")
+    mla = [t for t in targets.value if t in ("q", "k", "v") and model.get("kv_lora_rank") is not None]
+    if mla:
+        ctx.error("EFF003", targets.value_span, f"{', '.join(f'`{t}`' for t in mla)}: MLA attention has no such "
+                  "projection (`kv_lora_rank` is set)", "adapt `o` and the FFN, or count the adapters in "
+                  "`extra_flops_per_token`")
+
+
 def _distinct_claims(ctx: BuildContext, claims: list[Claim]) -> list[Claim]:
     """A metric may be claimed again from another source (a table and the text, two roundings of one rate), and
     each claim is checked; the same metric twice from the same source (or with none) is EFF003, and the repeat
@@ -330,6 +364,7 @@ def _run(ctx: BuildContext, tree: Node) -> Run:
         ctx.error("EFF030", Span.of(name_tok), f"run has {len(claims)} claims; the limit is {LIMITS.max_claims}", "")
         claims = claims[: LIMITS.max_claims]
     claims = _distinct_claims(ctx, claims)
+    _check_lora(ctx, blocks)
     values = {e.key: e.value for e in entries}
     return Run(str(name_tok), _string(values, "title"), _string(values, "source"), tuple(blocks), tuple(claims),
                Span.of(tree), Span.of(name_tok))

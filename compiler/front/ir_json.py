@@ -440,13 +440,20 @@ def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
             w.write(f"{key} = {_eff_string(run[key])}", f"{p}/{key}")
     import heapq
 
-    blocks = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"])]
+    blocks = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"]) if "." not in str(b["name"])]
+    inner = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"]) if "." in str(b["name"])]  # model.lora
     claims = [(f"{p}/claims/{i}", c) for i, c in enumerate(run["claims"])]
     for q, item in heapq.merge(blocks, claims, key=_by_line):  # each in its own order, interleaved as written
         if "entries" in item:
             w.write(item["name"], f"{q}/name", item["span"])
             w.write("{", q)
             _entries(w, item["entries"], f"{q}/entries")
+            for r, sub in inner:  # `lora { … }` inside `model`, after the model's own keys
+                if str(sub["name"]).partition(".")[0] == item["name"]:
+                    w.write(str(sub["name"]).partition(".")[2], f"{r}/name", sub["span"])
+                    w.write("{", r)
+                    _entries(w, sub["entries"], f"{r}/entries")
+                    w.write("}", r, w.end_of(sub["span"]))
             w.write("}", q, w.end_of(item["span"]))
         else:
             _claim(w, item, q)

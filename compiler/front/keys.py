@@ -62,6 +62,7 @@ BREAKDOWN_CATEGORIES = (
 )
 
 _share = dict(alt_units=("s",), maximum=None)
+LORA_TARGETS = ("q", "k", "v", "o", "gate", "up", "down")
 
 BLOCKS: dict[str, dict[str, Key]] = {
     "run": {
@@ -97,6 +98,14 @@ BLOCKS: dict[str, dict[str, Key]] = {
         q("extra_flops_per_token", "FLOP/token", "training FLOPs per token the shape cannot express, added as its own term",
           positive=True, maximum=1e20),
         q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
+    )},
+    # `model { … lora { rank = 16  targets = [q, k, v, o, gate, up, down] } }`: a block inside `model`, held
+    # beside it in the run as `model.lora` (SUB_BLOCKS).
+    "model.lora": {k.name: k for k in (
+        i("rank", "the adapters' rank (r): each adapted W (in × out) gains A (in × r) and B (r × out)", positive=True,
+          maximum=1e6),
+        Key("targets", "names", choices=LORA_TARGETS,
+            doc="the adapted matmuls: q, k, v, o (attention), gate, up, down (FFN; gate only in a gated FFN)"),
     )},
     "convention": {k.name: k for k in (
         e("preset", PRESETS, "a named counting convention: a paper's, or a framework's at one commit"),
@@ -188,6 +197,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
 }
 
 RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
+# Blocks written inside a run block (`model { lora { … } }`), held in the run as `PARENT.NAME`.
+SUB_BLOCKS: dict[str, tuple[str, ...]] = {"model": ("lora",)}
 REPEATABLE_BLOCKS = ("hardware",)
 
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -195,6 +206,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "scaling": ("kind", "baseline", "runs"),
     "ranks": ("samples",),
     "target": ("metric", "value", "reached_at"),
+    "model.lora": ("rank", "targets"),
 }
 
 # Metrics a `claim` may name, with the unit its value must have.

@@ -294,6 +294,30 @@ def _run_names(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     return tuple(names), ""
 
 
+def _names_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
+    """A list of words from the key's choices (`targets = [q, k, v, o]`), each once."""
+    items = w.tree.children if w.kind == "list" else [w.tree]
+    names: list[str] = []
+    for item in items:
+        if item is None or getattr(item, "type", None) == "UNIT":
+            continue
+        word = str(item.children[0].children[0]) if (getattr(item, "data", None) == "ref"
+                                                    and len(item.children[0].children) == 1) else None
+        if word is None or word not in key.choices:
+            hint = suggest(word, key.choices) if word else ""
+            ctx.error("EFF003", Span.of(item), f"`{key.name}` takes " + ", ".join(f"`{c}`" for c in key.choices),
+                      hint or f"write e.g. `{key.name} = [{', '.join(key.choices[:4])}]`")
+            return _NO_VALUE
+        if word in names:
+            ctx.error("EFF003", Span.of(item), f"`{word}` is listed twice in `{key.name}`", "list each once")
+            return _NO_VALUE
+        names.append(word)
+    if w.kind != "list" or not names:
+        ctx.error("EFF003", w.span, f"`{key.name}` is a list: `{key.name} = [q, v]`", "")
+        return _NO_VALUE
+    return tuple(names), ""
+
+
 def _file_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     if w.kind != "file":
         ctx.error("EFF003", w.span, f"`{key.name}` takes `file \"…\"`", "")
@@ -346,6 +370,7 @@ def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
 # One builder per key kind; any other kind (quantity, integer, peak) is numeric.
 _BUILDERS: dict[str, Callable[[BuildContext, K.Key, _Written], _Built]] = {
     "string": _string_value, "enum": _enum_value, "bool": _bool_value, "run": _run_names, "runs": _run_names,
+    "names": _names_value,
     "file": _file_value, "samples": _samples_value}
 
 

@@ -226,9 +226,9 @@ def reference_tables() -> dict[tuple[str, str], dict[str, str]]:
     out: dict[tuple[str, str], dict[str, str]] = {}
     block = None
     for row in text.split("\n"):
-        heading = re.match(r"^#### `(\w+)", row)
-        if heading:
-            block = heading.group(1)
+        heading = re.match(r"^#### `(\w+)[^`]*`(?: \(inside `(\w+)`\))?", row)
+        if heading:  # `lora { … }` (inside `model`) is the block `model.lora`
+            block = f"{heading.group(2)}.{heading.group(1)}" if heading.group(2) else heading.group(1)
             continue
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
         if block and len(cells) == 6 and cells[0].startswith("`") and cells[0] != "key":
