@@ -83,3 +83,15 @@ def test_a_written_peak_is_shown_beside_the_catalog_row():
     # the vendor's 624 TFLOP/s is the A100's 2:4-sparse figure; the dense BF16 datasheet row is 312
     assert "written: **624 TFLOP/s** (paper: footnote 3)" in value
     assert "**catalog row** `A100-SXM4` · bf16 · dense" in value and "**312 TFLOP/s**" in value
+
+
+def test_completion_inside_a_lora_block_offers_its_keys_and_targets():
+    text = ("eff 1\nrun r {\n  model {\n    kind = dense_transformer\n    \n    lora {\n      \n"
+            "      targets = [\n    }\n  }\n}\n")
+    a = analyze("file:///lora.eff", text)
+    labels = {i.label for i in F.completion(a, T.Position(line=4, character=4)).items}  # in `model`
+    assert {"layers", "lora"} <= labels
+    labels = {i.label for i in F.completion(a, T.Position(line=6, character=6)).items}  # in `lora`
+    assert labels == {"rank", "targets"}
+    labels = {i.label for i in F.completion(a, T.Position(line=7, character=17)).items}  # after `targets = [`
+    assert labels == {"q", "k", "v", "o", "gate", "up", "down"}

@@ -444,19 +444,31 @@ def _completion_names(a: Analysis, ctx: scan.Context):
             return ["claim", *K.RUN_BLOCKS, *K.BLOCKS["run"]], C.Property, _key_detail("run")
         if block == "scaling":
             return ["claim", *K.BLOCKS["scaling"]], C.Property, _key_detail("scaling")
-        return list(K.BLOCKS.get(block or "", {})), C.Property, _key_detail(block or "")
+        block = _table_name(block)
+        inner = list(K.SUB_BLOCKS.get(block, ()))  # `lora` inside `model`
+        return [*K.BLOCKS.get(block, {}), *inner], C.Property, _key_detail(block)
     return _value_names(a, ctx)
+
+
+def _table_name(block: str | None) -> str:
+    """The key table of a block as the scanner names it: `lora` is `model.lora`."""
+    name = block or ""
+    if name in K.BLOCKS:
+        return name
+    return next((f"{p}.{name}" for p, subs in K.SUB_BLOCKS.items() if name in subs), name)
 
 
 def _value_names(a: Analysis, ctx: scan.Context):
     """What may follow `key =`: enum values, `catalog`, run ids, accelerators; or, after a number, its units."""
     from effspec.engine import catalog
 
-    block = ctx.block
+    block = _table_name(ctx.block)
     C = T.CompletionItemKind
-    key = K.BLOCKS.get(block or "", {}).get(ctx.key or "")
+    key = K.BLOCKS.get(block, {}).get(ctx.key or "")
     if key is None:
         return [], C.Text, None
+    if key.kind == "names" and ctx.where in ("value", "list"):
+        return list(key.choices), C.EnumMember, None
     if ctx.where == "unit":
         return list(units_for(block or "", key.name)), C.Unit, None
     if key.kind == "enum" and ctx.where == "value":
