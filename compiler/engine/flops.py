@@ -39,7 +39,6 @@ KNOB_DEFAULTS: dict[str, float | str] = {
 CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
 # Knobs added with the framework presets: shown (text, JSON) only where they differ from the default.
 EXTRA_KNOBS = ("windows", "router", "formula")
-FORMULAS = ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024")
 KNOB_NAMES = ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe",
               "optimizer", *EXTRA_KNOBS)
 

@@ -66,11 +66,6 @@ def offset_of(text: str, line: int, col: int) -> int:
     return min(start + col, end)
 
 
-def line_text(text: str, line: int) -> str:
-    lines = text.split("\n")
-    return lines[line] if 0 <= line < len(lines) else ""
-
-
 def to_utf16(line: str, col: int) -> int:
     """A code-point column of ``line`` as UTF-16 code units."""
     head = line[:col]
