@@ -33,12 +33,17 @@ $(PY): | python-version
 # One editable install serves both targets, so `make demo` and `make test`
 # never undo each other; tests/test_core.py builds and installs a real wheel
 # to prove a non-editable `pip install .` ships the grammar, templates and data.
-$(VENV)/.installed: pyproject.toml | $(PY)
+$(VENV)/.installed: pyproject.toml setup.py | $(PY)
 	$(PIP) install -e .
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -e '.[test]'
+# The test extra, and the `dev` dependency group (linters, build, twine, mkdocs):
+# pip >= 25.1 reads a group itself (`pip install --group dev`), but the venv's
+# own pip may be older, so the group's list is read here with tomllib.
+DEV_GROUP = $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["dependency-groups"]["dev"]))'
+
+$(VENV)/.installed-test: pyproject.toml setup.py | $(PY)
+	$(PIP) install -e '.[test]' $$($(DEV_GROUP))
 	@touch $@ $(VENV)/.installed
 
 # pdftoppm/pdftotext (poppler-utils) rasterize and read PDFs in the tests;

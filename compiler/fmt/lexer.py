@@ -33,6 +33,7 @@ from pygments.lexer import RegexLexer, bygroups, default
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, Whitespace
 
 from effspec.front import lexicon
+from effspec.version import project_url
 
 __all__ = ["EffLexer"]
 
@@ -68,7 +69,7 @@ class EffLexer(RegexLexer):
     aliases = ["eff", "effspec"]
     filenames = ["*.eff"]
     mimetypes = ["text/x-eff"]
-    url = "https://github.com/effspec/effspec"
+    url = project_url("homepage") or ""  # what the package metadata declares, never a made-up address
     version_added = ""
 
     @staticmethod
