@@ -33,7 +33,7 @@ $(PY): | python-version
 # One editable install serves both targets, so `make demo` and `make test`
 # never undo each other; tests/test_core.py builds and installs a real wheel
 # to prove a non-editable `pip install .` ships the grammar, templates and data.
-$(VENV)/.installed: pyproject.toml setup.py | $(PY)
+$(VENV)/.installed: pyproject.toml $(wildcard setup.py) | $(PY)
 	$(PIP) install -e .
 	@touch $@
 
@@ -42,7 +42,7 @@ $(VENV)/.installed: pyproject.toml setup.py | $(PY)
 # own pip may be older, so the group's list is read here with tomllib.
 DEV_GROUP = $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["dependency-groups"]["dev"]))'
 
-$(VENV)/.installed-test: pyproject.toml setup.py | $(PY)
+$(VENV)/.installed-test: pyproject.toml $(wildcard setup.py) | $(PY)
 	$(PIP) install -e '.[test]' $$($(DEV_GROUP))
 	@touch $@ $(VENV)/.installed
 
