@@ -1044,3 +1044,49 @@ def test_a_multimem_all_reduce_is_counted_as_communication(tmp_path):
     # In seconds; stall = idle + other = 0.
     assert [tuple(r.values())[:10] for r in read_table(out)[1]] == [
         ("0", "b", "1", "7e-05", "3e-05", "5e-05", "4e-05", "0.0", "0.0", "0.0")]
+
+
+def _record_comms_events(t0: float = 1000.0) -> list:
+    """Relative to t0: step [0, 500) and record_param_comms spans on thread (1, 1): A [100, 150), and B [300, 400)
+    holding C [310, 320) (nested: the search must not stop at C).  Launches (thread, time, correlation) and what
+    they launch (name, [start, end)):
+      1: (1, 1) at 110, in A             -> `mystery_allreduce` [200, 230)   communication (the span)
+      2: (1, 1) at 120, in A             -> a memcpy [230, 240)              memory: only kernels become comm
+      3: (1, 1) at 160, after A          -> `mystery_allreduce` [240, 260)   compute (its name alone)
+      4: (1, 2) at 130, in A's time but another thread -> `vectorized_add` [262, 270)  compute
+      5: (1, 1) at 150, A's end (spans are [start, end)) -> `vectorized_add` [270, 280) compute
+      6: (1, 1) at 350, in B after C's end -> `mystery_allreduce` [400, 410)  communication (the span)"""
+    ev = [{"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": t0, "dur": 500.0}]
+    ev += [{"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": t0 + a,
+            "dur": float(b - a), "args": {"Collective name": "allreduce"}} for a, b in ((100, 150), (300, 400), (310, 320))]
+    launches = [(1, 1, 110, "kernel", "mystery_allreduce", 200, 230), (2, 1, 120, "gpu_memcpy", "Memcpy DtoD", 230, 240),
+                (3, 1, 160, "kernel", "mystery_allreduce", 240, 260), (4, 2, 130, "kernel", "vectorized_add", 262, 270),
+                (5, 1, 150, "kernel", "vectorized_add", 270, 280), (6, 1, 350, "kernel", "mystery_allreduce", 400, 410)]
+    for corr, tid, at, cat, name, a, b in launches:
+        ev.append({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": tid, "ts": t0 + at,
+                   "dur": 1.0, "args": {"correlation": corr}})
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": 0, "tid": 7, "ts": t0 + a, "dur": float(b - a),
+                   "args": {"correlation": corr}})
+    return ev
+
+
+@pytest.mark.parametrize("parser", ["msgspec", "chunked"])
+def test_kernels_launched_inside_record_param_comms_are_communication(tmp_path, parser):
+    """_record_comms_events: window [200, 410) = 210 µs (first device event to last).  comm = launches 1 and 6:
+    [200, 230) + [400, 410) = 40, all exposed; compute = 3, 4, 5: 20 + 8 + 10 = 38; other = the memcpy 10;
+    idle = 210 − 40 − 38 − 10 = 122 (gaps [260, 262) and [280, 400)).  `mystery_allreduce` is in no family:
+    by name alone comm would be 0 and compute 78."""
+    from effspec.ranks.traces.reduce import reduce_trace
+
+    path = _write_trace(tmp_path / "r.json", _record_comms_events())
+    s = reduce_trace(str(path), whole_limit=1 if parser == "chunked" else 1 << 30)
+    assert s.parser == parser
+    (r,) = s.rows
+    assert (r.step_time, r.comm, r.comm_exposed, r.compute, r.other, r.idle) == (210, 40, 40, 38, 10, 122)
+    assert r.memory == 10 and r.elementwise_other == 38  # types: comm is communication, the memcpy memory
+    assert "2 kernels (40.000 µs) launched inside the profiler's `record_param_comms` spans are communication" in \
+        " ".join(s.notes)
+    # The same trace with the spans renamed: every kernel by its name, none a collective.
+    renamed = [dict(e, name="aten::add") if e["name"] == "record_param_comms" else e for e in _record_comms_events()]
+    (r,) = reduce_trace(str(_write_trace(tmp_path / "n.json", renamed))).rows
+    assert (r.comm, r.compute) == (0, 78)
