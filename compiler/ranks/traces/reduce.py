@@ -95,12 +95,14 @@ def _mtia_class(name: str) -> int:
 # these, case-insensitively, is a collective; every other kernel is compute.  (family, pattern)
 COLLECTIVE_FAMILIES: tuple[tuple[str, str], ...] = (
     ("NCCL / RCCL", r"[nr]ccl"),
-    ("NVSHMEM", r"nvshmem"),
+    # NVSHMEM's on-stream collectives are named without `nvshmem` (nvshmemi_h_to_d_coll_defs.cuh).
+    ("NVSHMEM", r"nvshmem|(?<![A-Za-z0-9])(?:alltoall|barrier|broadcast|fcollect|rdxn|reducescatter|sync)"
+                r"_on_stream_kernel"),
     ("symmetric memory, multimem", r"multimem_"),
     ("symmetric memory, one/two-shot", r"(?:one|two)_shot_all_reduce"),
     ("vLLM / SGLang custom all-reduce", r"cross_device_reduce"),
-    ("oneCCL", r"(?<![A-Za-z0-9])ccl_"),
-    ("HCCL", r"hccl"),
+    ("oneCCL", r"(?<![A-Za-z0-9])(?:one)?ccl_"),  # XCCL's kernels: `oneccl_reduce_base<…>`
+    ("HCCL", r"hccl|(?<![A-Za-z0-9])hcom_"),  # Ascend's communication ops: `hcom_allReduce__606_0_1`
     ("Gloo", r"(?<![A-Za-z0-9])gloo"),
 )
 _COLLECTIVE = re.compile("|".join(f"(?:{p})" for _, p in COLLECTIVE_FAMILIES), re.IGNORECASE)
