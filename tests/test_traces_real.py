@@ -61,21 +61,33 @@ def _minus(u, v):
 COLLECTIVE_WORDS = ("nccl", "rccl", "multimem_", "cross_device_reduce", "nvshmem")
 
 
-def _device_class(e: dict) -> str | None:
+def _device_class(e: dict, in_comms: bool = False) -> str | None:
     cat, name = e.get("cat"), e.get("name", "")
     if cat in ("gpu_memcpy", "gpu_memset"):
         return "other"
     if cat == "mtia_ccp_events":
-        return "other" if name.startswith("dma_") else None if name.startswith("event_") else "compute"
+        return "other" if name.startswith("dma_") else None if name.startswith("event_") else \
+            "comm" if in_comms else "compute"
     if cat == "kernel":
-        return "comm" if any(w in name.lower() for w in COLLECTIVE_WORDS) else "compute"
+        return "comm" if in_comms or any(w in name.lower() for w in COLLECTIVE_WORDS) else "compute"
     return None
+
+
+def launched_in_comms(events: list) -> set:
+    """The correlation ids of launches inside a `record_param_comms` span of their own thread (start <= launch
+    < end), by a plain scan of every span."""
+    spans = [(e["pid"], e["tid"], e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name") == "record_param_comms"]
+    return {e["args"]["correlation"] for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")
+            and "correlation" in e.get("args", {})
+            and any(p == e["pid"] and t == e["tid"] and a <= e["ts"] < b for p, t, a, b in spans)}
 
 
 def reference(doc: dict) -> dict[int, dict[str, Decimal]]:
     """Per step, the definitions of spec/traces.md computed from scratch (µs, exact)."""
     events = [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
-    device = [(e, c) for e in events if (c := _device_class(e)) is not None]
+    comms = launched_in_comms(events)
+    device = [(e, c) for e in events
+              if (c := _device_class(e, e.get("args", {}).get("correlation", -1) in comms)) is not None]
     steps = sorted((e["ts"], e["ts"] + e["dur"], int(e["name"].split("#")[1])) for e in events
                    if e.get("cat") in ("user_annotation", "cpu_op") and str(e.get("name")).startswith("ProfilerStep#"))
     if not steps:  # one window over every device event
@@ -226,3 +238,33 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
     assert top[0].startswith("# effspec-traces 2: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
                              "name=at::cuda::%28anonymous%20namespace%29::spin_kernel%28long%29")
     assert len(top) == 4  # four kernel names (the memcpy is not a kernel)
+
+
+def test_a_real_collective_kernel_renamed_is_still_communication_inside_record_param_comms(tmp_path):
+    """The B200 eager trace (TraceLens) has one `record_param_comms` span (an `_allgather_base`, 190.881 µs on
+    thread 6583/6583); the one kernel launched from inside it is the 21.953 µs NCCL AllGather (launch
+    `cuLaunchKernelEx`).  Renamed to a name no family knows, it is still communication: comm stays
+    2,119.548 (multimem) + 21.953 = 2,141.501 µs.  With the span renamed as well it is compute, and comm is
+    the multimem kernels' 2,119.548 µs alone."""
+    doc = json.loads(gzip.decompress((REAL / "b200_eager.json.gz").read_bytes()))  # doubles: to 0.25 ns here
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    assert [(e["dur"], e["pid"], e["tid"]) for e in events if e.get("name") == "record_param_comms"] == [
+        (190.881, 6583, 6583)]
+    inside = launched_in_comms(events)
+    (gather,) = [e for e in events if e.get("cat") == "kernel" and e["args"].get("correlation") in inside]
+    assert gather["name"].startswith("ncclDevKernel_AllGather_RING_LL") and gather["dur"] == 21.953
+    gather["name"] = "acme_gather_kernel"
+    path = tmp_path / "b200.json"
+    path.write_text(json.dumps(doc))
+    from effspec.ranks.traces.reduce import reduce_trace
+
+    s = reduce_trace(str(path))
+    (r,) = s.rows
+    assert abs(r.comm - 2141.501) < 1e-3 and r.comm == r.comm_exposed
+    assert "1 kernel (21.953 µs) launched inside the profiler's `record_param_comms` spans" in " ".join(s.notes)
+    for e in events:
+        if e.get("name") == "record_param_comms":
+            e["name"] = "aten::empty"
+    path.write_text(json.dumps(doc))
+    (r,) = reduce_trace(str(path)).rows
+    assert abs(r.comm - 2119.548) < 1e-3

@@ -17,8 +17,9 @@ GPU traces (any ``kernel``, ``gpu_memcpy`` or ``gpu_memset`` event):
   before a step's first kernel (a host stall) is that step's idle time;
 - inside a window, by time: compute = union of non-communication kernels;
   comm = union of collective kernels (NCCL, RCCL, NVSHMEM,
-  symmetric memory, custom all-reduce, oneCCL, HCCL: COLLECTIVE_FAMILIES); comm_exposed = comm where no compute
-  kernel runs; other = memcpy/memset where no kernel runs; idle = the rest.
+  symmetric memory, custom all-reduce, oneCCL, HCCL: COLLECTIVE_FAMILIES; and any kernel launched inside
+  a ``record_param_comms`` span of its launch's thread); comm_exposed = comm where no compute kernel runs;
+  other = memcpy/memset where no kernel runs; idle = the rest.
 
 CPU traces (gloo): the step window is the ``ProfilerStep#N`` span; compute is
 the union of the main thread's ``cpu_op`` events outside its ``c10d::*`` ops;
@@ -94,15 +95,21 @@ def _mtia_class(name: str) -> int:
 # these, case-insensitively, is a collective; every other kernel is compute.  (family, pattern)
 COLLECTIVE_FAMILIES: tuple[tuple[str, str], ...] = (
     ("NCCL / RCCL", r"[nr]ccl"),
-    ("NVSHMEM", r"nvshmem"),
+    # NVSHMEM's on-stream collectives are named without `nvshmem` (nvshmemi_h_to_d_coll_defs.cuh).
+    ("NVSHMEM", r"nvshmem|(?<![A-Za-z0-9])(?:alltoall|barrier|broadcast|fcollect|rdxn|reducescatter|sync)"
+                r"_on_stream_kernel"),
     ("symmetric memory, multimem", r"multimem_"),
     ("symmetric memory, one/two-shot", r"(?:one|two)_shot_all_reduce"),
     ("vLLM / SGLang custom all-reduce", r"cross_device_reduce"),
-    ("oneCCL", r"(?<![A-Za-z0-9])ccl_"),
-    ("HCCL", r"hccl"),
+    ("oneCCL", r"(?<![A-Za-z0-9])(?:one)?ccl_"),  # XCCL's kernels: `oneccl_reduce_base<…>`
+    ("HCCL", r"hccl|(?<![A-Za-z0-9])hcom_"),  # Ascend's communication ops: `hcom_allReduce__606_0_1`
     ("Gloo", r"(?<![A-Za-z0-9])gloo"),
 )
 _COLLECTIVE = re.compile("|".join(f"(?:{p})" for _, p in COLLECTIVE_FAMILIES), re.IGNORECASE)
+# The profiler's own record of a collective call (PyTorch's RECORD_PARAM_COMMS, a `cpu_op` around the call,
+# args `Collective name`, `Process Group Name`…): a kernel launched inside one, from its thread, is communication
+# whatever its name (spec/traces.md, "Collectives").
+RECORD_COMMS = "record_param_comms"
 _KERNEL_CLASS: dict[str, int] = {}
 _KERNEL_CLASS_MAX = 1 << 16  # distinct names remembered (a trace has a few thousand)
 
@@ -264,7 +271,9 @@ class _Collector:
         self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
         self.types: Any = None  # the device events' kernel types, once made (_types)
         self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
-        self.rt_ts, self.rt_corr = array("d"), array("q")
+        self.rt_ts, self.rt_corr, self.rt_thread = array("d"), array("q"), array("q")  # launches: when, which, thread
+        self.by_span: tuple[int, float] = (0, 0.0)  # kernels counted as communication by RECORD_COMMS alone, and µs
+        # Host ops; op_c10d: 1 for a `c10d::*` op, 2 for a RECORD_COMMS span, 0 for any other.
         self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
         self.gloo_ts, self.gloo_dur = array("d"), array("d")
         self.threads: dict[Any, int] = {}
@@ -359,7 +368,7 @@ class _Collector:
         attributes (``args`` is then an object with ``correlation``, or None)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads, categories = self.threads, self.categories
         prefix, step_re = self.prefix, self.step_re
@@ -406,7 +415,7 @@ class _Collector:
                 op_ts.append(ts)
                 op_dur.append(dur)
                 op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 0)
+                op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
             elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
                 dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -439,8 +448,17 @@ class _Collector:
             elif type(cat) is str and cat in _LAUNCH_CATS:
                 corr = e.args.correlation if e.args is not None else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
+                    thread = (e.pid, e.tid)
+                    try:
+                        t = threads.get(thread)
+                    except TypeError:
+                        thread = (None, None)
+                        t = threads.get(thread)
+                    if t is None:
+                        t = threads[thread] = len(threads)
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+                    rt_thread.append(t)
             elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
                 categories[cat] = categories.get(cat, 0) + 1
         self.events += len(events)
@@ -452,7 +470,7 @@ class _Collector:
         bool, within ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads, categories = self.threads, self.categories
         prefix, step_re = self.prefix, self.step_re
@@ -500,7 +518,7 @@ class _Collector:
                 op_ts.append(ts)
                 op_dur.append(dur)
                 op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 0)
+                op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
             elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
                 dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
@@ -535,8 +553,17 @@ class _Collector:
                 args = e.get("args")
                 corr = args.get("correlation") if type(args) is dict else None
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
+                    thread = (e.get("pid"), e.get("tid"))
+                    try:
+                        t = threads.get(thread)
+                    except TypeError:
+                        thread = (None, None)
+                        t = threads.get(thread)
+                    if t is None:
+                        t = threads[thread] = len(threads)
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+                    rt_thread.append(t)
             elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
                 categories[cat] = categories.get(cat, 0) + 1
         self.events += count
@@ -691,6 +718,10 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         else:
             kind, rows = "cpu", _cpu_rows(np, c, base)
         starts = tuple(offset + s[1] for s in c.steps)
+    if c.by_span[0]:
+        notes.append(f"{c.by_span[0]:,} kernel{'s' if c.by_span[0] > 1 else ''} ({c.by_span[1]:,.3f} µs) launched inside "
+                     f"the profiler's `{RECORD_COMMS}` spans are communication, though the collective table does not "
+                     "know their names")
     return TraceSummary(
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
@@ -768,6 +799,8 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     found[found] = rt_corr[at[found]] == corr[found]
     launch = np.full(len(corr), np.nan)
     launch[found] = rt_ts[at[found]]
+    cls = _by_record_comms(np, c, base, cls, start, end, launch, found,
+                           np.frombuffer(c.rt_thread, dtype=np.int64)[order][at[found]] if found.any() else None)
     types = _types(np, c, cls)
     delay = start[found] - launch[found]  # launch delay: the launch call's start to the device event's start
     if len(delay):
@@ -793,6 +826,40 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     lo[0] = first[0]
     lo[1:] = hi[:-1]
     return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
+
+
+def _by_record_comms(np, c: _Collector, base: float, cls, start, end, launch, found, thread):
+    """``cls`` with every kernel (COMPUTE by its name) whose launch lies in a RECORD_COMMS span of the launch's
+    thread (span start <= launch < span end) made COMM; ``c.by_span``: how many and their µs.  One sort of the
+    spans and one search per launch, per thread holding spans: ``reach`` (the latest end of the spans starting
+    at or before a time) makes nested or overlapping spans need no merge."""
+    flag = np.frombuffer(c.op_c10d, dtype=np.int8) if len(c.op_c10d) else np.zeros(0, np.int8)
+    spans = np.flatnonzero(flag == 2)
+    if not len(spans) or thread is None:
+        return cls
+    lo = np.frombuffer(c.op_ts, dtype=np.float64)[spans] - base
+    hi = lo + np.frombuffer(c.op_dur, dtype=np.float64)[spans]
+    span_thread = np.frombuffer(c.op_thread, dtype=np.int64)[spans]
+    events = np.flatnonzero(found)
+    inside = np.zeros(len(events), bool)
+    for t in np.unique(span_thread).tolist():
+        mine = span_thread == t
+        order = np.argsort(lo[mine], kind="stable")
+        s_lo, reach = lo[mine][order], np.maximum.accumulate(hi[mine][order])
+        on = np.flatnonzero(thread == t)
+        at = launch[events[on]]
+        k = np.searchsorted(s_lo, at, side="right") - 1
+        ok = k >= 0
+        ok[ok] = at[ok] < reach[k[ok]]
+        inside[on[ok]] = True
+    hit = events[inside]
+    hit = hit[cls[hit] == COMPUTE]
+    if not len(hit):
+        return cls
+    out = cls.copy()
+    out[hit] = COMM
+    c.by_span = (len(hit), float((end[hit] - start[hit]).sum()))
+    return out
 
 
 def _types(np, c: _Collector, cls):
