@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from real_logs import has
 from test_importers import LOGS, check_json, claim, codes, fill, run_import, steps_csv
 
 REAL = "real/maxtext/"
@@ -37,7 +38,7 @@ def test_issue8_2023_line_is_counted_as_six_n_tokens(tmp_path: Path) -> None:
     assert {int(r["line"]): (r["step"], r["step_time_s"], r["tflops"]) for r in rows} == printed(REAL + "maxtext_issue8.log")
     text = out.read_text(encoding="utf-8")
     # median of 2.167, 2.164, 2.166: step 15109 (line 5), 36.739 TFLOP/s
-    assert 'claim tflops_per_device = 36.739 TFLOP/s  from log "maxtext_issue8.log:5"' in text
+    assert has(text, 'claim tflops_per_device = 36.739 TFLOP/s  from log "maxtext_issue8.log:5"')
     # The evidence for the 2023 convention is the line's own label (`TFLOP/s:`, not `TFLOP/s/device:`), at line 3.
     for knob, value in (("attention", "excluded"), ("logits", "included"), ("embeddings", "included"),
                         ("recompute", "excluded")):
@@ -66,9 +67,9 @@ def test_pr761_2024_line_tokens_claim_holds_without_the_model(tmp_path: Path) ->
     assert steps_csv(out) == [{"step": "9", "line": "3", "step_time_s": "1.341", "tflops": "257.929",
                                "tokens": "36653.244", "flags": ""}]
     text = out.read_text(encoding="utf-8")
-    assert 'claim tflops_per_device = 257.929 TFLOP/s  from log "maxtext_pr761.log:3"' in text
-    assert 'claim throughput        = 36653.244 token/s/device * hardware.count  from log "maxtext_pr761.log:3"' in text
-    assert 'preset = maxtext  from assumed' in text  # `TFLOP/s/device:` is not the 2023 line: no log evidence
+    assert has(text, 'claim tflops_per_device = 257.929 TFLOP/s  from log "maxtext_pr761.log:3"')
+    assert has(text, 'claim throughput        = 36653.244 token/s/device * hardware.count  from log "maxtext_pr761.log:3"')
+    assert has(text, 'preset = maxtext  from assumed')  # `TFLOP/s/device:` is not the 2023 line: no log evidence
     # The thread's command (not a log line): per_device_batch_size=24, max_target_length=2048, ici_fsdp_parallelism=4
     # (4 devices): 96 sequences.  36,653.244 x 1.341 = 49,152 = 24 x 2048 tokens per device: the tokens claim holds
     # whatever the model.  The model ("the MOE model") is not named: a dense stand-in, so only the tokens claim is
@@ -87,7 +88,7 @@ def test_docs_run_device_is_the_catalogs_v5p(tmp_path: Path) -> None:
     text = out.read_text(encoding="utf-8")
     line = next(n for n, t in enumerate((LOGS / "maxtext_train.log").read_text(encoding="utf-8").split("\n"), 1)
                 if t == "TFRT TPU v5")
-    assert re.search(rf'accelerator = "TPU v5p" +from log "maxtext_train\.log:{line}"  # JAX\'s device_kind `TPU v5`', text)
+    assert re.search(rf'accelerator = "TPU v5p" +from log "maxtext_train\.log:{line}" +# JAX\'s device_kind `TPU v5`', text)
     assert {int(r["line"]): (r["step"], r["step_time_s"], r["tflops"]) for r in steps_csv(out)} == printed("maxtext_train.log")
 
 
