@@ -927,8 +927,11 @@ def test_every_maxtext_metrics_record_is_its_csv_row(tmp_path: Path) -> None:
     assert [(int(r["line"]), int(r["step"]), float(r["step_time_s"]), float(r["tflops"]), float(r["tokens"]))
             for r in steps_csv(out)] == expected
     # kept: steps 2-6 (5.40205 5.65801 5.66799 5.66802 5.66912): the median is step 6's 5.66799 s, line 8.
+    # The model TFLOP per device and step (`perf/per_device_tflops`, the console's `Total TFLOPs`), from the first
+    # record that gives it (line 1; every record gives the same 764.67).
     assert claims_cited(out, "maxtext_metrics.jsonl") == {"tflops_per_device": ("134.9139", 8),
-                                                          "throughput": ("8671.857219225863", 8)}
+                                                          "throughput": ("8671.857219225863", 8),
+                                                          "model_flops_per_step": ("764.67", 1)}
 
 
 def test_mllog_has_no_step_samples_and_no_unit_for_its_throughput(tmp_path: Path) -> None:
