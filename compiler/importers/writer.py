@@ -124,7 +124,21 @@ def eff_text(runs: list[ImportedRun], names: dict[str, str], command: str) -> st
     for run in runs:
         out += _run(run, names)
         out.append("")
-    return "\n".join(out).rstrip("\n") + "\n"
+    return fmt_layout("\n".join(out).rstrip("\n") + "\n")
+
+
+def fmt_layout(text: str) -> str:
+    """The spec in `effspec fmt` layout (so `effspec fmt --check` passes on what import writes).  The
+    formatter checks that its output compiles to the same IR; where it cannot format the text (a
+    syntax error, which the import's own compile check then reports as a bug in the importer), the
+    text is returned as it was."""
+    from effspec.fmt import FormatterError, format_text
+
+    try:
+        formatted = format_text(text)
+    except FormatterError:
+        return text
+    return formatted.text if formatted.text is not None else text
 
 
 def _run(run: ImportedRun, names: dict[str, str]) -> list[str]:
