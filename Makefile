@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden
+.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden docs
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -125,6 +125,13 @@ test: lint sysdeps-report
 
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules
+
+# The documentation site (mkdocs.yml: spec/ and the rule pages) in out/site; --strict makes a
+# broken Markdown link or anchor an error, and scripts/check_links.py then checks every internal
+# link of the built HTML (tests/test_docs.py does both in `make test`).
+docs: $(VENV)/.installed-test
+	$(VENV)/bin/mkdocs build --strict --quiet
+	$(PY) scripts/check_links.py out/site
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run.py
