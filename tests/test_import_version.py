@@ -104,7 +104,7 @@ def test_each_importer_takes_its_boundary_from_its_preset() -> None:
     assert maxtext.CAUSAL_SINCE == by_name("maxtext").since == "2025-07-22"
     assert nemo.CAUSAL_SINCE == by_name("nemo").since == "2025-08-09"
     assert megatron_deepspeed.PR_371 == by_name("megatron_deepspeed").since == "2024-08-19"
-    assert megatron.NEW_FORMULA == by_name("megatron_lm").since
+    assert by_name("megatron_lm").since == megatron.NEW_FORMULA
 
 
 @pytest.mark.parametrize(("version", "preset"), [

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import re
 
-from effspec.front.presets import by_name
 from effspec.importers.base import LogFormat
 from effspec.importers.common import (
     ARGS_BEGIN,
@@ -22,6 +21,7 @@ from effspec.importers.common import (
     exclude_impossible,
     flag_warmup,
     literal,
+    preset_since,
     read_arg_line,
     seconds,
     summarize,
@@ -45,7 +45,7 @@ PREFIX = re.compile(r"^\[default\d+\]:\s?")
 ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+)\s*\|")
 # microsoft/Megatron-DeepSpeed b7b2d5ef (PR #371, 2024-08-19): the throughput_calculator for GQA; the date is the
 # `megatron_deepspeed` preset's `since` (effspec.front.presets), its one source.
-PR_371 = by_name("megatron_deepspeed").since
+PR_371 = preset_since("megatron_deepspeed")
 
 
 class Importer(LogFormat):

@@ -23,15 +23,23 @@ from __future__ import annotations
 import itertools
 import re
 
-from effspec.front.presets import by_name
 from effspec.importers.base import LogFormat
-from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
+from effspec.importers.common import (
+    flag_warmup,
+    literal,
+    preset_since,
+    seconds,
+    summarize,
+    timing_fields,
+    todo_hardware,
+    version_date,
+)
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
 # NVIDIA/NeMo 6251117f4c (PR #14424, 2025-08-09): causal attention in flops_formulas; the `nemo` preset's `since`
 # (effspec.front.presets) is the one source of the date.
-CAUSAL_SINCE = by_name("nemo").since
+CAUSAL_SINCE = preset_since("nemo")
 # A figure as Lightning or NeMo 2 prints it: plain, exponent form (rounded), or nan/inf.
 NUM = r"(-?[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?|nan|inf|-inf)"
 BAR_TIMING = re.compile(r"train_step_timing in s=" + NUM + r"(?=[,\]]|$)")
