@@ -154,3 +154,34 @@ def test_standalone_hf_config(tmp_path):
     assert re.search(r'^ +kv_lora_rank += 512 +from log "deepseek-v3\.json:9"$', text, re.M)
     assert re.search(r'^ +moe_layers += 58 +from log "deepseek-v3\.json:5"', text, re.M)
     assert not [d for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+
+
+def test_mistral_nemo_keys_lines_and_flops_per_token():
+    """A real Mistral config (SOURCE.md): heads x head_dim (4096) differs from hidden_size (5120), so head_dim must
+    be read, not derived."""
+    fields = read((FIX / "mistral-nemo-base-2407.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["layers"] == ("40", "config.json:17") and got["d_model"] == ("5120", "config.json:11")
+    assert got["heads"] == ("32", "config.json:16") and got["kv_heads"] == ("8", "config.json:18")
+    assert got["head_dim"] == ("128", "config.json:9") and got["d_ff"] == ("14336", "config.json:13")
+    assert got["ffn"] == ("swiglu", "config.json:10") and got["vocab"] == ("131072", "config.json:26")
+    assert got["tied_embeddings"] == ("false", "config.json:22") and got["kind"] == ("dense_transformer", "config.json:15")
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token: per layer q 5120*4096 + k, v 2*5120*(8*128) = 31,457,280; out 4096*5120 =
+    # 20,971,520; ffn 3*5120*14336 = 220,200,960; sum 272,629,760 x 40 = 10,905,190,400; logits 5120*131072 =
+    # 671,088,640; total 11,576,279,040 MACs -> 6 x = 69,457,674,240 FLOP/token.
+    per_layer = 5120 * 4096 + 2 * 5120 * 8 * 128 + 4096 * 5120 + 3 * 5120 * 14336
+    assert per_layer == 272_629_760
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (40 * per_layer + 5120 * 131072) \
+        == 69_457_674_240

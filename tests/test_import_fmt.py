@@ -17,7 +17,8 @@ REAL_LOGS = sorted(p for p in REAL.glob("*/*") if p.name not in ("SOURCE", "SOUR
 SYNTHETIC = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".log", ".jsonl"))
 # Excerpts that are no importable run, by design (tests/test_import_real_nemo.py tests each refusal): no spec to lay out.
 NO_RUN = {"nemo1_empty_issue11900.log": "every bar's figures are empty",
-          "nemo1_launcher_issue55.log": "no bar has `train_step_timing in s=` (log_step_timing off)"}
+          "nemo1_launcher_issue55.log": "no bar has `train_step_timing in s=` (log_step_timing off)",
+          "nemo1_rlhf_config_dump.log": "a config dump only: the job reached no training step"}
 FOLDER_FORMAT = {"maxtext": "maxtext", "megatron": "megatron", "megatron_deepspeed": "megatron_deepspeed",
                  "mllog": "mllog", "nanogpt": "nanogpt", "nemo": "nemo", "torchtitan": "torchtitan"}
 

@@ -18,9 +18,17 @@ import json
 import re
 import statistics
 
-from effspec.front.presets import by_name
 from effspec.importers.base import LogFormat
-from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
+from effspec.importers.common import (
+    flag_warmup,
+    literal,
+    preset_since,
+    seconds,
+    summarize,
+    timing_fields,
+    todo_hardware,
+    version_date,
+)
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step, StepLog
 
@@ -32,7 +40,7 @@ DEVICE_KIND = re.compile(r"^TFRT (TPU .+)$")
 TOTAL = re.compile(r"^\s*Total TFLOPs: ([0-9.]+)$")
 # The one boundary, PR #1988 (causal_attention_flops = noncausal / 2), is the `maxtext` preset's `since`
 # (2adc3bab1, 2025-07-22; effspec.front.presets): a checkout dated before it counts full attention.
-CAUSAL_SINCE = by_name("maxtext").since
+CAUSAL_SINCE = preset_since("maxtext")
 # The benchmark runner's dict of the overrides it passes (benchmarks/maxtext_xpk_runner.py, `print(f"Unified tuning
 # params for model are: {unified_tuning_params}")`, and the Pathways one before it): a Python dict literal.
 TUNING = re.compile(r"(?:Unified tuning params for model are|Pathways tuning params for model: \S+ are): (\{.*\})\s*$")

@@ -86,8 +86,10 @@ def _csv_output(path: str, run: ImportedRun, rows: Callable[[ImportedRun], Itera
     return Output(path, lambda: _csv(rows(run)), lambda: b"".join(_csv(itertools.islice(rows(run), 4))))
 
 
-def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
-    """Every file to write: the CSVs, then OUT itself."""
+def render(out: str, runs: list[ImportedRun], command: str,
+           layout: Callable[[str], str] | None = None) -> list[Output]:
+    """Every file to write: the CSVs, then OUT itself (its text passed through ``layout`` when given: the CLI
+    gives `effspec fmt`'s, effspec.cli.import_.fmt_layout, which this layer may not import)."""
     folder = os.path.dirname(os.path.abspath(out))
     names = output_files(out, runs)
     files: list[Output] = []
@@ -95,7 +97,8 @@ def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
         for kind, rows in (("steps", _steps_rows), ("ranks", _ranks_rows)):
             if f"{run.run_id}:{kind}" in names:
                 files.append(_csv_output(os.path.join(folder, names[f"{run.run_id}:{kind}"]), run, rows))
-    text = eff_text(runs, names, command).encode("utf-8")
+    eff = eff_text(runs, names, command)
+    text = (layout(eff) if layout else eff).encode("utf-8")
     files.append(Output(out, lambda: (text,), lambda: text))
     return files
 
@@ -124,21 +127,7 @@ def eff_text(runs: list[ImportedRun], names: dict[str, str], command: str) -> st
     for run in runs:
         out += _run(run, names)
         out.append("")
-    return fmt_layout("\n".join(out).rstrip("\n") + "\n")
-
-
-def fmt_layout(text: str) -> str:
-    """The spec in `effspec fmt` layout (so `effspec fmt --check` passes on what import writes).  The
-    formatter checks that its output compiles to the same IR; where it cannot format the text (a
-    syntax error, which the import's own compile check then reports as a bug in the importer), the
-    text is returned as it was."""
-    from effspec.fmt import FormatterError, format_text
-
-    try:
-        formatted = format_text(text)
-    except FormatterError:
-        return text
-    return formatted.text if formatted.text is not None else text
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def _run(run: ImportedRun, names: dict[str, str]) -> list[str]:
