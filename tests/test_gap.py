@@ -429,8 +429,8 @@ def test_gap_search_runs_only_on_mismatches(monkeypatch) -> None:
     from effspec.engine import gap
 
     calls = []
-    real = gap.reevaluate
-    monkeypatch.setattr(gap, "reevaluate", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    real = gap.candidate_values
+    monkeypatch.setattr(gap, "candidate_values", lambda run, *rest: calls.append(run.id) or real(run, *rest))
     effspec.check_text(gap_spec(f"claim mfu = {_pct(mfu(FPT))} %"), "t.eff")  # consistent: no search
     assert calls == []
     effspec.check_text(gap_spec(f"claim mfu = {_pct(mfu(FPT_FULL))} %"), "t.eff")

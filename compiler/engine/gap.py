@@ -24,6 +24,7 @@ declared share, not a reconstruction.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -31,9 +32,12 @@ from effspec.diagnostics import Diagnostic, Span
 from effspec.display import numbers_only, sig
 from effspec.engine import catalog, flops
 from effspec.engine.claims import check_claims
+from effspec.engine.finite import divide
 from effspec.engine.results import ClaimResult, Explanation, RunResult
+from effspec.engine.stats import StepStats, step_statistics
 from effspec.front import keys as K
-from effspec.front.ir import Block, Entry, Provenance, Run, Value
+from effspec.front.expr import refs_in
+from effspec.front.ir import Block, Entry, Provenance, Run, Samples, Value
 
 _GAP = Provenance("assumed", "explain the gap: one changed input")
 
@@ -256,6 +260,213 @@ def _explainable(cr: ClaimResult) -> bool:
 EvaluateRun = Callable[[Run, list[Diagnostic]], RunResult]
 
 
+# ----------------------------------------------------------------------------
+# The candidates' figures, from numbers alone
+
+# The figures the numbers-only path computes; a claim on any other (calendar figures, goodput, the
+# measured-peak MFU, an on-demand or an implied figure) sends the run's search through `reevaluate`.
+FAST_FIGURES = frozenset({"flops_per_token", "valid_tokens_per_step", "model_flops_per_step",
+                          "executed_flops_per_step", "aggregate_peak", "step_time", "valid_tokens_per_second",
+                          "achieved_flops_per_device", "mfu", "hfu"})
+
+
+class Figures:
+    """A mismatching run's figures under each candidate change, computed from numbers alone.
+
+    It follows ``evaluate_run`` step for step, with its arithmetic in its order (so each figure is
+    the same float), but builds no ``Metric``, ``Input`` or text, and computes each part once for
+    the blocks it reads: a candidate changes one block and shares the others, as objects, with the
+    run, so a changed peak re-uses the FLOP count, the tokens and the step statistics, and a changed
+    convention re-uses the tokens, the pools and the statistics. The knobs and FLOP counts are also
+    kept by value for the spec's other runs (:class:`Budget` holds them). Where the evaluation
+    would take a path this does not follow (a step time implied by a claim, an implausible sample
+    left out, a figure that is not finite or a divisor that is not positive), :meth:`values`
+    returns None and the search re-evaluates that candidate in full (:func:`reevaluate`).
+    """
+
+    def __init__(self, names: Iterable[str], budget: Budget) -> None:
+        self.hfu = "hfu" in names or "executed_flops_per_step" in names
+        self._budget = budget
+        # By the blocks' identity (Block's equality is by value; the candidate runs, alive for the whole
+        # search, keep each id unique): work -> its numbers, timing -> statistics, hardware -> pools.
+        self._work: dict[int, _Work] = {}
+        self._stats: dict[int, StepStats | None] = {}
+        self._pools: dict[tuple[int, ...], tuple[float, float | None]] = {}
+        self._shape: dict[int, tuple[flops.Shape | None, str]] = {}  # with its repr, the FLOP counts' key
+        self._shape_key = ""
+
+    @staticmethod
+    def applies(result: RunResult, todo: dict[str, ClaimResult]) -> bool:
+        """The claims read figures this path computes and are numbers (no reference: the candidate cannot
+        change their value), and the run's own evaluation had no figure that is not finite."""
+        return not result.nonfinite and all(n in FAST_FIGURES and not refs_in(cr.claim.expr) for n, cr in todo.items())
+
+    def _knobs(self, conv: Block | None, par: Block | None, run: Run) -> flops.Knobs:
+        """flops.knobs_for, by what it reads: the convention's entries and what ran (origin aside)."""
+        key = (tuple((e.key, e.value) for e in conv.entries) if conv is not None else None,
+               par.value("recompute", "none") if par is not None else None)
+        knobs = self._budget.knobs.get(key)
+        if knobs is None:
+            knobs = self._budget.knobs[key] = flops.knobs_for(run)[0]
+        return knobs
+
+    def _count(self, shape: flops.Shape, knobs: flops.Knobs, seq_len: float | None,
+               recompute: str | float | None = None) -> flops.FlopCount | None:
+        # By value, with the types: 4096 and 4096.0 are equal keys that may round differently.
+        key = (self._shape_key, knobs, type(seq_len), seq_len, recompute)
+        if key not in self._budget.counts:
+            self._budget.counts[key] = flops.count(shape, knobs, seq_len, recompute=recompute)
+        return self._budget.counts[key]
+
+    def values(self, run: Run) -> dict[str, float] | None:
+        """The run's figures (those reached; a missing one absent), or None where only a full evaluation can say."""
+        model, conv, par, work, timing = (run.block(n) for n in ("model", "convention", "parallelism", "work", "timing"))
+        w = self._work.get(id(work))
+        if w is None:
+            w = self._work[id(work)] = _Work(work)
+        if w.tokens is not None and not w.tokens > 0:
+            return None  # _reject_nonpositive_tokens
+        knobs = self._knobs(conv, par, run)
+        shape = self._shape_of(model)
+        custom = model is not None and model.value("kind") == "custom"
+        # _flops_metric, _model_flops_per_step
+        count = self._count(shape, knobs, w.seq_len) if shape is not None else None
+        fpt: float | None = None
+        if custom:
+            fpt = model.number("flops_per_token") if model is not None else None
+        elif count is not None:
+            fpt = count.total
+        tokens = w.tokens
+        model_flops: float | None = None
+        if fpt is not None and tokens is not None:
+            model_flops = fpt * (tokens + w.padded) if knobs.padding == "included" else fpt * tokens
+        # _aggregate_peak
+        key = tuple(id(h) for h in run.blocks_named("hardware"))
+        if key not in self._pools:
+            self._pools[key] = _peak(run)
+        active, peak = self._pools[key]
+        if peak is not None and not peak > 0:
+            return None  # drop_nonfinite's case
+        if id(timing) not in self._stats:
+            self._stats[id(timing)] = _stats(timing)
+        stats = self._stats[id(timing)]
+        # _executed_flops_per_step: the executed count only where a claim or the plausibility check reads it
+        executed: float | None = w.executed
+        if executed is None and tokens is not None and (self.hfu or (
+                stats is not None and peak is not None and model_flops is not None)):
+            executed = self._executed(shape, knobs, w, custom, fpt)
+        if _leaves_out_a_sample(timing, stats, peak, executed, model_flops):
+            return None
+        t = _step_time(timing, stats, tokens, model_flops, active)
+        if t is None:
+            return None  # no step time from the inputs (a claim may imply one), or not a positive one
+        m = {name: v for name, v in (
+            ("flops_per_token", fpt), ("valid_tokens_per_step", tokens), ("model_flops_per_step", model_flops),
+            ("executed_flops_per_step", executed), ("aggregate_peak", peak), ("step_time", t)) if v is not None}
+        _rates(m, active)
+        if not all(math.isfinite(v) for v in m.values()):
+            return None  # drop_nonfinite's case: the full path says what it drops
+        return m
+
+    def _shape_of(self, model: Block | None) -> flops.Shape | None:
+        if id(model) not in self._shape:
+            made = flops.shape_of(model)
+            self._shape[id(model)] = made, repr(made)
+        shape, self._shape_key = self._shape[id(model)]
+        return shape
+
+    def _executed(self, shape: flops.Shape | None, knobs: flops.Knobs, w: _Work, custom: bool,
+                  fpt: float | None) -> float | None:
+        """_executed_flops_per_step without a declared count (tokens known)."""
+        assert w.tokens is not None
+        count = self._count(shape, knobs, w.seq_len, recompute=knobs.ran) if shape is not None else None
+        if count is not None:
+            return count.total * (w.tokens + w.padded)
+        if custom and fpt is not None:
+            return fpt * (w.tokens + w.padded)
+        return None
+
+
+class _Work:
+    """The `work` block's numbers, as _tokens_metric and the per-step counts read them."""
+
+    def __init__(self, work: Block | None) -> None:
+        self.seq_len = work.number("seq_len") if work is not None else None
+        self.padded = work.number("padded_tokens", 0.0) if work is not None else 0.0
+        self.executed = work.number("executed_flops") if work is not None else None
+        self.tokens: float | None = None
+        declared = work.number("valid_tokens") if work is not None else None
+        batch = work.number("global_batch") if work is not None else None
+        if declared is not None:
+            self.tokens = float(declared)
+        elif work is not None and self.seq_len is not None and batch is not None:
+            self.tokens = self.seq_len * batch - self.padded - work.number("dropped_tokens", 0.0)
+
+
+def _leaves_out_a_sample(timing: Block | None, stats: StepStats | None, peak: float | None, executed: float | None,
+                         model_flops: float | None) -> bool:
+    """_exclude_implausible would leave a sample out (which changes the statistics: the full path does that)."""
+    works = [x for x in (executed, model_flops) if x is not None]
+    if stats is None or peak is None or not works or not min(works) > 0:
+        return False
+    fastest = min(works) / peak
+    assert timing is not None  # statistics imply a timing block
+    samples = timing.value("step_time")
+    return isinstance(samples, Samples) and not stats.median < fastest and any(
+        v < fastest for v in samples.values[stats.warmup_excluded:])
+
+
+def _step_time(timing: Block | None, stats: StepStats | None, tokens: float | None, model_flops: float | None,
+               active: float) -> float | None:
+    """evaluate._step_time's figure from the inputs, where it is a positive finite number."""
+    throughput = timing.number("throughput") if timing is not None else None
+    achieved = timing.number("achieved_flops_per_device") if timing is not None else None
+    if timing is not None and timing.get("step_time") is not None and stats is not None:
+        t = stats.statistic(timing.text("statistic", "median"))
+    elif throughput is not None and tokens is not None:
+        t = tokens / throughput
+    elif achieved is not None and model_flops is not None and active > 0:
+        t = model_flops / (achieved * active)
+    else:
+        return None
+    return t if math.isfinite(t) and t > 0 else None
+
+
+def _rates(m: dict[str, float], active: float) -> None:
+    """rate_metrics' figures (no on-demand figure: the search evaluates without them)."""
+    t, tokens, model_flops, peak = (m.get(n) for n in ("step_time", "valid_tokens_per_step", "model_flops_per_step",
+                                                       "aggregate_peak"))
+    assert t is not None
+    if tokens is not None:
+        m["valid_tokens_per_second"] = divide(tokens, t)
+    if model_flops is not None and active > 0:
+        m["achieved_flops_per_device"] = divide(model_flops, t * active)
+    for name, done in (("mfu", model_flops), ("hfu", m.get("executed_flops_per_step"))):
+        if done is not None and peak is not None:
+            m[name] = divide(done, t * peak)
+
+
+def _peak(run: Run) -> tuple[float, float | None]:
+    """The active devices and _aggregate_peak's figure (None where it has none)."""
+    from effspec.engine.evaluate import _pools  # evaluate imports this module
+
+    pools = _pools(run, [])
+    active = sum(p.active for p in pools)
+    priced = [p for p in pools if p.peak is not None and p.peak_input is not None]
+    if pools and len(priced) == len(pools) and sum(p.active for p in priced) > 0:
+        return active, sum(p.active * p.peak for p in priced if p.peak is not None)
+    return active, None
+
+
+def _stats(timing: Block | None) -> StepStats | None:
+    """evaluate._step_stats without its diagnostic."""
+    if timing is None or timing.get("step_time") is None:
+        return None
+    samples = timing.value("step_time")
+    assert isinstance(samples, Samples)  # a samples key
+    return step_statistics(samples.values, int(timing.number("warmup", 0)))
+
+
 def reevaluate(run: Run, results: dict[str, RunResult], evaluate_run: EvaluateRun) -> RunResult:
     """The run evaluated afresh, claims checked: the evaluation's own functions, diagnostics dropped;
     its figures' derivation text is left empty (:data:`NUMBERS_ONLY`): only their numbers are read."""
@@ -270,11 +481,26 @@ def reevaluate(run: Run, results: dict[str, RunResult], evaluate_run: EvaluateRu
     return changed
 
 
+def candidate_values(run: Run, names: Iterable[str], figures: Figures | None, results: dict[str, RunResult],
+                     evaluate_run: EvaluateRun) -> dict[str, float | None]:
+    """The claims' reconstructed figures under one candidate: from numbers alone where :class:`Figures`
+    follows the evaluation, else from a full re-evaluation with the claims checked."""
+    values = figures.values(run) if figures is not None else None
+    if values is not None:
+        return {name: values.get(name) for name in names}
+    changed = reevaluate(run, results, evaluate_run)
+    return {name: cr.reconstructed if (cr := changed.claims.get(name)) is not None else None for name in names}
+
+
 class Budget:
     """Re-evaluations left for one spec's searches."""
 
     def __init__(self, left: int | None = None) -> None:
         self.left = BUDGET if left is None else left
+        # Figures' knobs (by the convention's entries and what ran) and FLOP counts (by shape, knobs,
+        # seq_len and recompute), shared by the spec's searches: its runs often share a model.
+        self.knobs: dict[tuple[object, ...], flops.Knobs] = {}
+        self.counts: dict[tuple[object, ...], flops.FlopCount | None] = {}
 
 
 def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: EvaluateRun,
@@ -297,11 +523,11 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
         assert cr.claimed is not None and cr.reconstructed is not None and cr.tolerance is not None  # _explainable
         if name in ("mfu", "hfu") and result.knobs.preset in flops.STANDARD_PRESETS:
             cr.by_preset[result.knobs.preset] = cr.reconstructed  # replaced below if the run overrides a knob
+    figures = Figures(todo, budget) if NUMBERS_ONLY and Figures.applies(result, todo) else None
     for candidate, label, run in variants:
-        changed = reevaluate(run, results, evaluate_run)
+        values = candidate_values(run, todo, figures, results, evaluate_run)
         for name, cr in todo.items():
-            other = changed.claims.get(name)
-            value = other.reconstructed if other is not None else None
+            value = values.get(name)
             if value is None:
                 continue
             preset = label.removeprefix("preset = ")
