@@ -36,6 +36,7 @@ from effspec.engine.finite import divide
 from effspec.engine.results import ClaimResult, Explanation, RunResult
 from effspec.engine.stats import StepStats, step_statistics
 from effspec.front import keys as K
+from effspec.front import presets as preset_table
 from effspec.front.expr import refs_in
 from effspec.front.ir import Block, Entry, Provenance, Run, Samples, Value
 
@@ -53,12 +54,30 @@ NUMBERS_ONLY = True
 _KEPT_KNOBS = ("multiply_add", "backward", "padding", "moe", "optimizer")
 
 
+# How plausible a cause each change is, most plausible first: the search ranks what it finds by this, then
+# by table order, and the notes say which each is. A change that only happens to hit the number (a
+# coincidence) is listed after every known cause, and left out of the notes where a known cause reproduces.
+KINDS: dict[str, str] = {
+    "framework_version": "the run's framework at another version",
+    "framework_quirk": "a known framework quirk",
+    "convention": "a known convention difference",
+    "input_error": "a known input error",
+    "coincidence": "a numeric fit only",
+}
+_RANK = {kind: 0 if kind.startswith("framework") else 1 if kind != "coincidence" else 2 for kind in KINDS}
+
+# A variant: (label, changed run), or (label, changed run, kind) where the kind is not the candidate's own.
+Variant = tuple[str, Run] | tuple[str, Run, str]
+
+
 @dataclass(frozen=True)
 class Candidate:
-    """One kind of single change: ``variants(run, result)`` yields (label, changed run) pairs."""
+    """One kind of single change: ``variants(run, result)`` yields (label, changed run) pairs, or
+    (label, changed run, kind) triples where a variant's kind (:data:`KINDS`) is not ``kind``."""
 
     name: str
-    variants: Callable[[Run, RunResult], Iterable[tuple[str, Run]]]
+    variants: Callable[[Run, RunResult], Iterable[Variant]]
+    kind: str = "convention"
 
 
 # ----------------------------------------------------------------------------
@@ -108,16 +127,54 @@ def _convention(run: Run, values: dict[str, tuple[Value, str]]) -> Run:
 def _presets(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
     if result.shape is None:
         return  # `kind = custom`: the knobs do not apply
-    convention = run.block("convention")
-    kept = {e.key: (e.value, e.text) for e in convention.entries if e.key in _KEPT_KNOBS} if convention else {}
+    family = {p.name for p in _family(result)}
     for preset in flops.PRESETS:
-        if preset == result.knobs.preset and (convention is None or all(
-                e.key in _KEPT_KNOBS or e.key == "preset" for e in convention.entries)):
-            continue  # the run's own convention
-        block = Block("convention", tuple(_entry("convention", k, v, t, run.span)
-                                          for k, (v, t) in {"preset": (preset, preset), **kept}.items()), run.span)
-        others = tuple(b for b in run.blocks if b.name != "convention")
-        yield f"preset = {preset}", dataclasses.replace(run, blocks=(*others, block))
+        if preset in family:
+            continue  # the framework's other versions: _framework_versions
+        changed = _with_preset(run, result, preset)
+        if changed is not None:
+            yield f"preset = {preset}", changed
+
+
+def _with_preset(run: Run, result: RunResult, preset: str) -> Run | None:
+    """The run under another preset, keeping the knobs a preset does not set (None: its own convention)."""
+    convention = run.block("convention")
+    if preset == result.knobs.preset and (convention is None or all(
+            e.key in _KEPT_KNOBS or e.key == "preset" for e in convention.entries)):
+        return None
+    kept = {e.key: (e.value, e.text) for e in convention.entries if e.key in _KEPT_KNOBS} if convention else {}
+    block = Block("convention", tuple(_entry("convention", k, v, t, run.span)
+                                      for k, (v, t) in {"preset": (preset, preset), **kept}.items()), run.span)
+    others = tuple(b for b in run.blocks if b.name != "convention")
+    return dataclasses.replace(run, blocks=(*others, block))
+
+
+def _family(result: RunResult) -> tuple[preset_table.Preset, ...]:
+    """The version presets of the run's framework (its preset's `framework`), when it has others."""
+    own = preset_table.by_name(result.knobs.preset)
+    family = preset_table.family(own.framework) if own is not None and own.framework else ()
+    return family if len(family) > 1 else ()
+
+
+def version_span(preset: preset_table.Preset) -> str:
+    """When a version preset's formula was upstream's: `before 2025-03-06`, `2024-03-25 to 2025-03-06`, `since …`."""
+    family = preset_table.family(preset.framework)  # newest boundary first
+    at = family.index(preset)
+    until = family[at - 1].since if at > 0 else ""
+    if preset.since and until:
+        return f"{preset.since} to {until}"
+    return f"since {preset.since}" if preset.since else f"before {until}"
+
+
+def _framework_versions(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """An imported claim (the run's preset is a framework's): the same framework's other version presets,
+    named as such ("megatron_lm's formula before 2025-03-06")."""
+    if result.shape is None:
+        return
+    for preset in _family(result):
+        changed = _with_preset(run, result, preset.name)
+        if changed is not None and preset.name != result.knobs.preset:
+            yield f"{preset.framework}'s formula {version_span(preset)} (preset = {preset.name})", changed
 
 
 def _knob(knob: str, values: tuple[str, ...]) -> Callable[[Run, RunResult], Iterator[tuple[str, Run]]]:
@@ -132,18 +189,22 @@ def _knob(knob: str, values: tuple[str, ...]) -> Callable[[Run, RunResult], Iter
     return variants
 
 
-def _recompute_counted(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+def _recompute_counted(run: Run, result: RunResult) -> Iterator[Variant]:
     """Recomputation counted in the numerator (MFU), or, for HFU, more recomputation run than declared."""
     if result.shape is None:
         return
-    if result.knobs.recompute in ("none", "excluded"):
-        for mode in ("selective", "full"):
-            yield f"recompute = {mode} counted in the numerator", _convention(run, {"recompute": (mode, mode)})
     par = run.block("parallelism")
     ran = par.value("recompute", "none") if par is not None else "none"
+    if result.knobs.recompute in ("none", "excluded"):
+        for mode in ("selective", "full"):
+            # Counting the recomputation that ran is a known convention (Megatron's eq. 3); counting one
+            # that did not run only happens to hit the number.
+            yield (f"recompute = {mode} counted in the numerator", _convention(run, {"recompute": (mode, mode)}),
+                   "convention" if mode == ran else "coincidence")
     for mode in ("selective", "full"):
         if mode != ran:
-            yield f"parallelism.recompute = {mode} (what ran, for HFU)", with_entries(run, "parallelism", {"recompute": (mode, mode)})
+            yield (f"parallelism.recompute = {mode} (what ran, for HFU)",
+                   with_entries(run, "parallelism", {"recompute": (mode, mode)}), "input_error")
 
 
 def _gqa_ignored(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
@@ -164,20 +225,39 @@ def _mla_as_mha(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
             yield "MLA counted as plain MHA (the MLA keys left out)", with_entries(run, "model", {}, drop=MLA_KEYS)
 
 
-def _peaks(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
-    """Another catalog row of the run's accelerator: the sparse figure, another datatype's."""
+def _peaks(run: Run, result: RunResult) -> Iterator[Variant]:
+    """Another catalog row of the run's accelerator: another datatype's dense peak, the sparse figure.
+
+    Each peak is labelled by its own datatype and sparsity; of the rows with the same number (on an
+    H100 the dense FP8 peak is the sparse BF16 figure), the dense peak of a float datatype names it,
+    then the dense integer figure, then the sparse twin of the run's own datatype: the likelier cause
+    is the datatype that ran, not a sparse figure that happens to be equal."""
     pools = run.blocks_named("hardware")
     if len(pools) != 1 or len(result.pools) != 1 or result.pools[0].peak is None:
         return
     pool = result.pools[0]
-    seen = {pool.peak}
+    by_figure: dict[float, list[catalog.PeakRow]] = {}
     for row in catalog.rows_for(pool.accelerator or ""):
-        if row.flops in seen:
-            continue
-        seen.add(row.flops)
-        unit = "TOPS" if row.dtype == "int8" else "TFLOP/s"
-        label = f"peak = {sig(row.flops / 1e12)} {unit} ({row.sparsity} {row.dtype} figure of {row.accelerator})"
-        yield label, with_entries(run, "hardware", {"peak": (row.flops, f"{row.flops / 1e12:g} TFLOP/s")}, which=pools[0])
+        if row.flops != pool.peak:
+            by_figure.setdefault(row.flops, []).append(row)
+
+    def preference(row: catalog.PeakRow) -> int:
+        if row.sparsity == "dense":
+            return 0 if row.dtype != "int8" else 1
+        return 2 if row.dtype == pool.dtype else 3
+
+    for figure, rows in by_figure.items():
+        rows.sort(key=preference)
+        best = rows[0]
+        unit = "TOPS" if best.dtype == "int8" else "TFLOP/s"
+        label = f"peak = {sig(figure / 1e12)} {unit} (the {best.sparsity} {best.dtype} peak of {best.accelerator}"
+        twin = next((r for r in rows[1:] if r.sparsity != best.sparsity and r.dtype == pool.dtype), None)
+        label += f", the same number as its {twin.sparsity} {twin.dtype} figure)" if twin is not None else ")"
+        # Another datatype's dense peak (the datatype that ran), or the run's own datatype's sparse figure:
+        # known errors. A sparse figure of another datatype is two errors at once: a numeric fit.
+        plausible = best.sparsity == "dense" or best.dtype == pool.dtype
+        yield (label, with_entries(run, "hardware", {"peak": (figure, f"{figure / 1e12:g} TFLOP/s")}, which=pools[0]),
+               "input_error" if plausible else "coincidence")
 
 
 # The peak a framework divides by whatever the device (its MFU's denominator), by the run's convention preset.
@@ -224,6 +304,42 @@ def _statistic(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
         yield f"statistic = {other} (the {other} step time)", with_entries(run, "timing", {"statistic": (other, other)})
 
 
+def _mtp(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """DeepSeek-V3's multi-token-prediction module counted or not: many published counts leave it out,
+    and a spec written from a paper's table may leave it out where the source counted it."""
+    shape = result.shape
+    if shape is None:
+        return
+    if shape.mtp_depth:
+        yield (f"mtp_depth = 0 (the {shape.mtp_depth} multi-token-prediction module{'s' if shape.mtp_depth > 1 else ''} "
+               "not counted)", with_entries(run, "model", {}, drop=("mtp_depth",)))
+    elif shape.mla or shape.moe_layers:  # the families that publish MTP (DeepSeek-V3, GLM-4.5, MiMo)
+        yield "mtp_depth = 1 (one multi-token-prediction module counted)", with_entries(run, "model", {"mtp_depth": (1, "1")})
+
+
+def _windows(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """Sliding windows counted at their width, or ignored (every layer at full length, as several frameworks count)."""
+    if result.shape is None or not result.shape.windowed_layers:
+        return
+    if result.knobs.windows == "counted":
+        yield "windows = ignored (sliding-window layers counted at full length)", _convention(run, {"windows": ("ignored", "ignored")})
+    else:
+        yield "windows = counted (sliding-window layers counted at their width)", _convention(run, {"windows": ("counted", "counted")})
+
+
+def _head_dim_from_width(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+    """head_dim taken as d_model / heads where the model declares another: Megatron's `kv_channels` default,
+    and AutoModel's GPT-OSS count until July 2026 (`kv_channels = hidden // heads`, 45 against 64)."""
+    shape, model = result.shape, run.block("model")
+    if shape is None or shape.mla or model is None or model.get("head_dim") is None or not shape.heads:
+        return
+    width = shape.d_model // shape.heads
+    if width != shape.head_dim and width > 0:
+        yield (f"head_dim = d_model // heads = {width} (instead of {shape.head_dim:g}: kv_channels = hidden // heads)",
+               with_entries(run, "model", {}, drop=("head_dim",)) if shape.d_model % shape.heads == 0
+               else with_entries(run, "model", {"head_dim": (width, str(width))}))
+
+
 def _all_experts(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
     shape = result.shape
     if shape is not None and shape.moe_layers and shape.experts > shape.top_k and result.knobs.moe == "active":
@@ -231,6 +347,7 @@ def _all_experts(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
 
 
 CANDIDATES: tuple[Candidate, ...] = (
+    Candidate("framework_version", _framework_versions, "framework_version"),
     Candidate("preset", _presets),
     Candidate("attention", _knob("attention", ("full", "causal"))),
     Candidate("logits", _knob("logits", ("included", "excluded"))),
@@ -238,11 +355,14 @@ CANDIDATES: tuple[Candidate, ...] = (
     Candidate("recompute", _recompute_counted),
     Candidate("gqa", _gqa_ignored),
     Candidate("mla", _mla_as_mha),
-    Candidate("peak", _peaks),
-    Candidate("framework_peak", _framework_peak),
-    Candidate("padding", _padding_counted),
-    Candidate("warmup", _warmup_kept),
-    Candidate("statistic", _statistic),
+    Candidate("mtp", _mtp),
+    Candidate("windows", _windows),
+    Candidate("head_dim", _head_dim_from_width, "framework_quirk"),
+    Candidate("peak", _peaks, "input_error"),
+    Candidate("framework_peak", _framework_peak, "framework_quirk"),
+    Candidate("padding", _padding_counted, "input_error"),
+    Candidate("warmup", _warmup_kept, "input_error"),
+    Candidate("statistic", _statistic, "input_error"),
     Candidate("moe", _all_experts),
 )
 
@@ -514,7 +634,8 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
     if not todo:
         return {}
     budget = budget if budget is not None else Budget()
-    variants = [(c, label, run) for c in candidates for label, run in c.variants(result.run, result)]
+    variants = [(c, v[0], v[1], v[2] if len(v) == 3 else c.kind)  # a pair or a triple
+                for c in candidates for v in c.variants(result.run, result)]
     if len(variants) > budget.left:
         return {}  # past the spec's budget: the claims stay unsearched (ClaimResult.searched is False)
     budget.left -= len(variants)
@@ -524,7 +645,7 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
         if name in ("mfu", "hfu") and result.knobs.preset in flops.STANDARD_PRESETS:
             cr.by_preset[result.knobs.preset] = cr.reconstructed  # replaced below if the run overrides a knob
     figures = Figures(todo, budget) if NUMBERS_ONLY and Figures.applies(result, todo) else None
-    for candidate, label, run in variants:
+    for candidate, label, run, kind in variants:
         values = candidate_values(run, todo, figures, results, evaluate_run)
         for name, cr in todo.items():
             value = values.get(name)
@@ -534,7 +655,7 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
             if name in ("mfu", "hfu") and candidate.name == "preset" and preset in flops.STANDARD_PRESETS:
                 cr.by_preset[preset] = value
             if _within(value, cr):
-                found[name].append(Explanation(label, value, candidate.name))
+                found[name].append(Explanation(label, value, candidate.name, kind))
     devices = sum(p.active for p in result.pools)
     for name, cr in todo.items():
         if devices > 1:
@@ -542,10 +663,22 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
                 assert cr.reconstructed is not None
                 value = cr.reconstructed * factor
                 if _within(value, cr):
-                    found[name].append(Explanation(label, value, "devices"))
-        cr.explanations = tuple(_paper_presets_first(found[name]))
+                    found[name].append(Explanation(label, value, "devices", "input_error"))
+        cr.explanations = tuple(sorted(_paper_presets_first(found[name]), key=lambda e, cr=cr: _plausibility(e, cr)))
         cr.searched = True
     return found
+
+
+def _plausibility(e: Explanation, cr: ClaimResult) -> tuple[int, float, int]:
+    """The search's ranking (a stable sort: table order last): the framework's own other versions and quirks,
+    then the known conventions and input errors, then numeric fits; within a rank, the closer fit first (in
+    thousandths of the claim's tolerance: a change that gives the claim's figure names the cause, one that
+    lands within the tolerance's 1 % may only be near it), and at the same fit one knob or input changed
+    before a preset swap, which changes several knobs at once (a window ignored names the cause, a
+    framework preset that also ignores windows only agrees with it)."""
+    assert cr.claimed is not None and cr.tolerance is not None  # _explainable
+    distance = round(abs(e.value - cr.claimed) / cr.tolerance, 3) if cr.tolerance > 0 else 0.0
+    return _RANK[e.kind], distance, 1 if e.candidate == "preset" else 0
 
 
 def _paper_presets_first(found: list[Explanation]) -> list[Explanation]:
