@@ -24,6 +24,7 @@ declared share, not a reconstruction.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import math
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -664,12 +665,12 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
                 value = cr.reconstructed * factor
                 if _within(value, cr):
                     found[name].append(Explanation(label, value, "devices", "input_error"))
-        cr.explanations = tuple(sorted(_paper_presets_first(found[name]), key=lambda e, cr=cr: _plausibility(e, cr)))
+        cr.explanations = tuple(sorted(_paper_presets_first(found[name]), key=functools.partial(_plausibility, cr=cr)))
         cr.searched = True
     return found
 
 
-def _plausibility(e: Explanation, cr: ClaimResult) -> tuple[int, float, int]:
+def _plausibility(e: Explanation, *, cr: ClaimResult) -> tuple[int, float, int]:
     """The search's ranking (a stable sort: table order last): the framework's own other versions and quirks,
     then the known conventions and input errors, then numeric fits; within a rank, the closer fit first (in
     thousandths of the claim's tolerance: a change that gives the claim's figure names the cause, one that
