@@ -411,10 +411,12 @@ class Figures:
         # By the blocks' identity (Block's equality is by value; the candidate runs, alive for the whole
         # search, keep each id unique): work -> its numbers, timing -> statistics, hardware -> pools.
         self._work: dict[int, _Work] = {}
-        self._stats: dict[int, StepStats | None] = {}
+        self._stats: dict[int, tuple[StepStats, float | None] | None] = {}
         self._pools: dict[tuple[int, ...], tuple[float, float | None]] = {}
         self._shape: dict[int, tuple[flops.Shape | None, str]] = {}  # with its repr, the FLOP counts' key
         self._shape_key = ""
+        self._knobs_by_block: dict[tuple[int, int], flops.Knobs] = {}
+        self._counts_by_block: dict[tuple[int, ...], flops.FlopCount | None] = {}
 
     @staticmethod
     def applies(result: RunResult, todo: dict[str, ClaimResult]) -> bool:
@@ -424,20 +426,28 @@ class Figures:
 
     def _knobs(self, conv: Block | None, par: Block | None, run: Run) -> flops.Knobs:
         """flops.knobs_for, by what it reads: the convention's entries and what ran (origin aside)."""
+        knobs = self._knobs_by_block.get((id(conv), id(par)))
+        if knobs is not None:
+            return knobs
         key = (tuple((e.key, e.value) for e in conv.entries) if conv is not None else None,
                par.value("recompute", "none") if par is not None else None)
         knobs = self._budget.knobs.get(key)
         if knobs is None:
             knobs = self._budget.knobs[key] = flops.knobs_for(run)[0]
+        self._knobs_by_block[id(conv), id(par)] = knobs
         return knobs
 
-    def _count(self, shape: flops.Shape, knobs: flops.Knobs, seq_len: float | None,
+    def _count(self, blocks: tuple[int, ...], shape: flops.Shape, knobs: flops.Knobs, seq_len: float | None,
                recompute: str | float | None = None) -> flops.FlopCount | None:
+        """flops.count, by the blocks it reads (``blocks``: their ids), else by value for the spec's other runs."""
+        if blocks in self._counts_by_block:
+            return self._counts_by_block[blocks]
         # By value, with the types: 4096 and 4096.0 are equal keys that may round differently.
         key = (self._shape_key, knobs, type(seq_len), seq_len, recompute)
         if key not in self._budget.counts:
             self._budget.counts[key] = flops.count(shape, knobs, seq_len, recompute=recompute)
-        return self._budget.counts[key]
+        self._counts_by_block[blocks] = count = self._budget.counts[key]
+        return count
 
     def values(self, run: Run) -> dict[str, float] | None:
         """The run's figures (those reached; a missing one absent), or None where only a full evaluation can say."""
@@ -451,7 +461,8 @@ class Figures:
         shape = self._shape_of(model)
         custom = model is not None and model.value("kind") == "custom"
         # _flops_metric, _model_flops_per_step
-        count = self._count(shape, knobs, w.seq_len) if shape is not None else None
+        blocks = (id(model), id(conv), id(par), id(work))
+        count = self._count(blocks, shape, knobs, w.seq_len) if shape is not None else None
         fpt: float | None = None
         if custom:
             fpt = model.number("flops_per_token") if model is not None else None
@@ -471,14 +482,17 @@ class Figures:
         if id(timing) not in self._stats:
             self._stats[id(timing)] = _stats(timing)
         stats = self._stats[id(timing)]
-        # _executed_flops_per_step: the executed count only where a claim or the plausibility check reads it
+        # _executed_flops_per_step: the executed count only where a claim reads it, or where it could move the
+        # plausibility check (its bound is the smaller of the two counts over the peak: a fastest sample at or
+        # above the model count's bound is above any smaller one)
         executed: float | None = w.executed
+        fastest = stats[1] if stats is not None else None
         if executed is None and tokens is not None and (self.hfu or (
-                stats is not None and peak is not None and model_flops is not None)):
-            executed = self._executed(shape, knobs, w, custom, fpt)
-        if _leaves_out_a_sample(timing, stats, peak, executed, model_flops):
+                fastest is not None and peak is not None and (model_flops is None or fastest < model_flops / peak))):
+            executed = self._executed(blocks, shape, knobs, w, custom, fpt)
+        if stats is not None and _leaves_out_a_sample(stats, peak, executed, model_flops):
             return None
-        t = _step_time(timing, stats, tokens, model_flops, active)
+        t = _step_time(timing, stats[0] if stats is not None else None, tokens, model_flops, active)
         if t is None:
             return None  # no step time from the inputs (a claim may imply one), or not a positive one
         m = {name: v for name, v in (
@@ -496,11 +510,12 @@ class Figures:
         shape, self._shape_key = self._shape[id(model)]
         return shape
 
-    def _executed(self, shape: flops.Shape | None, knobs: flops.Knobs, w: _Work, custom: bool,
+    def _executed(self, blocks: tuple[int, ...], shape: flops.Shape | None, knobs: flops.Knobs, w: _Work, custom: bool,
                   fpt: float | None) -> float | None:
         """_executed_flops_per_step without a declared count (tokens known)."""
         assert w.tokens is not None
-        count = self._count(shape, knobs, w.seq_len, recompute=knobs.ran) if shape is not None else None
+        count = (self._count((*blocks, 1), shape, knobs, w.seq_len, recompute=knobs.ran)
+                 if shape is not None else None)
         if count is not None:
             return count.total * (w.tokens + w.padded)
         if custom and fpt is not None:
@@ -524,17 +539,15 @@ class _Work:
             self.tokens = self.seq_len * batch - self.padded - work.number("dropped_tokens", 0.0)
 
 
-def _leaves_out_a_sample(timing: Block | None, stats: StepStats | None, peak: float | None, executed: float | None,
+def _leaves_out_a_sample(stats: tuple[StepStats, float | None], peak: float | None, executed: float | None,
                          model_flops: float | None) -> bool:
-    """_exclude_implausible would leave a sample out (which changes the statistics: the full path does that)."""
+    """_exclude_implausible would leave a sample out (which changes the statistics: the full path does that).
+    ``stats``: the statistics and the fastest sample after warm-up."""
     works = [x for x in (executed, model_flops) if x is not None]
-    if stats is None or peak is None or not works or not min(works) > 0:
+    if peak is None or not works or not min(works) > 0 or stats[1] is None:
         return False
-    fastest = min(works) / peak
-    assert timing is not None  # statistics imply a timing block
-    samples = timing.value("step_time")
-    return isinstance(samples, Samples) and not stats.median < fastest and any(
-        v < fastest for v in samples.values[stats.warmup_excluded:])
+    bound = min(works) / peak  # seconds: the step at 100 % of the peak
+    return not stats[0].median < bound and stats[1] < bound
 
 
 def _step_time(timing: Block | None, stats: StepStats | None, tokens: float | None, model_flops: float | None,
@@ -579,13 +592,17 @@ def _peak(run: Run) -> tuple[float, float | None]:
     return active, None
 
 
-def _stats(timing: Block | None) -> StepStats | None:
-    """evaluate._step_stats without its diagnostic."""
+def _stats(timing: Block | None) -> tuple[StepStats, float | None] | None:
+    """evaluate._step_stats without its diagnostic, with the fastest sample after warm-up."""
     if timing is None or timing.get("step_time") is None:
         return None
     samples = timing.value("step_time")
     assert isinstance(samples, Samples)  # a samples key
-    return step_statistics(samples.values, int(timing.number("warmup", 0)))
+    stats = step_statistics(samples.values, int(timing.number("warmup", 0)))
+    if stats is None:
+        return None
+    kept = samples.values[stats.warmup_excluded:]
+    return stats, min(kept) if kept else None
 
 
 def reevaluate(run: Run, results: dict[str, RunResult], evaluate_run: EvaluateRun) -> RunResult:
