@@ -433,6 +433,7 @@ def test_explain_hfu_with_hfu_figures() -> None:
 def test_gap_search_runs_only_on_mismatches(monkeypatch) -> None:
     from effspec.engine import gap
 
+    gap.clear_memo()  # an identical run searched before (by the language server's memo) is not searched again
     calls = []
     real = gap.candidate_values
     monkeypatch.setattr(gap, "candidate_values", lambda run, *rest: calls.append(run.id) or real(run, *rest))

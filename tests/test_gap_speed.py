@@ -145,3 +145,33 @@ def test_a_step_implied_by_a_claim_takes_the_full_path(monkeypatch: pytest.Monke
     assert fast["r", "mfu"][0] == "mismatch" and fast["r", "mfu"][2]  # searched
     assert calls and set(calls) == {"r"}
     assert fast == _search(IMPLIED, False, monkeypatch)
+
+
+def _claims(result: effspec.Result) -> dict[tuple[str, str], object]:
+    return {(rid, n): (cr.status, cr.reconstructed, cr.searched, dict(cr.by_preset), cr.explanations)
+            for rid, run in result.evaluation.runs.items() for n, cr in run.claims.items()}
+
+
+def test_an_unchanged_run_keeps_its_search_across_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language server's incremental parser hands an unchanged run back as the same IR object: its
+    search is remembered (gap._memo), and only the edited run is searched again, with the output of a
+    fresh check."""
+    from effspec.lsp.incremental import IncrementalParser
+    from effspec.report.text import text as text_output
+
+    gap.clear_memo()
+    text = generate_spec(4, seed=5, mismatch=True)
+    parser = IncrementalParser()
+    effspec.check_text(text, "m.eff", parse=parser.parse, memo=parser.memo)
+    calls: list[str] = []
+    real = gap.candidate_values
+    monkeypatch.setattr(gap, "candidate_values", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    claim = "claim mfu        = 60 %"
+    assert text.count(claim) == 4
+    edited = text.replace(claim, "claim mfu        = 61 %", 1)  # the first run's claim only
+    again = effspec.check_text(edited, "m.eff", parse=parser.parse, memo=parser.memo)
+    first = next(iter(again.evaluation.runs))
+    assert calls and set(calls) == {first}
+    fresh = effspec.check_text(edited, "m.eff")
+    assert _claims(again) == _claims(fresh)
+    assert text_output(again) == text_output(fresh)

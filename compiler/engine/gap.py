@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
@@ -407,6 +408,7 @@ class Figures:
 
     def __init__(self, names: Iterable[str], budget: Budget) -> None:
         self.hfu = "hfu" in names or "executed_flops_per_step" in names
+        self.fell_back = False  # a candidate re-evaluated in full: the search is not remembered
         self._budget = budget
         # By the blocks' identity (Block's equality is by value; the candidate runs, alive for the whole
         # search, keep each id unique): work -> its numbers, timing -> statistics, hardware -> pools.
@@ -626,8 +628,66 @@ def candidate_values(run: Run, names: Iterable[str], figures: Figures | None, re
     values = figures.values(run) if figures is not None else None
     if values is not None:
         return {name: values.get(name) for name in names}
+    if figures is not None:
+        figures.fell_back = True
     changed = reevaluate(run, results, evaluate_run)
     return {name: cr.reconstructed if (cr := changed.claims.get(name)) is not None else None for name in names}
+
+
+# Searches remembered across checks, by the run object itself: the language server's incremental parser
+# hands an unchanged run's IR back as the same object at each edit (effspec.lsp.incremental), and its search
+# is the same. Only a search whose every candidate Figures computed from the run alone is remembered (a full
+# re-evaluation may read the other runs); a check that builds its IR afresh never finds one. Bounded, least
+# recently used first out; each entry holds its run, so an id is never another run's.
+# What it holds is bounded by runs and by the step-time samples those runs hold.
+MEMO_SIZE, MEMO_SAMPLES = 512, 200_000
+_Saved = dict[str, tuple[list[Explanation], tuple[Explanation, ...], dict[str, float]]]
+_memo: OrderedDict[int, tuple[Run, tuple[object, ...], int, _Saved, int]] = OrderedDict()
+_memo_samples = [0]
+
+
+def clear_memo() -> None:
+    """Forget the remembered searches (benchmarks measure a search, tests count candidates)."""
+    _memo.clear()
+    _memo_samples[0] = 0
+
+
+def _samples_held(run: Run) -> int:
+    timing = run.block("timing")
+    samples = timing.value("step_time") if timing is not None else None
+    return len(samples.values) if isinstance(samples, Samples) else 0
+
+
+def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, ClaimResult],
+            budget: Budget) -> dict[str, list[Explanation]] | None:
+    """The run's remembered search, applied to its claims (None: not remembered)."""
+    hit = _memo.get(id(result.run))
+    if hit is None or hit[0] is not result.run or hit[1] != signature:
+        return None
+    _memo.move_to_end(id(result.run))
+    spent, saved = hit[2], hit[3]
+    if spent > budget.left:
+        return {}  # past the spec's budget, as the search itself would be
+    budget.left -= spent
+    for name, cr in todo.items():
+        _, explanations, by_preset = saved[name]
+        cr.explanations, cr.searched = explanations, True
+        cr.by_preset.clear()
+        cr.by_preset.update(by_preset)
+    return {name: list(saved[name][0]) for name in todo}
+
+
+def _remember(result: RunResult, signature: tuple[object, ...], spent: int, todo: dict[str, ClaimResult],
+              found: dict[str, list[Explanation]]) -> None:
+    held = _samples_held(result.run)
+    if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:
+        return
+    _memo[id(result.run)] = (result.run, signature, spent,
+                             {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()},
+                             held)
+    _memo_samples[0] += held
+    while len(_memo) > MEMO_SIZE or _memo_samples[0] > MEMO_SAMPLES:
+        _memo_samples[0] -= _memo.popitem(last=False)[1][4]
 
 
 class Budget:
@@ -643,7 +703,8 @@ class Budget:
 
 def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: EvaluateRun,
             candidates: tuple[Candidate, ...] = CANDIDATES, budget: Budget | None = None) -> dict[str, list[Explanation]]:
-    """For each mismatched claim of ``result``: the single changes that reproduce it, in table order.
+    """For each mismatched claim of ``result``: the single changes that reproduce it, in table order
+    (``ClaimResult.explanations`` holds them most plausible first).
 
     Also fills ``ClaimResult.explanations``, ``ClaimResult.searched`` and, for MFU and
     HFU claims, ``ClaimResult.by_preset`` (the claim's metric under each standard preset).
@@ -652,6 +713,10 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
     if not todo:
         return {}
     budget = budget if budget is not None else Budget()
+    fast = NUMBERS_ONLY and Figures.applies(result, todo)
+    signature = tuple((n, cr.claimed, cr.reconstructed, cr.tolerance) for n, cr in todo.items())
+    if fast and candidates is CANDIDATES and (recalled := _recall(result, signature, todo, budget)) is not None:
+        return recalled
     variants = [(c, v[0], v[1], v[2] if len(v) == 3 else c.kind)  # a pair or a triple
                 for c in candidates for v in c.variants(result.run, result)]
     if len(variants) > budget.left:
@@ -662,7 +727,7 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
         assert cr.claimed is not None and cr.reconstructed is not None and cr.tolerance is not None  # _explainable
         if name in ("mfu", "hfu") and result.knobs.preset in flops.STANDARD_PRESETS:
             cr.by_preset[result.knobs.preset] = cr.reconstructed  # replaced below if the run overrides a knob
-    figures = Figures(todo, budget) if NUMBERS_ONLY and Figures.applies(result, todo) else None
+    figures = Figures(todo, budget) if fast else None
     for candidate, label, run, kind in variants:
         values = candidate_values(run, todo, figures, results, evaluate_run)
         for name, cr in todo.items():
@@ -674,6 +739,14 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
                 cr.by_preset[preset] = value
             if _within(value, cr):
                 found[name].append(Explanation(label, value, candidate.name, kind))
+    _finish(result, todo, found)
+    if figures is not None and not figures.fell_back and candidates is CANDIDATES:
+        _remember(result, signature, len(variants), todo, found)
+    return found
+
+
+def _finish(result: RunResult, todo: dict[str, ClaimResult], found: dict[str, list[Explanation]]) -> None:
+    """Add the device-count factors (no re-evaluation), and rank what was found into each claim."""
     devices = sum(p.active for p in result.pools)
     for name, cr in todo.items():
         if devices > 1:
@@ -684,7 +757,6 @@ def explain(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
                     found[name].append(Explanation(label, value, "devices", "input_error"))
         cr.explanations = tuple(sorted(_paper_presets_first(found[name]), key=functools.partial(_plausibility, cr=cr)))
         cr.searched = True
-    return found
 
 
 def _plausibility(e: Explanation, *, cr: ClaimResult) -> tuple[int, float, int]:
