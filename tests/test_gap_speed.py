@@ -106,3 +106,72 @@ def test_numbers_only_prints_nothing_and_restores_the_text() -> None:
     with pytest.raises(ZeroDivisionError), display.numbers_only():
         1 / 0  # noqa: B018
     assert display.percent(0.5) == "50 %"
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = gap.reevaluate
+    monkeypatch.setattr(gap, "reevaluate", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    return calls
+
+
+def test_generated_mismatches_are_searched_from_numbers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gap.Figures follows the evaluation for a run with samples, a catalog peak and literal claims:
+    no candidate of the generated corpus is re-evaluated in full."""
+    calls = _counted(monkeypatch)
+    result = effspec.check_text(generate_spec(4, seed=3, mismatch=True), "m.eff")
+    mismatched = [cr for run in result.evaluation.runs.values() for cr in run.claims.values() if cr.status == "mismatch"]
+    assert len(mismatched) == 4 and all(cr.searched for cr in mismatched)
+    assert calls == []
+
+
+IMPLIED = """eff 1
+run r {
+  model { kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  ffn = gelu  d_ff = 8192  vocab = 50257 }
+  convention { preset = palm }
+  work { seq_len = 2048 token/sequence  global_batch = 256 sequence }
+  hardware { accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  peak = catalog }
+  claim throughput = 1.24e5 token/s
+  claim mfu = 60 %
+}
+"""
+
+
+def test_a_step_implied_by_a_claim_takes_the_full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No timing: the MFU is checked against the step the claimed throughput implies (check_claims),
+    which Figures does not follow, so each candidate is re-evaluated in full, with the same result."""
+    calls = _counted(monkeypatch)
+    fast = _search(IMPLIED, True, monkeypatch)
+    assert fast["r", "mfu"][0] == "mismatch" and fast["r", "mfu"][2]  # searched
+    assert calls and set(calls) == {"r"}
+    assert fast == _search(IMPLIED, False, monkeypatch)
+
+
+def _claims(result: effspec.Result) -> dict[tuple[str, str], object]:
+    return {(rid, n): (cr.status, cr.reconstructed, cr.searched, dict(cr.by_preset), cr.explanations)
+            for rid, run in result.evaluation.runs.items() for n, cr in run.claims.items()}
+
+
+def test_an_unchanged_run_keeps_its_search_across_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language server's incremental parser hands an unchanged run back as the same IR object: its
+    search is remembered (gap._memo), and only the edited run is searched again, with the output of a
+    fresh check."""
+    from effspec.lsp.incremental import IncrementalParser
+    from effspec.report.text import text as text_output
+
+    gap.clear_memo()
+    text = generate_spec(4, seed=5, mismatch=True)
+    parser = IncrementalParser()
+    effspec.check_text(text, "m.eff", parse=parser.parse, memo=parser.memo)
+    calls: list[str] = []
+    real = gap.candidate_values
+    monkeypatch.setattr(gap, "candidate_values", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    claim = "claim mfu        = 60 %"
+    assert text.count(claim) == 4
+    edited = text.replace(claim, "claim mfu        = 61 %", 1)  # the first run's claim only
+    again = effspec.check_text(edited, "m.eff", parse=parser.parse, memo=parser.memo)
+    first = next(iter(again.evaluation.runs))
+    assert calls and set(calls) == {first}
+    fresh = effspec.check_text(edited, "m.eff")
+    assert _claims(again) == _claims(fresh)
+    assert text_output(again) == text_output(fresh)

@@ -115,7 +115,7 @@ def test_issue466_titan_xp_reads_quoted_config_and_shows_the_312_peak(tmp_path: 
     # and the check says so: the one change that reproduces the claim is nanoGPT's own peak, named as such
     eff601 = next(d for d in doc["diagnostics"] if d["code"] == "EFF601")
     assert any(n.startswith("reproduced if peak = 312 TFLOP/s (the peak the framework assumes: nanoGPT's estimate_mfu "
-                            "hard-codes an A100's BF16 peak") and n.endswith(": 0.9628 %") for n in eff601["notes"])
+                            "hard-codes an A100's BF16 peak") and n.endswith(": 0.9628 % (a known framework quirk)") for n in eff601["notes"])
 
 
 CHAT = re.compile(r"^step (\d+)/\d+ .*\| dt: ([0-9.]+)ms \| tok/sec: ([0-9,]+) \| mfu: ([0-9.]+) ")
