@@ -24,9 +24,8 @@ Shapes:
   008e574391258935f3ecc3035c882e73bbcac419 (its defaults are the 80B-A3B's): 48 layers, d 2048, 16 heads of 256,
   2 KV heads, gated attention, linear 16 key heads / 32 value heads of 128, conv 4, 512 experts of 512, top 10,
   one shared expert of 512, full_attention_interval 4, vocab 151936, untied.
-- Mamba-2 2.7B: state-spaces/mamba2-2.7b config (d_model 2560, n_layer 64, vocab 50277 padded to a multiple
-  of 8: 50280, tied) with mamba_ssm's Mamba2 defaults (d_state 128, d_conv 4, expand 2, headdim 64, ngroups 1,
-  chunk_size 256).
+- Mamba-2 2.7B: state-spaces/mamba2-2.7b config (d_model 2560, n_layer 64, vocab 50277, tied) with mamba_ssm's Mamba2 defaults (d_state 128, d_conv 4, expand 2, headdim 64, ngroups 1,
+  chunk_size 256); mamba_ssm pads the vocabulary to pad_vocab_size_multiple 16: 50288.
 """
 
 from __future__ import annotations
@@ -245,7 +244,7 @@ def test_qwen3_next_layer_types_list_is_the_same_stack():
 
 # ---------------------------------------------------------------------------- Mamba-2 2.7B
 
-MAMBA2_27B = ('kind = hybrid  layers = 64  d_model = 2560  vocab = 50280  tied_embeddings = true  pattern = "'
+MAMBA2_27B = ('kind = hybrid  layers = 64  d_model = 2560  vocab = 50288  tied_embeddings = true  pattern = "'
               + "M" * 64 + '"  mamba2 { state_size = 128  head_dim = 64  expand = 2  chunk_size = 256 }')
 
 
@@ -255,15 +254,15 @@ def test_mamba2_27b_flops_per_token_do_not_grow_with_s(seq_len):
     layer = d * (2 * d_in + 2 * 1 * N + 80) + 3.5 * d_in * N + d_in * d
     #     = 2560·10,576 + 2,293,760 + 13,107,200 = 27,074,560 + 2,293,760 + 13,107,200
     assert layer == 42_475_520
-    macs = 64 * layer + d * 50280                   # + tied output head 128,716,800
-    assert 6 * macs == 17_082_900_480               # 17.08 GFLOP/token at any s: no attention layer
-    assert run_of(spec(MAMBA2_27B, seq_len)).metrics["flops_per_token"].value == 17_082_900_480
+    macs = 64 * layer + d * 50288                   # 2,718,433,280 + the tied output head 128,737,280
+    assert 6 * macs == 17_083_023_360               # 17.08 GFLOP/token at any s: no attention layer
+    assert run_of(spec(MAMBA2_27B, seq_len)).metrics["flops_per_token"].value == 17_083_023_360
 
 
 def test_mamba2_27b_parameters():
     layer = 2560 * (2 * 5120 + 2 * 128 + 80) + 4 * (5120 + 2 * 128) + 5120 * 2560   # 27,074,560 + 21,504 + 13,107,200
-    total = 64 * layer + 50280 * 2560                                               # tied embedding: 128,716,800
-    assert total == 2_701_725_696                                                   # "2.7b"
+    total = 64 * layer + 50288 * 2560                                               # tied embedding: 128,737,280
+    assert total == 2_701_746_176                                                   # "2.7b"
     assert run_of(spec(MAMBA2_27B, 2048)).params_from_shape == total
 
 
