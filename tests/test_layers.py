@@ -363,3 +363,30 @@ def test_unknown_model_block_and_mixer_keys():
     outside = NEMOTRON_H_8B.replace("vocab = 131072", "vocab = 131072  state_size = 128")
     found = check_text(spec(outside, 8192)).diagnostics
     assert [(d.code, d.help) for d in found if d.code == "EFF002"] == [("EFF002", "`state_size` belongs in `mamba2` { … }")]
+
+
+def test_explain_pages_for_the_layer_kinds():
+    from conftest import cli
+
+    for topic, words in (("mamba2", "3.5·m·d_in·N"), ("gated_deltanet", "4·m·H_v·D_k·D_v"),
+                         ("hybrid", "full_attention_interval"), ("attention", "attention_gate")):
+        done = cli("explain", topic)
+        assert done.returncode == 0 and words in done.stdout, topic
+        assert "001b00c2734d8f0fad096fe48a382fedf755d321" in done.stdout, topic
+    done = cli("explain", "mamba3")
+    assert done.returncode != 0 and "`mamba2`" in done.stderr
+
+
+def test_the_example_counts_nemotron_h_56b_as_its_header_says():
+    from pathlib import Path
+
+    import effspec
+
+    path = Path(__file__).resolve().parent.parent / "examples" / "nemotron_h_56b.eff"
+    result = effspec.load(path)
+    run = result.evaluation.runs["nemotron_h_56b"]
+    assert run.metrics["flops_per_token"].value == 6 * 56_706_990_080 == 340_241_940_480
+    # 54 * 438,386,688 + 10 * 150,994,944 + 54 * 536,870,912 + 2 * 131072 * 8192
+    assert run.params_from_shape == 54 * 438_386_688 + 10 * 150_994_944 + 54 * 536_870_912 + 2 * 131072 * 8192
+    assert run.params_from_shape == 56_321_343_488
+    assert not [d for d in result.diagnostics if d.severity in ("error", "warning")]
