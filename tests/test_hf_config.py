@@ -185,3 +185,91 @@ run r {{
     assert per_layer == 272_629_760
     assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (40 * per_layer + 5120 * 131072) \
         == 69_457_674_240
+
+
+# ---------------------------------------------------------------------------- hybrid stacks (issue 28)
+
+def _hybrid_run(fields, seq_len: int = 4096) -> object:
+    """The fields as a `model` block (keys `mamba2.x` inside their block), under Megatron-LM's counting."""
+    plain = "  ".join(f"{f.key} = {f.value}" for f in fields if "." not in f.key)
+    inner: dict[str, list[str]] = {}
+    for f in fields:
+        if "." in f.key:
+            sub, key = f.key.split(".", 1)
+            inner.setdefault(sub, []).append(f"{key} = {f.value}")
+    blocks = "  ".join(f"{sub} {{ {'  '.join(keys)} }}" for sub, keys in inner.items())
+    text = f"""eff 1
+run r {{
+  model {{ {plain}  {blocks} }}
+  convention {{ preset = megatron_lm }}
+  work {{ seq_len = {seq_len} token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 1 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"], result.diagnostics
+    return result.evaluation.runs["r"]
+
+
+def test_nemotron_h_8b_config():
+    fields = read((FIX / "nemotron-h-8b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("hybrid", "config.json:16")
+    assert got["pattern"] == ('"M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-"', "config.json:9")
+    assert got["head_dim"] == ("128", "config.json:4")          # Nemotron-H writes attention_head_dim
+    assert got["ffn"][0] == "relu" and got["d_ff"] == ("21504", "config.json:10")
+    assert got["mamba2.state_size"] == ("128", "config.json:21") and got["mamba2.heads"] == ("128", "config.json:13")
+    assert got["mamba2.groups"] == ("8", "config.json:17") and got["mamba2.head_dim"] == ("64", "config.json:11")
+    # The count tests/test_layers.py derives by hand for this shape at s = 8192: 46,707,769,344 FLOP/token.
+    assert _hybrid_run(fields, 8192).metrics["flops_per_token"].value == 46_707_769_344
+
+
+def test_qwen3_next_config():
+    fields = read((FIX / "qwen3-next-80b-a3b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["full_attention_interval"] == ("4", "config.json:4") and got["attention_gate"][0] == "true"
+    assert got["gated_deltanet.key_heads"] == ("16", "config.json:11")
+    assert got["gated_deltanet.value_heads"] == ("32", "config.json:12")
+    assert got["shared_experts"] == ("1", "config.json:24") and got["d_ff_expert"] == ("512", "config.json:17")
+    assert "moe_layers" not in got                                # mlp_only_layers [] and decoder_sparse_step 1
+    run = _hybrid_run(fields)
+    assert run.metrics["flops_per_token"].value == 22_739_681_280     # tests/test_layers.py, by hand
+    assert run.params_from_shape == 79_674_081_280
+
+
+def test_mamba2_config_in_mamba_ssm_form():
+    fields = read((FIX / "mamba2-2.7b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["layers"] == ("64", "config.json:4") and got["vocab"][0] == "50288"   # 50277 padded to 16
+    assert got["pattern"][0] == '"' + "M" * 64 + '"' and got["tied_embeddings"][0] == "true"
+    assert got["mamba2.state_size"][0] == "128" and got["mamba2.expand"][0] == "2"
+    comments = {f.key: f.comment for f in fields}
+    assert comments["mamba2.state_size"] == "mamba_ssm Mamba2's default d_state"
+    assert _hybrid_run(fields).metrics["flops_per_token"].value == 17_083_023_360
+
+
+def test_hybrid_configs_that_cannot_be_used_are_eff810():
+    import json
+
+    cfg = json.loads((FIX / "nemotron-h-8b.json").read_text())
+    bad = {**cfg, "hybrid_override_pattern": cfg["hybrid_override_pattern"][:-1] + "X"}
+    with pytest.raises(ConfigError, match="not 52 layer letters") as exc:
+        read(json.dumps(bad, indent=2).encode(), "config.json")
+    assert exc.value.code == "EFF810"
+    short = {**cfg, "hybrid_override_pattern": "M-"}
+    with pytest.raises(ConfigError, match="not 52 layer letters"):
+        read(json.dumps(short).encode(), "config.json")
+    q = json.loads((FIX / "qwen3-next-80b-a3b.json").read_text())
+    with pytest.raises(ConfigError, match="layer_types"):
+        read(json.dumps({**q, "layer_types": ["linear_attention", "sliding_attention"]}).encode(), "config.json")
+
+
+def test_standalone_hybrid_config_compiles(tmp_path):
+    from effspec.cli import main
+
+    out = tmp_path / "model.eff"
+    assert main(["import", "hf-config", str(FIX / "nemotron-h-8b.json"), "-o", str(out)]) == 0
+    text = out.read_text()
+    assert "    mamba2 {\n      state_size  = 128" in text
+    assert not [d for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]

@@ -431,6 +431,15 @@ def _by_line(item: tuple[str, dict[str, Any]]) -> tuple[int, int]:
     return span["line"], span["column"]
 
 
+def _block(w: _Writer, block: dict[str, Any], q: str) -> None:
+    w.write(block["name"], f"{q}/name", block["span"])
+    w.write("{", q)
+    _entries(w, block["entries"], f"{q}/entries")
+    for i, inner in enumerate(block.get("blocks", ())):  # `model`'s mixer blocks, after its keys
+        _block(w, inner, f"{q}/blocks/{i}")
+    w.write("}", q, w.end_of(block["span"]))
+
+
 def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
     w.write("run", p, run["span"])
     w.write(run["id"], f"{p}/id", run["name_span"])
@@ -444,10 +453,7 @@ def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
     claims = [(f"{p}/claims/{i}", c) for i, c in enumerate(run["claims"])]
     for q, item in heapq.merge(blocks, claims, key=_by_line):  # each in its own order, interleaved as written
         if "entries" in item:
-            w.write(item["name"], f"{q}/name", item["span"])
-            w.write("{", q)
-            _entries(w, item["entries"], f"{q}/entries")
-            w.write("}", q, w.end_of(item["span"]))
+            _block(w, item, q)
         else:
             _claim(w, item, q)
     w.write("}", p, w.end_of(run["span"]))

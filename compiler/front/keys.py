@@ -19,7 +19,7 @@ PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estima
 @dataclass(frozen=True)
 class Key:
     name: str
-    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file
+    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file | pattern | names
     unit: str = ""  # canonical unit of a quantity ("" = dimensionless)
     alt_units: tuple[str, ...] = ()  # other accepted dimensions (breakdown: share or seconds)
     choices: tuple[str, ...] = ()
@@ -69,7 +69,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         "source": Key("source", "string", doc="where the figures come from"),
     },
     "model": {k.name: k for k in (
-        e("kind", ("dense_transformer", "moe_transformer", "custom"), "the architecture family"),
+        e("kind", ("dense_transformer", "moe_transformer", "hybrid", "custom"),
+          "the architecture family; `hybrid`: a stack of mixed layers (`pattern`, `layer_types` or `full_attention_interval`)"),
         i("layers", "transformer blocks (L)", positive=True, maximum=1e5),
         i("d_model", "hidden size (d)", positive=True, maximum=1e7),
         i("heads", "query heads (H)", positive=True, maximum=1e5),
@@ -94,9 +95,40 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("mtp_depth", "multi-token prediction modules (DeepSeek-V3 sec. 2.2); default 0", maximum=1000),
         q("sliding_window", "token", "sliding-window attention: the keys one query may see (W)", positive=True, maximum=1e9),
         i("sliding_layers", "layers that use the sliding window; default all layers", maximum=1e5),
+        Key("pattern", "pattern", doc="hybrid: the stack as a hybrid_override_pattern string, one letter a layer: "
+            "M mamba2, * attention, - dense MLP, E MoE (Megatron-LM's Symbols)"),
+        Key("layer_types", "names", doc="hybrid: the stack as a list of layer types (HF `layer_types`), one a layer"),
+        i("full_attention_interval", "hybrid: every n-th layer is full attention, the others the linear mixer "
+          "(Qwen3-Next)", positive=True, maximum=1e5),
+        Key("attention_gate", "bool", doc="attention layers gate their output with a projection of size H·Q "
+            "(Qwen3-Next's gated attention)"),
         q("extra_flops_per_token", "FLOP/token", "training FLOPs per token the shape cannot express, added as its own term",
           positive=True, maximum=1e20),
         q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
+    )},
+    # A Mamba-2 (SSD) mixer: Dao & Gu 2024, arXiv:2405.21060; names as in mamba_ssm's Mamba2 and HF's Mamba2Config.
+    "mamba2": {k.name: k for k in (
+        i("state_size", "SSM state size per head (N; d_state, ssm_state_size)", positive=True, maximum=1e6),
+        i("heads", "SSM heads (H_m; nheads, mamba_num_heads); default expand·d_model / head_dim", positive=True,
+          maximum=1e6),
+        i("head_dim", "per-head channels (P; headdim, mamba_head_dim); default 64", positive=True, maximum=1e6),
+        i("expand", "inner width d_in = expand·d_model when `heads` is not written; default 2", positive=True,
+          maximum=1000),
+        i("groups", "groups sharing B and C (G; ngroups, n_groups); default 1", positive=True, maximum=1e6),
+        i("conv_kernel", "depthwise causal convolution width (K; d_conv); default 4", positive=True, maximum=1e4),
+        i("chunk_size", "chunk length of the chunked (SSD) scan; default 256; not in the count", positive=True,
+          maximum=1e9),
+    )},
+    # A Gated DeltaNet mixer: Yang et al. 2024, arXiv:2412.06464; names as in Qwen3-Next's config (linear_*).
+    "gated_deltanet": {k.name: k for k in (
+        i("key_heads", "query/key heads (H_k; linear_num_key_heads)", positive=True, maximum=1e6),
+        i("value_heads", "value heads (H_v; linear_num_value_heads)", positive=True, maximum=1e6),
+        i("key_head_dim", "per-head query/key size (D_k; linear_key_head_dim)", positive=True, maximum=1e6),
+        i("value_head_dim", "per-head value size (D_v; linear_value_head_dim)", positive=True, maximum=1e6),
+        i("conv_kernel", "depthwise causal convolution width (K; linear_conv_kernel_dim); default 4", positive=True,
+          maximum=1e4),
+        i("chunk_size", "chunk length of the chunked delta rule; default 64; not in the count", positive=True,
+          maximum=1e9),
     )},
     "convention": {k.name: k for k in (
         e("preset", PRESETS, "a named counting convention: a paper's, or a framework's at one commit"),
@@ -182,6 +214,9 @@ BLOCKS: dict[str, dict[str, Key]] = {
     },
 }
 
+# Blocks inside `model` (the layer kinds of a hybrid stack), one each; their keys are above.
+MODEL_BLOCKS = ("mamba2", "gated_deltanet")
+
 RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
 REPEATABLE_BLOCKS = ("hardware",)
 
@@ -190,6 +225,8 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "scaling": ("kind", "baseline", "runs"),
     "ranks": ("samples",),
     "target": ("metric", "value", "reached_at"),
+    "mamba2": ("state_size",),
+    "gated_deltanet": ("key_heads", "value_heads", "key_head_dim", "value_head_dim"),
 }
 
 # Metrics a `claim` may name, with the unit its value must have.

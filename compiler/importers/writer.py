@@ -148,10 +148,20 @@ def _run(run: ImportedRun, names: dict[str, str]) -> list[str]:
             continue
         lines.append("")
         lines.append(f"  {block} {{")
+        inner = [f for f in fields if "." in f.key]  # `mamba2.state_size`: a key of a block inside this one
+        fields = [f for f in fields if "." not in f.key]
         width = max(len(f.key) for f in fields)
         values = [_value(f, subst) for f in fields]
         vwidth = min(max((len(v) for v, f in zip(values, fields, strict=False) if f.source), default=0), 36)
         lines += [_field(f, v, width, vwidth) for f, v in zip(fields, values, strict=False)]
+        for sub in dict.fromkeys(f.key.split(".", 1)[0] for f in inner):
+            own = [Field(f.key.split(".", 1)[1], f.value, f.source, f.comment) for f in inner if f.key.startswith(sub + ".")]
+            lines.append(f"    {sub} {{")
+            w = max(len(f.key) for f in own)
+            vals = [_value(f, subst) for f in own]
+            vw = min(max((len(v) for v in vals), default=0), 36)
+            lines += ["  " + _field(f, v, w, vw) for f, v in zip(own, vals, strict=False)]
+            lines.append("    }")
         lines.append("  }")
     if run.claims:
         lines.append("")
