@@ -182,6 +182,10 @@ def test_sparse_is_twice_dense() -> None:
             if sparse is None:
                 continue
             pairs += 1
+            if acc in ("B300", "GB300") and dense.dtype in ("nvfp4", "mxfp4"):
+                # Blackwell Ultra's FP4: the datasheets print both figures, 144 | 108 and 1,440 | 1,080 PFLOPS (4:3).
+                assert math.isclose(sparse.flops, 4 / 3 * dense.flops, rel_tol=1e-3), (acc, dense.dtype)
+                continue
             assert math.isclose(sparse.flops, 2 * dense.flops, rel_tol=1e-3), (acc, dense.dtype)
     assert pairs >= 30
 

@@ -212,17 +212,19 @@ def test_an_unknown_unit_on_a_key_that_takes_a_rate_names_the_keys_unit_in_the_h
     assert d.help == "write `token`"
 
 
-def test_a_per_device_token_rate_points_at_the_expression_form_not_at_the_total():
+def test_another_spelling_of_a_per_device_token_rate_points_at_the_per_device_metric_not_at_the_total():
     text = ('eff 1\nrun a {\n  hardware { accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }\n'
-            '  claim tokens_per_second_per_device = 3000 token/s\n}\n')
+            '  claim tokens_per_gpu = 3000 token/s\n}\n')
     d = next(d for d in effspec.check_text(text).diagnostics if d.code == "EFF002")
-    form = "claim throughput = 3000 token/s/device * hardware.count"
-    assert d.help == f"a per-device rate is claimed as the run's total, written as an expression: `{form}`"
+    metric, form = ("claim tokens_per_second_per_device = 3000 token/s",
+                    "claim throughput = 3000 token/s/device * hardware.count")
+    assert d.help == f"one device's token rate is `{metric}`; the run's total is `{form}`"
     assert "did you mean" not in d.help and not d.fixes  # `tokens_per_second` would claim one device's rate
-    # the form it names compiles, and claims 3000 x 8 = 24,000 token/s for the run
-    fixed = effspec.check_text(text.replace("claim tokens_per_second_per_device = 3000 token/s", form))
-    assert not [d for d in fixed.diagnostics if d.code.startswith("EFF0")]
-    assert fixed.evaluation.runs["a"].claims["valid_tokens_per_second"].claimed == 24000
+    # both forms it names compile: one device's 3000 token/s, and 3000 x 8 = 24,000 token/s for the run
+    for written, key, value in ((metric, "tokens_per_second_per_device", 3000), (form, "valid_tokens_per_second", 24000)):
+        fixed = effspec.check_text(text.replace("claim tokens_per_gpu = 3000 token/s", written))
+        assert not [d for d in fixed.diagnostics if d.code.startswith("EFF0")]
+        assert fixed.evaluation.runs["a"].claims[key].claimed == value
 
 
 def test_every_runs_declared_inputs_are_one_table_and_identifiers_wrap_only_at_separators():

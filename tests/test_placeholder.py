@@ -31,7 +31,7 @@ def test_todo_is_eff040_on_the_placeholder_with_what_the_key_takes() -> None:
     helps = {d.message.split("`")[1]: d.help for d in result.diagnostics}
     assert helps["model.layers"].startswith("replace `TODO` with a whole number")
     assert helps["hardware.accelerator"].startswith('replace `TODO` with a "string": the device, e.g. "H100-SXM5-80GB"')
-    assert "`bf16`, `fp16`, `fp8`, `tf32`, `fp32`, `int8`" in helps["hardware.dtype"]
+    assert "`bf16`, `fp16`, `fp8`, `tf32`, `fp32`, `int8`, `nvfp4`, `mxfp4`, `fp6`" in helps["hardware.dtype"]
     assert "a quantity in `FLOP/s` (e.g. `989.4 TFLOP/s`), or `catalog`" in helps["hardware.peak"]
     assert result.evaluation is None  # a spec with a placeholder is never evaluated
 

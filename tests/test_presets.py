@@ -58,7 +58,7 @@ MOE = (f"kind = moe_transformer  layers = {L}  d_model = {d}  heads = {H}  kv_he
 def test_every_preset_has_a_test_and_a_note():
     tested = {"nanogpt", "torchtitan", "megatron_lm", "megatron_lm_2024", "megatron_lm_2023", "maxtext", "maxtext_pre1988",
               "llm_foundry", "olmo_core", "olmo_core_pre511", "gpt_neox", "nemo", "nemo_pre14424", "megatron_deepspeed",
-              "megatron_deepspeed_pre371"}
+              "megatron_deepspeed_pre371", "torchtitan_pre280", "automodel", "automodel_pre3091"}  # the last three: test_quirk_presets.py
     assert set(flops.FRAMEWORK_PRESETS) == tested
     assert flops.STANDARD_PRESETS == ("palm", "megatron", "kaplan", "chinchilla")   # gap.py and EFF601 compare these
     for preset in tested:

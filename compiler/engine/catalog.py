@@ -64,7 +64,7 @@ _DATA_PACKAGE = "effspec.data"
 _DATA_FILE = "peaks.json"
 _SCHEMA_FILE = "peaks.schema.json"
 
-DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
+DTYPES: tuple[str, ...] = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8", "nvfp4", "mxfp4", "fp6")
 SPARSITIES: tuple[str, ...] = ("dense", "sparse")
 
 _TERA = 1e12
@@ -103,7 +103,7 @@ class PeakRow:
     """
 
     accelerator: str  # canonical id, e.g. "H100-SXM5"
-    dtype: str  # bf16 | fp16 | fp8 | tf32 | fp32 | int8
+    dtype: str  # bf16 | fp16 | fp8 | tf32 | fp32 | int8 | nvfp4 | mxfp4 | fp6
     sparsity: str  # dense | sparse
     flops: float  # FLOP/s per device, unprefixed (989.4e12)
     citation: str

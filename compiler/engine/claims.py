@@ -62,7 +62,8 @@ def tolerance(expr: Expr, claimed: float) -> float:
     return (_half_unit(expr) or 0.0) + 0.01 * abs(claimed)
 
 
-_BASIS_ORDER = ("valid_tokens_per_second", "achieved_flops_per_device", "aggregate_flops", "step_time", "mfu")
+_BASIS_ORDER = ("valid_tokens_per_second", "tokens_per_second_per_device", "achieved_flops_per_device", "aggregate_flops",
+                "step_time", "mfu")
 
 
 def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float]]) -> tuple[Metric, str] | None:
@@ -77,6 +78,15 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
         c = cr.claim
         where = f"claim `{c.written}` (line {c.span.line})"
         inp = Input(f"claim {c.written}", value, K.CLAIMABLE[name], c.provenance.kind, c.provenance.citation, c.span)
+        active = sum(p.active for p in result.pools)
+        if name == "tokens_per_second_per_device" and "valid_tokens_per_step" in m and active > 0:
+            tokens = m["valid_tokens_per_step"]
+            v = tokens.value / (value * active)
+            return Metric("step_time", v, "s", "valid_tokens_per_step / (claimed tokens_per_second_per_device × active devices)",
+                          "{} / ({} × {}) = {}".format(*exact_operands(
+                              [(tokens.value, "token"), (value, "token/s"), (active, "")],
+                              lambda x: x[0] / (x[1] * x[2]), (v, "s")), quantity(v, "s")),
+                          (tokens.as_input(), inp), tokens.assumed, where), name
         if name == "valid_tokens_per_second" and "valid_tokens_per_step" in m:
             tokens = m["valid_tokens_per_step"]
             v = tokens.value / value
@@ -84,7 +94,6 @@ def _implied_step(result: RunResult, claimed: dict[str, tuple[ClaimResult, float
                           "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (value, "token/s")],
                                                                 lambda x: x[0] / x[1], (v, "s")), quantity(v, "s")),
                           (tokens.as_input(), inp), tokens.assumed, where), name
-        active = sum(p.active for p in result.pools)
         if name == "achieved_flops_per_device" and "model_flops_per_step" in m and active > 0:
             model = m["model_flops_per_step"]
             v = model.value / (value * active)
@@ -154,15 +163,31 @@ def _reconstructed(name: str, result: RunResult) -> Metric | None:
     return result.figure(name)
 
 
+def claim_keys(claims: tuple[Claim, ...] | list[Claim]) -> list[str]:
+    """The key of each claim in `RunResult.claims`: its metric's name, and `NAME#2`, `NAME#3` for the same metric
+    claimed again from another source (the front end allows a repeat only with a different `from`)."""
+    seen: dict[str, int] = {}
+    keys = []
+    for claim in claims:
+        n = seen[claim.name] = seen.get(claim.name, 0) + 1
+        keys.append(claim.name if n == 1 else f"{claim.name}#{n}")
+    return keys
+
+
+def _per_device_dims(name: str, q: Q, unit: str) -> bool:
+    """A per-device metric written per device (`4898 token/s/device`): the same magnitude, one device's."""
+    return name in K.PER_DEVICE_CLAIMS and q.dims == dims_of(f"{unit}/device")
+
+
 def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[Diagnostic]) -> None:
     run = result.run
     claimed: dict[str, tuple[ClaimResult, float]] = {}
-    for claim in run.claims:
+    for claim, key in zip(run.claims, claim_keys(run.claims), strict=True):
         unit = K.CLAIMABLE.get(claim.name, "")
         try:
             q = _claimed_value(claim, result, results)
         except LookupError as exc:
-            result.claims[claim.name] = ClaimResult(claim, None, None, "unrecoverable", unit, missing=(str(exc.args[0]),))
+            result.claims[key] = ClaimResult(claim, None, None, "unrecoverable", unit, missing=(str(exc.args[0]),))
             continue
         except UnitError as exc:
             diags.append(Diagnostic("EFF010", "error", claim.value_span, f"claim `{claim.written}`: {exc}", ""))
@@ -170,7 +195,7 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
         except ZeroDivisionError:
             diags.append(Diagnostic("EFF011", "error", claim.value_span, f"claim `{claim.written}` divides by zero", ""))
             continue
-        if q.dims != dims_of(unit):
+        if q.dims != dims_of(unit) and not _per_device_dims(claim.name, q, unit):
             diags.append(Diagnostic(
                 "EFF010", "error", claim.value_span,
                 f"claim `{claim.written}` expects {f'`{unit}`' if unit else 'a ratio or %'}, "
@@ -182,8 +207,8 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
             diags.append(Diagnostic("EFF011", "error", claim.value_span, f"claim `{claim.written}` is not finite", ""))
             continue
         cr = ClaimResult(claim, q.magnitude, None, "unrecoverable", unit, tolerance(claim.expr, q.magnitude))
-        result.claims[claim.name] = cr
-        claimed[claim.name] = (cr, q.magnitude)
+        result.claims[key] = cr
+        claimed.setdefault(claim.name, (cr, q.magnitude))
     # Figures the claims imply where the inputs stop short.
     if "step_time" not in result.metrics:
         implied = _implied_step(result, claimed)
@@ -203,9 +228,10 @@ def check_claims(result: RunResult, results: dict[str, RunResult], diags: list[D
                                           quantity(v, "FLOP/token")),
                 (Input("claim mfu", mfu, "", "claim"), agg.as_input(), Input("claim throughput", tp, "token/s", "claim")),
                 agg.assumed, "claims `mfu` and `throughput`")
-    for name, cr in result.claims.items():
+    for cr in result.claims.values():
         if cr.claimed is None:
             continue
+        name = cr.claim.name
         metric = _reconstructed(name, result)
         if metric is None:
             missing = tuple(result.missing.get(name, ())) or (("breakdown",) if name.startswith("breakdown.") else ())

@@ -27,6 +27,7 @@ from effspec.engine.results import (
     RunResult,
 )
 from effspec.engine.stats import StepStats, step_statistics
+from effspec.front import keys as K
 from effspec.front.ir import FileRef, Run, Samples, Spec, Value
 
 if TYPE_CHECKING:
@@ -417,7 +418,8 @@ def _rates(run: Run, result: RunResult) -> None:
     """Everything that divides by the step time, and what each is missing otherwise."""
     m, missing = result.metrics, result.missing
     step, step_missing = _step_time(run, result)
-    on_demand = ("aggregate_flops",) if "aggregate_flops" in result.demanded else ()
+    on_demand = tuple(n for n in ("aggregate_flops", "tokens_per_second_per_device") if n in result.demanded)
+    _flops_per_device(result)
     if step is not None:
         m.update(rate_metrics(result, step, "inputs"))
     else:
@@ -427,11 +429,31 @@ def _rates(run: Run, result: RunResult) -> None:
                        ("achieved_flops_per_device", ("model_flops_per_step",)),
                        ("mfu", ("model_flops_per_step", "aggregate_peak")),
                        ("hfu", ("executed_flops_per_step", "aggregate_peak")),
-                       ("aggregate_flops", ("model_flops_per_step",))):
+                       ("aggregate_flops", ("model_flops_per_step",)),
+                       ("tokens_per_second_per_device", ("valid_tokens_per_step",))):
         if name in ON_DEMAND and name not in on_demand:
             continue
         if name not in m and name not in missing:
             missing[name] = tuple(x for d in deps for x in missing.get(d, (d,)) if d not in m)
+
+
+def _flops_per_device(result: RunResult) -> None:
+    """`flops_per_device` (on demand): one device's share of a step's model FLOPs, as MaxText logs it per step."""
+    if "flops_per_device" not in result.demanded:
+        return
+    model, active = result.metrics.get("model_flops_per_step"), sum(p.active for p in result.pools)
+    if model is None:
+        result.missing.setdefault("flops_per_device", result.missing.get("model_flops_per_step", ("model_flops_per_step",)))
+        return
+    if active <= 0:
+        result.missing.setdefault("flops_per_device", ("hardware.count",))
+        return
+    v = model.value / active
+    result.metrics["flops_per_device"] = Metric(
+        "flops_per_device", v, "FLOP", "model_flops_per_step / active devices",
+        "{} / {} = {}".format(*exact_operands([(model.value, "FLOP"), (active, "")], lambda x: x[0] / x[1], (v, "FLOP")),
+                              quantity(v, "FLOP")),
+        (model.as_input(), Input("active devices", active, "device", "derived")), model.assumed, "inputs")
 
 
 def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = frozenset()) -> RunResult:
@@ -520,7 +542,7 @@ def _convention_table(result: RunResult) -> None:
         result.conventions[label] = row
 
 
-ON_DEMAND = ("aggregate_flops",)
+ON_DEMAND = ("aggregate_flops", "tokens_per_second_per_device", "flops_per_device")
 
 
 def _demanded(spec: Spec) -> dict[str, frozenset[str]]:
@@ -535,9 +557,9 @@ def _demanded(spec: Spec) -> dict[str, frozenset[str]]:
             names = [(run.id, claim.name)]
             for ref in refs_in(claim.expr):
                 if len(ref.path) == 1:
-                    names.append((run.id, ref.path[0]))
+                    names.append((run.id, K.CLAIM_ALIASES.get(ref.path[0], ref.path[0])))
                 elif len(ref.path) == 3 and ref.path[0] == "run":
-                    names.append((ref.path[1], ref.path[2]))
+                    names.append((ref.path[1], K.CLAIM_ALIASES.get(ref.path[2], ref.path[2])))
             for rid, name in names:
                 if name in ON_DEMAND:
                     wanted.setdefault(rid, set()).add(name)

@@ -37,10 +37,12 @@ FRAMEWORK_PRESETS = tuple(p for p in PRESETS if p not in STANDARD_PRESETS)
 PRESET_NAMES = (*PRESETS, "custom")
 KNOB_DEFAULTS: dict[str, float | str] = {
     "multiply_add": 2.0, "backward": 2.0, "padding": "excluded", "moe": "active", "optimizer": "excluded",
-    "windows": "counted", "router": "counted", "formula": "shape"}
+    "windows": "counted", "router": "counted", "formula": "shape", "head_dim": "declared",
+    "frozen_wgrad": "excluded", "adapters": "counted"}
 CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
-# Knobs added with the framework presets: shown (text, JSON) only where they differ from the default.
-EXTRA_KNOBS = ("windows", "router", "formula")
+# Knobs added with the framework presets (and a quirk preset's `head_dim`, LoRA's `frozen_wgrad` and `adapters`):
+# shown (text, JSON) only where they differ from the default.
+EXTRA_KNOBS = ("windows", "router", "formula", "head_dim", "frozen_wgrad", "adapters")
 KNOB_NAMES = ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe",
               "optimizer", *EXTRA_KNOBS)
 
@@ -62,13 +64,17 @@ class Knobs:
     router: str = "counted"  # counted | excluded
     formula: str = "shape"  # shape | eq3 | megatron_lm_2023 | megatron_deepspeed_2024
     ran: str | float = "none"  # parallelism.recompute: what `recompute = executed` counts
+    head_dim: str = "declared"  # declared | d_model_over_heads (a framework quirk: Q taken as d // H in the count)
+    frozen_wgrad: str = "excluded"  # model.lora: the frozen base's weight-gradient matmuls counted or not
+    adapters: str = "counted"  # model.lora: the adapters' own matmuls counted or not
 
     def with_preset(self, preset: str) -> Knobs:
-        """The same multiply-add, backward, padding and MoE counting, under another preset."""
+        """The same multiply-add, backward, padding, MoE and LoRA counting, under another preset."""
         knobs = {k: str(v) for k, v in {**KNOB_DEFAULTS, **PRESETS[preset]}.items()}
         return Knobs(preset, self.multiply_add, knobs["attention"], knobs["logits"], knobs["embeddings"],
                      self.backward, knobs["recompute"], self.padding, self.moe, self.optimizer, {},
-                     knobs["windows"], knobs["router"], knobs["formula"], self.ran)
+                     knobs["windows"], knobs["router"], knobs["formula"], self.ran, knobs["head_dim"],
+                     self.frozen_wgrad, self.adapters)
 
     @property
     def counted_recompute(self) -> str | float:
@@ -115,7 +121,8 @@ def knobs_for(run: Run) -> tuple[Knobs, list[str]]:
     return Knobs(preset, _number(values["multiply_add"]), _text(values["attention"]), _text(values["logits"]),
                  _text(values["embeddings"]), _number(values["backward"]), _share_or_text(values["recompute"]),
                  _text(values["padding"]), _text(values["moe"]), _text(values["optimizer"]), origin,
-                 _text(values["windows"]), _text(values["router"]), _text(values["formula"]), ran), missing
+                 _text(values["windows"]), _text(values["router"]), _text(values["formula"]), ran,
+                 _text(values["head_dim"]), _text(values["frozen_wgrad"]), _text(values["adapters"])), missing
 
 
 # A knob is a quantity (multiply_add, backward) or an enum: the key table fixes which.
@@ -421,6 +428,12 @@ def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | fl
 
     Returns None when attention is counted but the sequence length is unknown.
     """
+    if knobs.head_dim == "d_model_over_heads" and not shape.mla:  # a framework's quirk (AutoModel's GPT-OSS)
+        shape = dataclasses.replace(shape, head_dim=float(shape.d_model // shape.heads))
+    return _count(shape, knobs, seq_len, recompute)
+
+
+def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None) -> FlopCount | None:
     if knobs.attention != "excluded" and seq_len is None:
         return None
     if shape.hybrid is not None:  # the closed forms know no hybrid stack: term by term, whatever `formula` says

@@ -60,6 +60,15 @@ def rate_metrics(result: RunResult, step: Metric, basis: str) -> dict[str, Metri
             "{} / {} = {}".format(*exact_operands([(tokens.value, "token"), (t, "s")], lambda x: x[0] / x[1], (v, "token/s")),
                                   quantity(v, "token/s")),
             (tokens.as_input(), step.as_input()), tokens.assumed or step.assumed, basis)
+        if active > 0 and "tokens_per_second_per_device" in result.demanded:
+            w = divide(tokens.value, t * active)
+            out["tokens_per_second_per_device"] = Metric(
+                "tokens_per_second_per_device", w, "token/s", "valid_tokens_per_step / (step_time × active devices)",
+                "{} / ({} × {}) = {}".format(*exact_operands([(tokens.value, "token"), (t, "s"), (active, "")],
+                                                             lambda x: x[0] / (x[1] * x[2]), (w, "token/s")),
+                                             quantity(w, "token/s")),
+                (tokens.as_input(), step.as_input(), Input("active devices", active, "device", "derived")),
+                tokens.assumed or step.assumed, basis)
     if model is not None and active > 0:
         v = divide(model.value, t * active)  # t × active can underflow to 0
         out["achieved_flops_per_device"] = Metric(

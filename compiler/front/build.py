@@ -309,14 +309,15 @@ _PER_DEVICE_RATE = re.compile(r"(tokens?|throughput|tps)(_per_(second|sec|s))?_p
 
 
 def _per_device_rate(name: str, value_tree: object) -> str:
-    """The help for a per-device token rate (`tokens_per_second_per_device`), which is claimed through the run's
-    total: "did you mean `tokens_per_second`?" would claim one device's rate for the whole run."""
+    """The help for another spelling of a per-device token rate (`tokens_per_gpu`, `tps_per_device`): the metric
+    is `tokens_per_second_per_device`, which keeps the per-device figure's own written precision. "Did you mean
+    `tokens_per_second`?" would claim one device's rate for the whole run."""
     if not _PER_DEVICE_RATE.fullmatch(name):
         return ""
     children = getattr(value_tree, "children", ()) if getattr(value_tree, "data", None) == "quantity" else ()
     number = str(children[0]) if children and getattr(children[0], "type", "") == "NUMBER" else "…"
-    return ("a per-device rate is claimed as the run's total, written as an expression: "
-            f"`claim throughput = {number} token/s/device * hardware.count`")
+    return (f"one device's token rate is `claim tokens_per_second_per_device = {number} token/s`; "
+            f"the run's total is `claim throughput = {number} token/s/device * hardware.count`")
 
 
 def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
@@ -365,6 +366,27 @@ def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
                  Span.of(tree), name_span, Span.of(value_tree))
 
 
+def _distinct_claims(ctx: BuildContext, claims: list[Claim]) -> list[Claim]:
+    """A metric may be claimed again from another source (a table and the text, two roundings of one rate), and
+    each claim is checked; the same metric twice from the same source (or with none) is EFF003, and the repeat
+    is dropped."""
+    seen: dict[str, list[Claim]] = {}
+    out = []
+    for c in claims:
+        earlier = seen.setdefault(c.name, [])
+        same = next((e for e in earlier if (e.provenance.kind, e.provenance.citation)
+                     == (c.provenance.kind, c.provenance.citation) or c.provenance.citation is None), None)
+        if same is not None:
+            ctx.error("EFF003", c.name_span, f"`{c.written}` is claimed twice"
+                      + (" from the same source" if c.provenance.citation is not None else ""),
+                      f"the first claim is on line {same.span.line}; claim a metric again only from another source "
+                      '(`from paper "…, Table 2"`, `from paper "…, text"`)')
+            continue
+        earlier.append(c)
+        out.append(c)
+    return out
+
+
 def _scaling_claim(ctx: BuildContext, tree: Node, kind: str | None, members: tuple[str, ...]) -> Claim | None:
     """`claim efficiency = 91.7 %`, `claim speedup[scaled_64] = 6.6` inside a scaling: a number, no references."""
     dotted, point, value_tree, prov = _claim_parts(tree)
@@ -409,13 +431,7 @@ def _run(ctx: BuildContext, tree: Node) -> Run:
     if len(claims) > LIMITS.max_claims:
         ctx.error("EFF030", Span.of(name_tok), f"run has {len(claims)} claims; the limit is {LIMITS.max_claims}", "")
         claims = claims[: LIMITS.max_claims]
-    seen_claims: dict[str, Claim] = {}
-    for c in claims:
-        if c.name in seen_claims:
-            ctx.error("EFF003", c.name_span, f"`{c.written}` is claimed twice",
-                      f"the first claim is on line {seen_claims[c.name].span.line}; declare one claim per metric")
-        seen_claims.setdefault(c.name, c)
-    claims = list(seen_claims.values())
+    claims = _distinct_claims(ctx, claims)
     values = {e.key: e.value for e in entries}
     return Run(str(name_tok), _string(values, "title"), _string(values, "source"), tuple(blocks), tuple(claims),
                Span.of(tree), Span.of(name_tok))

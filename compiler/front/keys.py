@@ -55,7 +55,7 @@ def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
 # The convention presets, from their one table (effspec.front.presets), then `custom`.
 PRESETS = presets.names()
 
-DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8")
+DTYPES = ("bf16", "fp16", "fp8", "tf32", "fp32", "int8", "nvfp4", "mxfp4", "fp6")
 BREAKDOWN_CATEGORIES = (
     "model_compute", "extra_compute", "exposed_comm", "bubble",
     "imbalance", "host_input", "checkpoint", "unclassified",
@@ -147,6 +147,11 @@ BLOCKS: dict[str, dict[str, Key]] = {
         e("router", ("counted", "excluded"), "the MoE router matmul (m·d·experts per MoE layer) counted"),
         e("formula", ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024"),
           "term by term from the shape, or a framework's closed form (section 6)"),
+        e("head_dim", ("declared", "d_model_over_heads"),
+          "the per-head size the count uses: the model's, or d_model // heads (a framework quirk, section 6)"),
+        e("frozen_wgrad", ("excluded", "counted"),
+          "model.lora: the frozen base's weight-gradient matmuls counted (as full fine-tuning) or not"),
+        e("adapters", ("counted", "excluded"), "model.lora: the adapters' own matmuls counted or not"),
     )},
     "work": {k.name: k for k in (
         q("seq_len", "token/sequence", "tokens per sequence (s)", positive=True, maximum=1e9),
@@ -237,7 +242,9 @@ CLAIMABLE: dict[str, str] = {
     "valid_tokens_per_step": "token",
     "step_time": "s",
     "valid_tokens_per_second": "token/s",
+    "tokens_per_second_per_device": "token/s",
     "achieved_flops_per_device": "FLOP/s",
+    "flops_per_device": "FLOP",
     "aggregate_flops": "FLOP/s",
     "aggregate_peak": "FLOP/s",
     "mfu": "",
@@ -256,4 +263,8 @@ CLAIM_ALIASES = {
     "throughput": "valid_tokens_per_second",
     "tokens_per_second": "valid_tokens_per_second",
     "tflops_per_device": "achieved_flops_per_device",
+    "throughput_per_device": "tokens_per_second_per_device",
 }
+# Per-device metrics: one device's share, whose value may also be written per device (`4898 token/s/device`,
+# `2201 TFLOP/s/device`, `1.2 PFLOP/device`); the written precision is the per-device figure's own.
+PER_DEVICE_CLAIMS = ("tokens_per_second_per_device", "achieved_flops_per_device", "flops_per_device")

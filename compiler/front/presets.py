@@ -43,17 +43,24 @@ class Preset:
     framework: str = ""
     since: str = ""
     since_commit: str = ""
+    # A quirk preset: the framework's count at a version that a later commit fixed (``until``, YYYY-MM-DD, and
+    # ``until_commit``); its known quirk is set as a knob (`embeddings = included`, `head_dim = d_model_over_heads`)
+    # and said in ``quirk``, so a row printed before the fix is reproduced without a wrong input.
+    until: str = ""
+    until_commit: str = ""
+    quirk: str = ""
 
     @property
     def note(self) -> str:
         """One line for reports: the formula and where it is from."""
-        return f"{self.formula} ({self.upstream})" + (f"; {self.description}" if self.description else "")
+        return (f"{self.formula} ({self.upstream})" + (f"; {self.description}" if self.description else "")
+                + (f"; quirk until {self.until} ({self.until_commit}): {self.quirk}" if self.quirk else ""))
 
 
 # Knobs a preset may set, with the value a preset that does not set them gets.
 PRESET_KNOBS: Mapping[str, str | None] = {
     "attention": None, "logits": None, "embeddings": None, "recompute": None,  # required
-    "windows": "counted", "router": "counted", "formula": "shape",
+    "windows": "counted", "router": "counted", "formula": "shape", "head_dim": "declared",
 }
 
 _LAYERS = {"logits": "included", "embeddings": "excluded"}  # what nearly every framework counts
@@ -87,6 +94,16 @@ PRESETS: tuple[Preset, ...] = (
                     "get_moe_model_nparams_and_flops",
            description="N also counts norm weights; sliding windows counted at full length (changed after this "
                        "commit by pytorch/torchtitan#4300)"),
+    Preset(name="torchtitan_pre280",
+           knobs={"attention": "full", "logits": "included", "embeddings": "included", "recompute": "excluded",
+                  "windows": "ignored"},
+           formula="6·N + 12·L·H·Q·s, N every parameter (the embedding table included)",
+           upstream="pytorch/torchtitan@528cab939 torchtitan/utils.py get_num_params, get_num_flop_per_token; "
+                    "train.py (get_num_params(model), 2024-04-16)",
+           description="N also counts norm weights, which effspec leaves out",
+           until="2024-04-26", until_commit="pytorch/torchtitan@0c6ca903ff (PR #280)",
+           quirk="the token embedding's parameters are in the 6·N (`embeddings = included`): the April 2024 rows of "
+                 "docs/performance.md count it"),
     Preset(name="megatron_lm",
            framework="megatron_lm", since="2025-03-06", since_commit="NVIDIA/Megatron-LM@8873b55d6a",
            knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
@@ -159,6 +176,25 @@ PRESETS: tuple[Preset, ...] = (
            knobs={"attention": "full", **_LAYERS, "recompute": "excluded", "windows": "ignored", "router": "excluded"},
            formula="B·s·L·d²·(12 + 12·G/H + 18·f/d + 12·s/d + 6·V/Ld) (llama3; full attention)",
            upstream="NVIDIA/NeMo@6251117f4c^ nemo/utils/flops_formulas.py llama3 (before PR #14424, 2025-08-09)"),
+    Preset(name="automodel",
+           framework="automodel", since="2026-07-15", since_commit="NVIDIA-NeMo/Automodel@6e5d52b5b",
+           knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "router": "excluded"},
+           formula="6 × (qkv + proj + causal or windowed scores + top_k·3·d·f + d·V) per token (gpt_oss_flops)",
+           upstream="NVIDIA-NeMo/Automodel@6e5d52b5b nemo_automodel/components/utils/flops_utils.py gpt_oss_flops, "
+                    "attention_flops_calculator (head_dim from the config since PR #3091, 2026-07-15)",
+           description="GPT-OSS's path (other families have their own functions there); causal keys (s+1)/2 there, "
+                       "s/2 here; no router, no embedding"),
+    Preset(name="automodel_pre3091",
+           framework="automodel", since="2025-10-02", since_commit="NVIDIA-NeMo/Automodel@79d0ccfdb",
+           knobs={"attention": "causal", **_LAYERS, "recompute": "excluded", "router": "excluded",
+                  "head_dim": "d_model_over_heads"},
+           formula="gpt_oss_flops with kv_channels = hidden_size // num_attention_heads",
+           upstream="NVIDIA-NeMo/Automodel@6e5d52b5b^ nemo_automodel/components/utils/flops_utils.py gpt_oss_flops "
+                    "(from 79d0ccfdb, PR #548, 2025-10-02)",
+           description="GPT-OSS's path; causal keys (s+1)/2 there, s/2 here; no router, no embedding",
+           until="2026-07-15", until_commit="NVIDIA-NeMo/Automodel@6e5d52b5b (PR #3091)",
+           quirk="kv_channels = hidden_size // num_attention_heads (2880 // 64 = 45 for GPT-OSS, whose head_dim is 64) "
+                 "in the projections and the scores (`head_dim = d_model_over_heads`): the printed TFLOP/s are 7 % low"),
     Preset(name="megatron_deepspeed",
            framework="megatron_deepspeed", since="2024-08-19", since_commit="microsoft/Megatron-DeepSpeed@b7b2d5ef",
            knobs={"attention": "full", **_LAYERS, "recompute": "executed", "formula": "megatron_deepspeed_2024"},
@@ -212,8 +248,11 @@ def page(name: str) -> str | None:
              "", f"Reproduces: {preset.upstream}", "", f"Formula: {preset.formula}", ""]
     if preset.description:
         lines += [f"Note: {preset.description}", ""]
+    if preset.quirk:
+        lines += [f"Quirk (until {preset.until}, fixed by {preset.until_commit}): {preset.quirk}", ""]
     lines += ["Knobs (a written knob overrides the preset's):", ""]
-    lines += [f"  {knob:<11} = {value}" for knob, value in knobs.items()]
+    lines += [f"  {knob:<11} = {value}" for knob, value in knobs.items()
+              if knob != "head_dim" or value != PRESET_KNOBS["head_dim"]]
     lines += ["", "multiply_add, backward, padding and moe keep the run's own values (2 FLOP, 2, excluded, active "
               "unless written). See section 6 of the language reference."]
     return "\n".join(lines)
@@ -230,7 +269,7 @@ def reference_table() -> str:
     rows = [TABLE_BEGIN, "", head, "|---" * 9 + "|"]
     for preset in PRESETS:
         k = expanded(preset)
-        cite = f"{preset.formula} ({preset.upstream})" + (f"; {preset.description}" if preset.description else "")
+        cite = preset.note
         rows.append(f"| `{preset.name}` | " + " | ".join(
             k[x] for x in ("attention", "logits", "embeddings", "recompute", "windows", "router")) +
             f" | `{k['formula']}` | {cite.replace('|', '/')} |")

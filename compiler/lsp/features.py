@@ -125,9 +125,8 @@ def claim_views(a: Analysis) -> list[ClaimView]:
     for run in spec.runs:
         rr = ev.runs.get(run.id) if ev is not None else None
         for claim in run.claims:
-            cr = rr.claims.get(claim.name) if rr is not None else None
-            if cr is not None and cr.claim is not claim:
-                cr = None  # a repeated claim (EFF003): only the first has a result
+            # each claim's own result: a metric claimed again from another source has its own (`NAME#2`)
+            cr = next((c for c in rr.claims.values() if c.claim is claim), None) if rr is not None else None
             metric = None
             if rr is not None:
                 if claim.name.startswith("breakdown."):

@@ -132,7 +132,9 @@ def run_json(rr) -> dict:
     out = {
         "title": rr.run.title,
         "metrics": {name: m.to_json() for name, m in rr.metrics.items()},
-        "claims": {c.claim.written: c.to_json() for c in rr.claims.values()},
+        # a metric claimed again from another source: `throughput#2` (engine.claims.claim_keys)
+        "claims": {c.claim.written + (f"#{k.partition('#')[2]}" if "#" in k else ""): c.to_json()
+                   for k, c in rr.claims.items()},
         "missing": {name: list(v) for name, v in rr.missing.items()},
         "implied": {name: m.to_json() for name, m in rr.implied.items()},
         "convention": {

@@ -84,7 +84,7 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
         "Values such as `dtype`, `ffn` or `attention` select formulas and catalog "
         "rows. Guessing what an invalid one meant would silently pick a "
         "formula; the spec must say it.",
-        "`bfloat` is not one of `bf16`, `fp16`, `fp8`, `tf32`, `fp32`, `int8`:",
+        "`bfloat` is not one of `bf16`, `fp16`, `fp8`, `tf32`, `fp32`, `int8`, `nvfp4`, `mxfp4`, `fp6`:",
         _spec("peak = catalog").replace("dtype = bf16", "dtype = bfloat"),
         "",
         _spec(),

@@ -102,7 +102,7 @@ class EFF602(Rule):
                 notes = []
                 used = [b for b in bases if f"`{claim.written}`" in b]
                 if used:
-                    others = sorted({name for name, c in result.claims.items() if c.basis in used})
+                    others = sorted({c.claim.name for c in result.claims.values() if c.basis in used})
                     if others:
                         notes.append(f"it is the basis on which {', '.join(f'`{o}`' for o in others)} "
                                      f"{'is' if len(others) == 1 else 'are'} checked ({used[0]})")

@@ -13,7 +13,7 @@ class EFF603(Rule):
     """## What it does
 
     Flags a run that claims `mfu` but states no valid tokens per second: no
-    `claim throughput` (or `valid_tokens_per_second`) and no
+    `claim throughput` (or `valid_tokens_per_second`, or one device's `tokens_per_second_per_device`) and no
     `timing.throughput` taken from the source. Where the compiler can
     reconstruct the rate, or a claim implies it, the help gives the figure to
     write.
@@ -68,7 +68,7 @@ class EFF603(Rule):
     def check(self, ctx: AuditContext) -> Iterable[Diagnostic]:
         for run in ctx.spec.runs:
             mfu = next((c for c in run.claims if c.name == "mfu"), None)
-            if mfu is None or any(c.name == "valid_tokens_per_second" for c in run.claims):
+            if mfu is None or any(c.name in ("valid_tokens_per_second", "tokens_per_second_per_device") for c in run.claims):
                 continue
             timing = run.block("timing")
             if timing is not None and timing.get("throughput") is not None:

@@ -16,21 +16,38 @@ from effspec.rules.fixes import value_fix
 # Vendors quote int8 in TOPS; where an int8 figure coincides with a float one
 # (A100: 624 TOPS int8 = 624 TFLOP/s sparse BF16) the float reading is the one
 # a FLOP/s denominator was taken from.
-_FLOAT_FIRST = {"bf16": 0, "fp16": 0, "fp8": 1, "tf32": 2, "fp32": 3, "int8": 9}
-_DTYPE_NAMES = {"bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "tf32": "TF32", "fp32": "FP32", "int8": "INT8"}
+_FLOAT_FIRST = {"bf16": 0, "fp16": 0, "fp8": 1, "tf32": 2, "fp32": 3, "nvfp4": 4, "mxfp4": 4, "fp6": 5, "int8": 9}
+_DTYPE_NAMES = {"bf16": "BF16", "fp16": "FP16", "fp8": "FP8", "tf32": "TF32", "fp32": "FP32", "int8": "INT8",
+                "nvfp4": "NVFP4", "mxfp4": "MXFP4", "fp6": "FP6"}
+# The block-scaled 4-bit formats, and the 8- and 6-bit ones that share the FP8 tensor-core rate on the parts
+# that list FP4 (EFF208 and EFF209 own a peak of one family written for a run of the other).
+FP4 = ("nvfp4", "mxfp4")
+FP8_FAMILY = ("fp8", "fp6")
 
 
 def dtype_name(dtype: str) -> str:
     return _DTYPE_NAMES.get(dtype, dtype)
 
 
-# BF16 and FP16 share one tensor-core rate on every catalogued part.
-_TWINS = {"bf16": "fp16", "fp16": "bf16"}
+# BF16 and FP16 share one tensor-core rate on every catalogued part, and so do NVFP4 and MXFP4 on the parts
+# that list them; FP6 runs at the FP8 rate there.
+_TWINS = {"bf16": ("fp16",), "fp16": ("bf16",), "nvfp4": ("mxfp4",), "mxfp4": ("nvfp4",), "fp8": ("fp6",),
+          "fp6": ("fp8",)}
 
 
 def worth_naming(rows, dtype: str) -> tuple[catalog.PeakRow, ...]:
-    """Coinciding rows worth a note: not the run's FP16/BF16 twin, which has the same figure."""
-    return tuple(r for r in rows if r.dtype != _TWINS.get(dtype))
+    """Coinciding rows worth a note: not the run's twin (FP16 for BF16, MXFP4 for NVFP4, FP6 for FP8), which has
+    the same figure."""
+    return tuple(r for r in rows if r.dtype not in _TWINS.get(dtype, ()))
+
+
+def other_family(dtype: str, rows) -> tuple[catalog.PeakRow, ...]:
+    """The rows of ``rows`` from the other side of the FP4/FP8 line than ``dtype`` (EFF208, EFF209), or ()."""
+    if dtype in FP4:
+        return tuple(r for r in rows if r.dtype in FP8_FAMILY)
+    if dtype == "fp8":
+        return tuple(r for r in rows if r.dtype in FP4)
+    return ()
 
 
 def row_kind(row: catalog.PeakRow) -> str:
@@ -69,8 +86,18 @@ class PeakReading:
 
     @property
     def wrong_dtype(self) -> bool:
-        """EFF201: the figure is another datatype's, and none of the run's own."""
-        return not self.same_dtype and bool(self.other_dtype)
+        """EFF201: the figure is another datatype's, and none of the run's own (an FP8 figure for FP4 work,
+        or an FP4 one for FP8 work, is EFF208's and EFF209's)."""
+        return not self.same_dtype and bool(self.other_dtype) and self.fp4_fp8_swap is None
+
+    @property
+    def fp4_fp8_swap(self) -> catalog.PeakRow | None:
+        """EFF208, EFF209: the row of the other side of the FP4/FP8 line the figure is (dense first), when it is
+        none of the run's own."""
+        if self.same_dtype:
+            return None
+        rows = sorted(other_family(self.pool.dtype, self.other_dtype), key=lambda r: r.sparsity != "dense")
+        return rows[0] if rows else None
 
     @property
     def sparse_for_dense(self) -> catalog.PeakRow | None:
@@ -87,7 +114,7 @@ class PeakReading:
     @property
     def disagrees(self) -> bool:
         """EFF203: off the catalog row by more than 1 %, and not explained by 201, 202 or 204."""
-        if self.own is None or self.wrong_dtype or self.sparse_for_dense is not None:
+        if self.own is None or self.wrong_dtype or self.fp4_fp8_swap is not None or self.sparse_for_dense is not None:
             return False
         if self.looks_aggregate or self.other_pool is not None:
             return False
