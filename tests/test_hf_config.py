@@ -185,3 +185,34 @@ run r {{
     assert per_layer == 272_629_760
     assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (40 * per_layer + 5120 * 131072) \
         == 69_457_674_240
+
+
+def test_gemma_2_9b_keys_lines_windows_and_flops_per_token():
+    """A real Gemma 2 config (SOURCE.md): GeGLU, head_dim 256 on a 3584 width, every other layer windowed."""
+    fields = read((FIX / "gemma-2-9b-it.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["layers"] == ("42", "config.json:22") and got["d_model"] == ("3584", "config.json:16")
+    assert got["heads"] == ("16", "config.json:21") and got["kv_heads"] == ("8", "config.json:23")
+    assert got["head_dim"] == ("256", "config.json:13") and got["d_ff"] == ("14336", "config.json:18")
+    assert got["ffn"] == ("geglu", "config.json:15") and got["vocab"] == ("256000", "config.json:33")
+    # Gemma 2 alternates local and global layers: 42 / 2 = 21 windowed, 4096 tokens (`sliding_window`, line 28)
+    assert got["sliding_window"] == ("4096 token", "config.json:28") and got["sliding_layers"][0] == "21"
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token: per layer q 3584*(16*256) = 14,680,064, k and v 2*3584*(8*256) = 14,680,064,
+    # out 4096*3584 = 14,680,064, GeGLU 3*3584*14336 = 154,140,672; sum 198,180,864 x 42 = 8,323,596,288;
+    # logits 3584*256000 = 917,504,000; total 9,241,100,288 MACs -> 6 x = 55,446,601,728 FLOP/token.
+    per_layer = 3584 * 16 * 256 + 2 * 3584 * 8 * 256 + 16 * 256 * 3584 + 3 * 3584 * 14336
+    assert per_layer == 198_180_864
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (42 * per_layer + 3584 * 256000) \
+        == 55_446_601_728
