@@ -216,3 +216,34 @@ run r {{
     assert per_layer == 198_180_864
     assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (42 * per_layer + 3584 * 256000) \
         == 55_446_601_728
+
+
+def test_mixtral_8x7b_keys_lines_and_flops_per_token():
+    """A real Mixtral config (SOURCE.md): 8 experts, top-2, each expert intermediate_size wide."""
+    fields = read((FIX / "mixtral-8x7b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("moe_transformer", "config.json:11")
+    assert got["experts"] == ("8", "config.json:16") and got["top_k"] == ("2", "config.json:13")
+    assert got["layers"] == ("32", "config.json:14") and got["d_model"] == ("4096", "config.json:7")
+    assert got["heads"] == ("32", "config.json:12") and got["kv_heads"] == ("8", "config.json:15")
+    assert got["d_ff"] == ("14336", "config.json:9") and got["vocab"] == ("32000", "config.json:26")
+    assert got["ffn"] == ("swiglu", "config.json:6") and got["tied_embeddings"] == ("false", "config.json:22")
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token: per layer q and out 2*4096*4096 = 33,554,432, k and v 2*4096*(8*128) = 8,388,608,
+    # the router 4096*8 = 32,768, two routed SwiGLU experts 2*3*4096*14336 = 352,321,536; sum 394,297,344 x 32 =
+    # 12,617,515,008; logits 4096*32000 = 131,072,000; total 12,748,587,008 MACs -> 6 x = 76,491,522,048.
+    per_layer = 2 * 4096 * 4096 + 2 * 4096 * 8 * 128 + 4096 * 8 + 2 * 3 * 4096 * 14336
+    assert per_layer == 394_297_344
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (32 * per_layer + 4096 * 32000) \
+        == 76_491_522_048
