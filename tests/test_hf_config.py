@@ -273,3 +273,65 @@ def test_standalone_hybrid_config_compiles(tmp_path):
     text = out.read_text()
     assert "    mamba2 {\n      state_size  = 128" in text
     assert not [d for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+
+
+def test_gemma_2_9b_keys_lines_windows_and_flops_per_token():
+    """A real Gemma 2 config (SOURCE.md): GeGLU, head_dim 256 on a 3584 width, every other layer windowed."""
+    fields = read((FIX / "gemma-2-9b-it.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["layers"] == ("42", "config.json:22") and got["d_model"] == ("3584", "config.json:16")
+    assert got["heads"] == ("16", "config.json:21") and got["kv_heads"] == ("8", "config.json:23")
+    assert got["head_dim"] == ("256", "config.json:13") and got["d_ff"] == ("14336", "config.json:18")
+    assert got["ffn"] == ("geglu", "config.json:15") and got["vocab"] == ("256000", "config.json:33")
+    # Gemma 2 alternates local and global layers: 42 / 2 = 21 windowed, 4096 tokens (`sliding_window`, line 28)
+    assert got["sliding_window"] == ("4096 token", "config.json:28") and got["sliding_layers"][0] == "21"
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token: per layer q 3584*(16*256) = 14,680,064, k and v 2*3584*(8*256) = 14,680,064,
+    # out 4096*3584 = 14,680,064, GeGLU 3*3584*14336 = 154,140,672; sum 198,180,864 x 42 = 8,323,596,288;
+    # logits 3584*256000 = 917,504,000; total 9,241,100,288 MACs -> 6 x = 55,446,601,728 FLOP/token.
+    per_layer = 3584 * 16 * 256 + 2 * 3584 * 8 * 256 + 16 * 256 * 3584 + 3 * 3584 * 14336
+    assert per_layer == 198_180_864
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (42 * per_layer + 3584 * 256000) \
+        == 55_446_601_728
+
+
+def test_mixtral_8x7b_keys_lines_and_flops_per_token():
+    """A real Mixtral config (SOURCE.md): 8 experts, top-2, each expert intermediate_size wide."""
+    fields = read((FIX / "mixtral-8x7b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("moe_transformer", "config.json:11")
+    assert got["experts"] == ("8", "config.json:16") and got["top_k"] == ("2", "config.json:13")
+    assert got["layers"] == ("32", "config.json:14") and got["d_model"] == ("4096", "config.json:7")
+    assert got["heads"] == ("32", "config.json:12") and got["kv_heads"] == ("8", "config.json:15")
+    assert got["d_ff"] == ("14336", "config.json:9") and got["vocab"] == ("32000", "config.json:26")
+    assert got["ffn"] == ("swiglu", "config.json:6") and got["tied_embeddings"] == ("false", "config.json:22")
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = excluded }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    # By hand, MACs per token: per layer q and out 2*4096*4096 = 33,554,432, k and v 2*4096*(8*128) = 8,388,608,
+    # the router 4096*8 = 32,768, two routed SwiGLU experts 2*3*4096*14336 = 352,321,536; sum 394,297,344 x 32 =
+    # 12,617,515,008; logits 4096*32000 = 131,072,000; total 12,748,587,008 MACs -> 6 x = 76,491,522,048.
+    per_layer = 2 * 4096 * 4096 + 2 * 4096 * 8 * 128 + 4096 * 8 + 2 * 3 * 4096 * 14336
+    assert per_layer == 394_297_344
+    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (32 * per_layer + 4096 * 32000) \
+        == 76_491_522_048

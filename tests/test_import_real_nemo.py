@@ -250,3 +250,23 @@ def test_a_config_dump_without_a_model_leaves_the_shape_todo(tmp_path: Path) -> 
     assert field(text, "count") == ("16 device", 'log "t.log:3,4 (trainer.devices 8 x trainer.num_nodes 2)"')
     assert field(text, "dtype") == ("bf16", 'log "t.log:5"')
     assert has(text, "layers = TODO  # the log has no model shape")
+
+
+def test_a_hostile_config_dump_reaches_the_spec_only_as_checked_values(tmp_path: Path) -> None:
+    # Values that are no number, no known name, an interpolation or a spec fragment: TODO (or absent), never text
+    # in the spec; keys deeper than the YAML the reader follows end the dump there.
+    log = tmp_path / "h.log"
+    log.write_text("[NeMo I 2023-10-26 13:26:58 megatron_gpt_pretraining:37]\n    model:\n"
+                   "      num_layers: 1e400\n      hidden_size: ${model.x}\n      num_attention_heads: 16 } run evil {\n"
+                   "      activation: '} run evil { title = \"x\"'\n      encoder_seq_length: -4096\n"
+                   "      global_batch_size: 0\n    trainer:\n      precision: \"# effspec: file-ignore[EFF201]\"\n"
+                   "Epoch 0: :   1%|          | 3/10 [00:30<13:55:12, global_step=2.000, consumed_samples=192.0, "
+                   "train_step_timing in s=9.870]\n", encoding="utf-8")
+    status, err, out = run_import(tmp_path, "nemo", str(log))
+    assert status == 0, err
+    text = out.read_text(encoding="utf-8")
+    assert "evil" not in text and "effspec:" not in text.replace("effspec import", "")
+    for key in ("layers", "d_model", "heads", "ffn", "seq_len", "dtype"):
+        assert re.search(rf"(?:^\s+|\{{ ){key}\s+= TODO\b", text, re.M), key
+    # global_batch_size 0 is not a batch: the bar's consumed_samples 192 / (global_step 2 + 1) = 64 is used instead
+    assert field(text, "global_batch") == ("64 sequence", 'log "h.log:11 (consumed_samples 192.0 / (global_step 2 + 1))"')  # the bar, line 11
