@@ -249,3 +249,22 @@ def test_recipe_add_a_rule_followed_word_for_word_keeps_the_suite_green(tmp_path
     listed = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "tests/test_rules.py"],
                             cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert "EFF699/fail_no_source.eff" in listed.stdout and "EFF699/pass_cited.eff" in listed.stdout
+
+
+def test_a_new_rule_family_is_a_new_folder(package_copy: Path, tmp_path: Path):
+    """CONTRIBUTING: a family is a folder of rule files with an `__init__.py`; FAMILIES is derived from
+    the folders, so the recipe's rule in a family of its own is found with nothing else edited."""
+    assert "`FAMILIES` (effspec.rules) and the package list (setup.py) are derived" in " ".join(
+        CONTRIBUTING.split("## Add a rule", 1)[1].split("\n## ", 1)[0].split())
+    family = package_copy / "effspec" / "rules" / "provenance"
+    family.mkdir()
+    (family / "__init__.py").write_text('"""Rules of the provenance family."""\n', encoding="utf-8")
+    (family / "EFF699.py").write_text(recipe_block("Add a rule", "python"), encoding="utf-8")
+    code = "import effspec.rules as r; print(','.join(r.FAMILIES))"
+    env = dict(os.environ, PYTHONPATH=str(package_copy), PYTHONDONTWRITEBYTECODE="1")
+    families = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+    # the seven families in code order (their first codes EFF101 … EFF701), then the new one, first code EFF699,
+    # between claims (EFF601) and numerics (EFF701)
+    assert families.stdout.strip() == "numerator,denominator,scaling,time,sampling,claims,provenance,numerics", families.stderr
+    listed = run(package_copy, "explain", "--list", cwd=tmp_path)
+    assert re.search(r"^EFF699\s+warning\s+claim cites no source", listed.stdout, re.M)
