@@ -378,7 +378,8 @@ class _Writer:
 
     def write(self, text: str, pointer: str, at: Any = None) -> None:
         line = self.lines[-1]
-        where = (at["line"], at["column"]) if isinstance(at, dict) else None
+        # JSON Schema's "integer" admits 1.0: a span read from a document is made whole here
+        where = (int(at["line"]), int(at["column"])) if isinstance(at, dict) else None
         if where is not None and where[0] > len(self.lines) and not self.fresh_line:
             self.lines += [""] * (where[0] - len(self.lines))
             line = ""
@@ -397,7 +398,7 @@ class _Writer:
         """Where a closing brace goes: the last column of a span."""
         if not isinstance(span, dict):
             return None
-        return {"line": span["end_line"], "column": max(1, span["end_column"] - 1)}
+        return {"line": int(span["end_line"]), "column": max(1, int(span["end_column"]) - 1)}
 
 
 def _eff_string(text: str) -> str:
