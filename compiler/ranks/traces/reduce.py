@@ -363,9 +363,22 @@ class _Collector:
             else:
                 e["ts"], e["dur"] = ts, dur
 
-    def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
-        """``add_dicts`` for the events msgspec decoded: the same checks on
-        attributes (``args`` is then an object with ``correlation``, or None)."""
+    def add_structs(self, events: Structs) -> None:
+        """Collect a batch msgspec decoded: each event's fields come as a tuple, made in C (``args`` is then
+        an object with ``correlation``, or None)."""
+        self._add(map(_struct_fields(), events))
+        self.events += len(events)
+
+    def add_dicts(self, events: Iterable[Any]) -> None:
+        """Collect events the general parser read (dicts; anything else is counted and passed over)."""
+        seen = [0]
+        self._add(_dict_fields(events, seen))
+        self.events += seen[0]
+
+    def _add(self, rows: Iterable[tuple]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        """Keep what the reduction needs of each event, given as its FIELDS: the one loop of both parsers,
+        and a reduction's hot loop.  Checks are inlined (a number is an int or float, not a bool, within
+        ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
         rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
@@ -374,21 +387,21 @@ class _Collector:
         prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         skipped = 0
-        for e in events:
-            if e.ph != "X":
+        cat: Any
+        name: Any
+        ts: Any
+        dur: Any
+        args: Any
+        corr: Any
+        for ph, cat, name, ts, dur, pid, tid, args in rows:
+            if ph != "X":
                 continue
-            cat: Any = e.cat
-            ts: Any = e.ts
-            dur: Any
-            name: Any
             if cat == "cpu_op" or cat == "user_annotation":
-                name = e.name
                 if type(name) is not str:
                     skipped += 1
                     continue
                 if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
-                dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
@@ -397,110 +410,7 @@ class _Collector:
                     self.gloo_ts.append(ts)
                     self.gloo_dur.append(dur)
                     continue
-                thread = (e.pid, e.tid)
-                try:
-                    t = threads.get(thread)
-                except TypeError:
-                    thread = (None, None)
-                    t = threads.get(thread)
-                if name.startswith(prefix):
-                    m = step_re.match(name)
-                    if m:
-                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
-                        continue
-                    if cat == "user_annotation":
-                        continue
-                if t is None:
-                    t = threads[thread] = len(threads)
-                op_ts.append(ts)
-                op_dur.append(dur)
-                op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
-            elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.dur
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                corr: Any = e.args.correlation if e.args is not None else None
-                cls = _DEVICE_CATS[cat]
-                nid = -2
-                if cls < 0:
-                    name = e.name
-                    if type(name) is not str:
-                        cls, nid = COMPUTE, -1
-                    elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
-                        cls = name_cls[nid]
-                        if cls < 0:
-                            continue
-                    else:
-                        cls = kernel_class(name) if cls == _BY_NAME else _mtia_class(name)
-                        if len(names) < MAX_NAMES:
-                            nid = names[name] = len(names)
-                            name_cls.append(cls)
-                        if cls < 0:  # an MTIA wait or marker: not activity
-                            continue
-                dev_ts.append(ts)
-                dev_dur.append(dur)
-                dev_cls.append(cls)
-                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-                dev_name.append(nid)
-            elif type(cat) is str and cat in _LAUNCH_CATS:
-                corr = e.args.correlation if e.args is not None else None
-                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
-                    thread = (e.pid, e.tid)
-                    try:
-                        t = threads.get(thread)
-                    except TypeError:
-                        thread = (None, None)
-                        t = threads.get(thread)
-                    if t is None:
-                        t = threads[thread] = len(threads)
-                    rt_ts.append(ts)
-                    rt_corr.append(corr)
-                    rt_thread.append(t)
-            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
-                categories[cat] = categories.get(cat, 0) + 1
-        self.events += len(events)
-        self.skipped += skipped
-
-    def add_dicts(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
-        """Keep what the reduction needs of each event.  The hot loop of a
-        reduction: checks are inlined (a number is an int or float, not a
-        bool, within ±MAX_TIME_US; NaN fails the comparison)."""
-        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
-        dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
-        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads, categories = self.threads, self.categories
-        prefix, step_re = self.prefix, self.step_re
-        big = MAX_TIME_US
-        count = skipped = 0
-        for e in events:
-            count += 1
-            if type(e) is not dict or e.get("ph") != "X":
-                continue
-            cat: Any = e.get("cat")
-            ts: Any = e.get("ts")
-            dur: Any
-            name: Any
-            if cat == "cpu_op" or cat == "user_annotation":
-                name = e.get("name")
-                if type(name) is not str:
-                    skipped += 1
-                    continue
-                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
-                    continue
-                dur = e.get("dur")
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                if name.startswith("gloo:"):
-                    self.gloo_ts.append(ts)
-                    self.gloo_dur.append(dur)
-                    continue
-                thread = (e.get("pid"), e.get("tid"))
+                thread = (pid, tid)
                 try:
                     t = threads.get(thread)
                 except TypeError:  # a list or an object as a pid: not a thread anyone can name
@@ -520,17 +430,15 @@ class _Collector:
                 op_thread.append(t)
                 op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
             elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
                     continue
-                args: Any = e.get("args")
-                corr: Any = args.get("correlation") if type(args) is dict else None
+                # `args`: msgspec's object or None, or (the general parser) a dict; any other JSON value has none.
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 cls = _DEVICE_CATS[cat]
                 nid = -2
                 if cls < 0:
-                    name = e.get("name")
                     if type(name) is not str:
                         cls, nid = COMPUTE, -1
                     elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
@@ -550,10 +458,9 @@ class _Collector:
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
                 dev_name.append(nid)
             elif type(cat) is str and cat in _LAUNCH_CATS:
-                args = e.get("args")
-                corr = args.get("correlation") if type(args) is dict else None
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
-                    thread = (e.get("pid"), e.get("tid"))
+                    thread = (pid, tid)
                     try:
                         t = threads.get(thread)
                     except TypeError:
@@ -566,8 +473,40 @@ class _Collector:
                     rt_thread.append(t)
             elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
                 categories[cat] = categories.get(cat, 0) + 1
-        self.events += count
         self.skipped += skipped
+
+
+# The fields of an event the collector reads, in _Collector._add's order: the order of msgspec's Event
+# (parse._decoders), whose msgspec.structs.astuple makes the tuple in C, faster than reading them one by one.
+FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid", "args")
+_AS_TUPLE: list = []
+
+
+def _struct_fields() -> Any:
+    """A function from one of msgspec's events to its FIELDS (astuple; attrgetter were its order another)."""
+    if not _AS_TUPLE:
+        import operator
+
+        import msgspec
+
+        from effspec.ranks.traces.parse import _decoders
+
+        decoders = _decoders()
+        event = decoders[1].type.__args__[0] if decoders is not None else None
+        same = event is not None and tuple(event.__struct_fields__) == FIELDS
+        _AS_TUPLE.append(msgspec.structs.astuple if same else operator.attrgetter(*FIELDS))
+    return _AS_TUPLE[0]
+
+
+def _dict_fields(events: Iterable[Any], seen: list[int]) -> Iterable[tuple]:
+    """The FIELDS of each dict event (None where absent); ``seen[0]``: how many events there were, any kind."""
+    n = 0
+    for e in events:
+        n += 1
+        if type(e) is dict:
+            get = e.get
+            yield get("ph"), get("cat"), get("name"), get("ts"), get("dur"), get("pid"), get("tid"), get("args")
+    seen[0] = n
 
 
 SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
