@@ -64,12 +64,12 @@ def loop_only(files: list[Path], runs: int) -> None:
         _, events, _ = read_trace(str(f), whole_limit=1)
         dicts = list(events)
 
-        def by_structs() -> None:
+        def by_structs(structs: list = structs) -> None:
             c = _Collector()
             for b in structs:
                 c.add_structs(b)
 
-        def by_dicts() -> None:
+        def by_dicts(dicts: list = dicts) -> None:
             _Collector().add_dicts(dicts)
 
         for label, fn in (("structs", by_structs), ("dicts", by_dicts)):

@@ -225,6 +225,7 @@ class TraceSummary:
     # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
     top: tuple[tuple[str, str, float, int], ...] = field(default=())
     launch_delay: tuple[float, float] | None = None  # median and p95 of launch → device start, µs
+    queue: tuple[float, int] | None = None  # device events launched and not finished: time-weighted mean, max
 
 
 def node_name(raw: str) -> str:
@@ -271,6 +272,7 @@ class _Collector:
         self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
         self.types: Any = None  # the device events' kernel types, once made (_types)
         self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
+        self.queue: tuple[float, int] | None = None  # queue length over the device windows: mean, max (_queue)
         self.rt_ts, self.rt_corr, self.rt_thread = array("d"), array("q"), array("q")  # launches: when, which, thread
         self.by_span: tuple[int, float] = (0, 0.0)  # kernels counted as communication by RECORD_COMMS alone, and µs
         # Host ops; op_c10d: 1 for a `c10d::*` op, 2 for a RECORD_COMMS span, 0 for any other.
@@ -665,7 +667,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
         step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
-        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay)
+        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay, queue=c.queue)
 
 
 # From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
@@ -746,6 +748,7 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
         c.launch_delay = (float(np.percentile(delay, 50)), float(np.percentile(delay, 95)))
     if whole:  # no steps: one window over every device event
         lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
         return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
     numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
     # The step holding each launch.
@@ -764,6 +767,7 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
+    c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
     return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
 
 
@@ -799,6 +803,23 @@ def _by_record_comms(np, c: _Collector, base: float, cls, start, end, launch, fo
     out[hit] = COMM
     c.by_span = (len(hit), float((end[hit] - start[hit]).sum()))
     return out
+
+
+def _queue(np, launched, ended, w0: float, w1: float) -> tuple[float, int] | None:
+    """The queue length (HTA's term): how many device events are launched and not yet finished, from each
+    launch call's start to the event's end, over the device windows [w0, w1): its time-weighted mean and its
+    largest value.  Over the whole device, not per stream; an event ending as another is launched does not
+    count twice.  None without launches."""
+    a, b = np.clip(launched, w0, w1), np.clip(ended, w0, w1)
+    keep = b > a
+    a, b = a[keep], b[keep]
+    if not len(a) or not w1 > w0:
+        return None
+    t = np.concatenate((a, b))
+    step = np.concatenate((np.ones(len(a), np.int64), np.full(len(b), -1, np.int64)))
+    order = np.lexsort((step, t))  # at one time, ends before launches
+    t, level = t[order], np.cumsum(step[order])
+    return float((level[:-1] * np.diff(t)).sum() / (w1 - w0)), int(level.max())
 
 
 def _types(np, c: _Collector, cls):
