@@ -494,8 +494,10 @@ def _struct_fields() -> Any:
         from effspec.ranks.traces.parse import _decoders
 
         decoders = _decoders()
-        event = decoders[1].type.__args__[0] if decoders is not None else None
-        same = event is not None and tuple(event.__struct_fields__) == FIELDS
+        try:  # the batch decoder's type is list[Event]
+            same = decoders is not None and tuple(decoders[1].type.__args__[0].__struct_fields__) == FIELDS
+        except (AttributeError, IndexError, TypeError):
+            same = False
         _AS_TUPLE.append(msgspec.structs.astuple if same else operator.attrgetter(*FIELDS))
     return _AS_TUPLE[0]
 
