@@ -225,7 +225,9 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
     Window [0, 263) = 263 µs; busy 1 + 11 + 1 + 2 + 36 = 51, idle 212.  Every gap's next event was launched
     inside the gap, so host wait = launch − gap start: [1, 37) 36 + [60, 76) 16 + [91, 107) 16 + [127, 217) 90
     = 158; kernel wait 0; other (launch to start) 12 + 14 + 18 + 10 = 54.  158 + 0 + 54 = 212.
-    Types: no GEMM or attention; memory 2 (the memcpy); elementwise/other 1 + 11 + 1 + 36 = 49."""
+    Types: no GEMM or attention; memory 2 (the memcpy); elementwise/other 1 + 11 + 1 + 36 = 49.
+    Queue length (launched, not finished) over the window: [0, 1) 1 (the fill, launched before it) + [37, 60) 23
+    + [76, 91) 15 + [107, 127) 20 + [217, 263) 46 = 105 µs of one queued event: 105 / 263 = 0.399; at most 1."""
     out = tmp_path / "a.csv"
     status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", out)
     assert status == 0, err
@@ -234,6 +236,7 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
         "0.000263", "0.000212", "0.000158", "0.0", "5.4e-05"]
     assert [r[k] for k in ("gemm", "attention", "comm", "memory", "elementwise_other")] == [
         "0.0", "0.0", "0.0", "2e-06", "4.9e-05"]
+    assert comments[1].endswith(" queue_mean=0.399 queue_max=1")
     top = [c for c in comments if " kernel top=" in c]
     assert top[0].startswith("# effspec-traces 2: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
                              "name=at::cuda::%28anonymous%20namespace%29::spin_kernel%28long%29")

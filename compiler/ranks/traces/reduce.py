@@ -225,6 +225,7 @@ class TraceSummary:
     # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
     top: tuple[tuple[str, str, float, int], ...] = field(default=())
     launch_delay: tuple[float, float] | None = None  # median and p95 of launch → device start, µs
+    queue: tuple[float, int] | None = None  # device events launched and not finished: time-weighted mean, max
 
 
 def node_name(raw: str) -> str:
@@ -271,6 +272,7 @@ class _Collector:
         self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
         self.types: Any = None  # the device events' kernel types, once made (_types)
         self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
+        self.queue: tuple[float, int] | None = None  # queue length over the device windows: mean, max (_queue)
         self.rt_ts, self.rt_corr, self.rt_thread = array("d"), array("q"), array("q")  # launches: when, which, thread
         self.by_span: tuple[int, float] = (0, 0.0)  # kernels counted as communication by RECORD_COMMS alone, and µs
         # Host ops; op_c10d: 1 for a `c10d::*` op, 2 for a RECORD_COMMS span, 0 for any other.
@@ -363,9 +365,22 @@ class _Collector:
             else:
                 e["ts"], e["dur"] = ts, dur
 
-    def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
-        """``add_dicts`` for the events msgspec decoded: the same checks on
-        attributes (``args`` is then an object with ``correlation``, or None)."""
+    def add_structs(self, events: Structs) -> None:
+        """Collect a batch msgspec decoded: each event's fields come as a tuple, made in C (``args`` is then
+        an object with ``correlation``, or None)."""
+        self._add(map(_struct_fields(), events))
+        self.events += len(events)
+
+    def add_dicts(self, events: Iterable[Any]) -> None:
+        """Collect events the general parser read (dicts; anything else is counted and passed over)."""
+        seen = [0]
+        self._add(_dict_fields(events, seen))
+        self.events += seen[0]
+
+    def _add(self, rows: Iterable[tuple]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        """Keep what the reduction needs of each event, given as its FIELDS: the one loop of both parsers,
+        and a reduction's hot loop.  Checks are inlined (a number is an int or float, not a bool, within
+        ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
         rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
@@ -374,21 +389,21 @@ class _Collector:
         prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         skipped = 0
-        for e in events:
-            if e.ph != "X":
+        cat: Any
+        name: Any
+        ts: Any
+        dur: Any
+        args: Any
+        corr: Any
+        for ph, cat, name, ts, dur, pid, tid, args in rows:
+            if ph != "X":
                 continue
-            cat: Any = e.cat
-            ts: Any = e.ts
-            dur: Any
-            name: Any
             if cat == "cpu_op" or cat == "user_annotation":
-                name = e.name
                 if type(name) is not str:
                     skipped += 1
                     continue
                 if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
-                dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
@@ -397,110 +412,7 @@ class _Collector:
                     self.gloo_ts.append(ts)
                     self.gloo_dur.append(dur)
                     continue
-                thread = (e.pid, e.tid)
-                try:
-                    t = threads.get(thread)
-                except TypeError:
-                    thread = (None, None)
-                    t = threads.get(thread)
-                if name.startswith(prefix):
-                    m = step_re.match(name)
-                    if m:
-                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
-                        continue
-                    if cat == "user_annotation":
-                        continue
-                if t is None:
-                    t = threads[thread] = len(threads)
-                op_ts.append(ts)
-                op_dur.append(dur)
-                op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
-            elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.dur
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                corr: Any = e.args.correlation if e.args is not None else None
-                cls = _DEVICE_CATS[cat]
-                nid = -2
-                if cls < 0:
-                    name = e.name
-                    if type(name) is not str:
-                        cls, nid = COMPUTE, -1
-                    elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
-                        cls = name_cls[nid]
-                        if cls < 0:
-                            continue
-                    else:
-                        cls = kernel_class(name) if cls == _BY_NAME else _mtia_class(name)
-                        if len(names) < MAX_NAMES:
-                            nid = names[name] = len(names)
-                            name_cls.append(cls)
-                        if cls < 0:  # an MTIA wait or marker: not activity
-                            continue
-                dev_ts.append(ts)
-                dev_dur.append(dur)
-                dev_cls.append(cls)
-                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-                dev_name.append(nid)
-            elif type(cat) is str and cat in _LAUNCH_CATS:
-                corr = e.args.correlation if e.args is not None else None
-                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
-                    thread = (e.pid, e.tid)
-                    try:
-                        t = threads.get(thread)
-                    except TypeError:
-                        thread = (None, None)
-                        t = threads.get(thread)
-                    if t is None:
-                        t = threads[thread] = len(threads)
-                    rt_ts.append(ts)
-                    rt_corr.append(corr)
-                    rt_thread.append(t)
-            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
-                categories[cat] = categories.get(cat, 0) + 1
-        self.events += len(events)
-        self.skipped += skipped
-
-    def add_dicts(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
-        """Keep what the reduction needs of each event.  The hot loop of a
-        reduction: checks are inlined (a number is an int or float, not a
-        bool, within ±MAX_TIME_US; NaN fails the comparison)."""
-        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
-        dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
-        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads, categories = self.threads, self.categories
-        prefix, step_re = self.prefix, self.step_re
-        big = MAX_TIME_US
-        count = skipped = 0
-        for e in events:
-            count += 1
-            if type(e) is not dict or e.get("ph") != "X":
-                continue
-            cat: Any = e.get("cat")
-            ts: Any = e.get("ts")
-            dur: Any
-            name: Any
-            if cat == "cpu_op" or cat == "user_annotation":
-                name = e.get("name")
-                if type(name) is not str:
-                    skipped += 1
-                    continue
-                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
-                    continue
-                dur = e.get("dur")
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                if name.startswith("gloo:"):
-                    self.gloo_ts.append(ts)
-                    self.gloo_dur.append(dur)
-                    continue
-                thread = (e.get("pid"), e.get("tid"))
+                thread = (pid, tid)
                 try:
                     t = threads.get(thread)
                 except TypeError:  # a list or an object as a pid: not a thread anyone can name
@@ -520,17 +432,15 @@ class _Collector:
                 op_thread.append(t)
                 op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
             elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
                     continue
-                args: Any = e.get("args")
-                corr: Any = args.get("correlation") if type(args) is dict else None
+                # `args`: msgspec's object or None, or (the general parser) a dict; any other JSON value has none.
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 cls = _DEVICE_CATS[cat]
                 nid = -2
                 if cls < 0:
-                    name = e.get("name")
                     if type(name) is not str:
                         cls, nid = COMPUTE, -1
                     elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
@@ -550,10 +460,9 @@ class _Collector:
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
                 dev_name.append(nid)
             elif type(cat) is str and cat in _LAUNCH_CATS:
-                args = e.get("args")
-                corr = args.get("correlation") if type(args) is dict else None
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
-                    thread = (e.get("pid"), e.get("tid"))
+                    thread = (pid, tid)
                     try:
                         t = threads.get(thread)
                     except TypeError:
@@ -566,8 +475,42 @@ class _Collector:
                     rt_thread.append(t)
             elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
                 categories[cat] = categories.get(cat, 0) + 1
-        self.events += count
         self.skipped += skipped
+
+
+# The fields of an event the collector reads, in _Collector._add's order: the order of msgspec's Event
+# (parse._decoders), whose msgspec.structs.astuple makes the tuple in C, faster than reading them one by one.
+FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid", "args")
+_AS_TUPLE: list = []
+
+
+def _struct_fields() -> Any:
+    """A function from one of msgspec's events to its FIELDS (astuple; attrgetter were its order another)."""
+    if not _AS_TUPLE:
+        import operator
+
+        import msgspec
+
+        from effspec.ranks.traces.parse import _decoders
+
+        decoders = _decoders()
+        try:  # the batch decoder's type is list[Event]
+            same = decoders is not None and tuple(decoders[1].type.__args__[0].__struct_fields__) == FIELDS
+        except (AttributeError, IndexError, TypeError):
+            same = False
+        _AS_TUPLE.append(msgspec.structs.astuple if same else operator.attrgetter(*FIELDS))
+    return _AS_TUPLE[0]
+
+
+def _dict_fields(events: Iterable[Any], seen: list[int]) -> Iterable[tuple]:
+    """The FIELDS of each dict event (None where absent); ``seen[0]``: how many events there were, any kind."""
+    n = 0
+    for e in events:
+        n += 1
+        if type(e) is dict:
+            get = e.get
+            yield get("ph"), get("cat"), get("name"), get("ts"), get("dur"), get("pid"), get("tid"), get("args")
+    seen[0] = n
 
 
 SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
@@ -726,7 +669,7 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
         step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
-        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay)
+        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay, queue=c.queue)
 
 
 # From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
@@ -807,6 +750,7 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
         c.launch_delay = (float(np.percentile(delay, 50)), float(np.percentile(delay, 95)))
     if whole:  # no steps: one window over every device event
         lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
         return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
     numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
     # The step holding each launch.
@@ -825,6 +769,7 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
+    c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
     return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
 
 
@@ -860,6 +805,23 @@ def _by_record_comms(np, c: _Collector, base: float, cls, start, end, launch, fo
     out[hit] = COMM
     c.by_span = (len(hit), float((end[hit] - start[hit]).sum()))
     return out
+
+
+def _queue(np, launched, ended, w0: float, w1: float) -> tuple[float, int] | None:
+    """The queue length (HTA's term): how many device events are launched and not yet finished, from each
+    launch call's start to the event's end, over the device windows [w0, w1): its time-weighted mean and its
+    largest value.  Over the whole device, not per stream; an event ending as another is launched does not
+    count twice.  None without launches."""
+    a, b = np.clip(launched, w0, w1), np.clip(ended, w0, w1)
+    keep = b > a
+    a, b = a[keep], b[keep]
+    if not len(a) or not w1 > w0:
+        return None
+    t = np.concatenate((a, b))
+    step = np.concatenate((np.ones(len(a), np.int64), np.full(len(b), -1, np.int64)))
+    order = np.lexsort((step, t))  # at one time, ends before launches
+    t, level = t[order], np.cumsum(step[order])
+    return float((level[:-1] * np.diff(t)).sum() / (w1 - w0)), int(level.max())
 
 
 def _types(np, c: _Collector, cls):
