@@ -271,3 +271,41 @@ def test_a_real_collective_kernel_renamed_is_still_communication_inside_record_p
     path.write_text(json.dumps(doc))
     (r,) = reduce_trace(str(path)).rows
     assert abs(r.comm - 2119.548) < 1e-3
+
+
+def test_the_report_shows_the_idle_split_kernel_types_and_launch_delay(tmp_path):
+    """The same a100_event_sync reduction (figures by hand in the test above), checked through a spec: the
+    per-rank section gives the idle split as shares of the 212 µs idle (host wait 158 = 74.5 %, kernel wait 0,
+    other 54 = 25.5 %), the kernel types in seconds (memory 2 µs, elementwise/other 49 µs, the rest 0), and the
+    launch delay the CSV's file line records, in the Provenance table."""
+    import effspec
+    from effspec.report import context
+
+    status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", tmp_path / "ranks.csv")
+    assert status == 0, err
+    file_line = next(c for c in read_table(tmp_path / "ranks.csv")[0] if " file=" in c)
+    kv = dict(t.split("=", 1) for t in file_line.split(": ", 1)[1].split() if "=" in t)
+    (tmp_path / "run.eff").write_text('''eff 1
+run a {
+  model { kind = dense_transformer  layers = 2  d_model = 256  heads = 4  ffn = gelu  d_ff = 1024  vocab = 1000 }
+  convention { preset = palm  attention = excluded }
+  work { seq_len = 128 token/sequence  global_batch = 1 sequence }
+  hardware { accelerator = "A100-SXM4-80GB"  count = 1 device  dtype = bf16  peak = catalog }
+  timing { step_time = 263 us  warmup = 0 step  boundary = "profiler step" }
+  ranks { samples = file "ranks.csv" }
+}
+''')
+    result = effspec.load(tmp_path / "run.eff")
+    rows, tables = context._diagnosis(result.evaluation.runs["a"])
+    by = {r.label: r for r in rows}
+    # 158 / 212 = 74.53 %, 54 / 212 = 25.47 %
+    assert by["idle by cause"].value == "host wait 158 µs (74.53 %), kernel wait 0 s (0 %), other 54 µs (25.47 %)"
+    assert by["idle by cause"].note.startswith("of 212 µs idle, summed over ranks and steps")
+    assert by["device time by kernel type"].value == (
+        "GEMM 0 s, attention 0 s, communication 0 s, memory 2 µs, elementwise/other 49 µs")
+    (prov,) = [t for t in tables if t.title == "Provenance"]
+    assert prov.columns[5] == "launch delay p50 / p95 µs"
+    assert prov.rows[0][5] == f"{kv['launch_delay_p50']} / {kv['launch_delay_p95']}"
+    # by hand from the launches listed above (start − launch): 35, 12, 14, 18, 10 µs; median 14, p95 by linear
+    # interpolation between the two largest (18, 35) at 0.8 of the way: 31.6
+    assert kv["launch_delay_p50"] == "14.000" and kv["launch_delay_p95"] == "31.600"
