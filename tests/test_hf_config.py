@@ -335,3 +335,87 @@ run r {{
     assert per_layer == 394_297_344
     assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (32 * per_layer + 4096 * 32000) \
         == 76_491_522_048
+
+
+# ---------------------------------------------------------------------------- more families (issue 25)
+
+def _palm_flops(fields, attention: str = "excluded", seq_len: int = 4096) -> float:
+    """FLOP/token of the fields as a `model` block, under PaLM's counting (m = 2, training = 3 x forward)."""
+    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
+    text = f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ preset = palm  attention = {attention} }}
+  work {{ seq_len = {seq_len} token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"], result.diagnostics
+    return result.evaluation.runs["r"].metrics["flops_per_token"].value
+
+
+def test_qwen2_7b_keys_lines_and_flops_per_token():
+    """A real Qwen2 config (SOURCE.md): `sliding_window` 131072 is written but `use_sliding_window` is false, so
+    no layer is windowed; q/k/v biases are not counted (effspec counts matmuls only)."""
+    fields = read((FIX / "qwen2-7b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("dense_transformer", "config.json:12")
+    assert got["layers"] == ("28", "config.json:14") and got["d_model"] == ("3584", "config.json:7")
+    assert got["heads"] == ("28", "config.json:13") and got["kv_heads"] == ("4", "config.json:15")
+    assert got["ffn"] == ("swiglu", "config.json:6") and got["d_ff"] == ("18944", "config.json:9")
+    assert got["vocab"] == ("152064", "config.json:24") and got["tied_embeddings"] == ("false", "config.json:19")
+    assert "sliding_window" not in got and "head_dim" not in got      # Q = 3584 / 28 = 128
+    # By hand, MACs per token: per layer q and out 2*3584*3584 = 25,690,112, k and v 2*3584*(4*128) = 3,670,016,
+    # SwiGLU 3*3584*18944 = 203,685,888; sum 233,046,016 x 28 = 6,525,288,448; logits 3584*152064 = 544,997,376;
+    # total 7,070,285,824 MACs -> 6 x = 42,421,714,944 FLOP/token.
+    per_layer = 2 * 3584 * 3584 + 2 * 3584 * 4 * 128 + 3 * 3584 * 18944
+    assert per_layer == 233_046_016
+    assert _palm_flops(fields) == 6 * (28 * per_layer + 3584 * 152064) == 42_421_714_944
+
+
+def test_qwen3_8b_keys_lines_and_flops_per_token():
+    """A real Qwen3 dense config (SOURCE.md): 32 heads of 128 on a 4096 width, `layer_types` all full attention,
+    `sliding_window` null. QK-norm is elementwise and not counted."""
+    fields = read((FIX / "qwen3-8b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("dense_transformer", "config.json:55")
+    assert got["layers"] == ("36", "config.json:57") and got["d_model"] == ("4096", "config.json:12")
+    assert got["heads"] == ("32", "config.json:56") and got["kv_heads"] == ("8", "config.json:58")
+    assert got["head_dim"] == ("128", "config.json:10") and got["d_ff"] == ("12288", "config.json:14")
+    assert got["ffn"] == ("swiglu", "config.json:11") and got["vocab"] == ("151936", "config.json:67")
+    assert got["tied_embeddings"] == ("false", "config.json:63") and "sliding_window" not in got
+    # By hand, MACs per token: per layer q and out 2*4096*(32*128) = 33,554,432, k and v 2*4096*(8*128) = 8,388,608,
+    # SwiGLU 3*4096*12288 = 150,994,944; sum 192,937,984 x 36 = 6,945,767,424; logits 4096*151936 = 622,329,856;
+    # total 7,568,097,280 MACs -> 6 x = 45,408,583,680 FLOP/token.
+    per_layer = 2 * 4096 * 32 * 128 + 2 * 4096 * 8 * 128 + 3 * 4096 * 12288
+    assert per_layer == 192_937_984
+    assert _palm_flops(fields) == 6 * (36 * per_layer + 4096 * 151936) == 45_408_583_680
+
+
+def test_gpt_oss_20b_keys_lines_windows_and_flops_per_token():
+    """A real GPT-OSS config (SOURCE.md): 32 experts, top-4, each `intermediate_size` wide (a gated, clamped
+    SwiGLU: three matmuls), `layer_types` alternating a 128-token window and full attention. Attention sinks are
+    one learned logit per head (no matmul) and the q/k/v/o and expert biases are not counted."""
+    fields = read((FIX / "gpt-oss-20b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("moe_transformer", "config.json:42")
+    assert got["experts"] == ("32", "config.json:47") and got["top_k"] == ("4", "config.json:44")
+    assert got["layers"] == ("24", "config.json:45") and got["d_model"] == ("2880", "config.json:11")
+    assert got["heads"] == ("64", "config.json:43") and got["kv_heads"] == ("8", "config.json:46")
+    assert got["head_dim"] == ("64", "config.json:9") and got["d_ff"] == ("2880", "config.json:14")
+    assert got["ffn"] == ("swiglu", "config.json:10") and got["vocab"] == ("201088", "config.json:66")
+    assert got["sliding_window"] == ("128 token", "config.json:61")
+    assert got["sliding_layers"] == ("12", "config.json:15")          # 12 of the 24 layer_types are sliding
+    # By hand, MACs per token: per layer q and out 2*2880*(64*64) = 23,592,960, k and v 2*2880*(8*64) = 2,949,120,
+    # the router 2880*32 = 92,160, four SwiGLU experts 4*3*2880*2880 = 99,532,800; sum 126,167,040 x 24 =
+    # 3,028,008,960; logits 2880*201088 = 579,133,440; total 3,607,142,400 MACs -> 6 x = 21,642,854,400.
+    per_layer = 2 * 2880 * 64 * 64 + 2 * 2880 * 8 * 64 + 2880 * 32 + 4 * 3 * 2880 * 2880
+    assert per_layer == 126_167_040
+    dense = 24 * per_layer + 2880 * 201088
+    assert _palm_flops(fields) == 6 * dense == 21_642_854_400
+    # Causal attention at s = 4096: scores and weighted sum 2*kappa*H*Q MACs per layer; a full layer sees
+    # kappa = s/2 = 2048 keys, a windowed one w*(1 - w/(2s)) = 128*(1 - 128/8192) = 126.
+    full, windowed = 2 * 2048 * 64 * 64, 2 * 126 * 64 * 64      # 16,777,216 and 1,032,192
+    assert _palm_flops(fields, "causal") == 6 * (dense + 12 * full + 12 * windowed) == 22_925_131_776
