@@ -419,3 +419,34 @@ def test_gpt_oss_20b_keys_lines_windows_and_flops_per_token():
     # kappa = s/2 = 2048 keys, a windowed one w*(1 - w/(2s)) = 128*(1 - 128/8192) = 126.
     full, windowed = 2 * 2048 * 64 * 64, 2 * 126 * 64 * 64      # 16,777,216 and 1,032,192
     assert _palm_flops(fields, "causal") == 6 * (dense + 12 * full + 12 * windowed) == 22_925_131_776
+
+
+def test_gemma_3_27b_keys_lines_windows_and_flops_per_token():
+    """Gemma 3 27B's text config (SOURCE.md): it writes neither `layer_types` nor `sliding_window_pattern`, so
+    Gemma3TextConfig's default pattern 6 applies: layers 5, 11, ..., 59 global (62 // 6 = 10), 52 windowed.
+    (Before this fixture the reader windowed all 62 layers.)"""
+    import json
+
+    fields = read((FIX / "gemma-3-27b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("dense_transformer", "config.json:14")
+    assert got["layers"] == ("62", "config.json:16") and got["d_model"] == ("5376", "config.json:10")
+    assert got["heads"] == ("32", "config.json:15") and got["kv_heads"] == ("16", "config.json:17")
+    assert got["head_dim"] == ("128", "config.json:7") and got["d_ff"] == ("21504", "config.json:12")
+    assert got["ffn"] == ("geglu", "config.json:9") and got["vocab"] == ("262208", "config.json:27")
+    assert got["sliding_window"] == ("1024 token", "config.json:23")
+    assert got["sliding_layers"] == ("52", "config.json:14")
+    # An explicit pattern is read as written: 62 - 62 // 2 = 31 windowed layers.
+    cfg = json.loads((FIX / "gemma-3-27b.json").read_text())
+    assert block(read(json.dumps({**cfg, "sliding_window_pattern": 2}).encode(), "c.json"))["sliding_layers"][0] == "31"
+    # By hand, MACs per token: per layer q 5376*(32*128) = 22,020,096, k and v 2*5376*(16*128) = 22,020,096, out
+    # 4096*5376 = 22,020,096, GeGLU 3*5376*21504 = 346,816,512; sum 412,876,800 x 62 = 25,598,361,600; logits
+    # 5376*262208 = 1,409,630,208; total 27,007,991,808 MACs -> 6 x = 162,047,950,848 FLOP/token.
+    per_layer = 2 * 5376 * 32 * 128 + 2 * 5376 * 16 * 128 + 3 * 5376 * 21504
+    assert per_layer == 412_876_800
+    dense = 62 * per_layer + 5376 * 262208
+    assert _palm_flops(fields) == 6 * dense == 162_047_950_848
+    # Causal attention at s = 4096: 2*kappa*H*Q MACs per layer, kappa = s/2 = 2048 in the 10 global layers and
+    # w*(1 - w/(2s)) = 1024*(1 - 1024/8192) = 896 in the 52 windowed ones.
+    full, windowed = 2 * 2048 * 32 * 128, 2 * 896 * 32 * 128       # 16,777,216 and 7,340,032
+    assert _palm_flops(fields, "causal") == 6 * (dense + 10 * full + 52 * windowed)

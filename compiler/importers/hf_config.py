@@ -182,17 +182,22 @@ def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[F
     if window and cfg.get("use_sliding_window", True) is not False:
         types = cfg.get("layer_types")
         layers = integer("num_hidden_layers") or 0
+        note = ""
         if isinstance(types, list):
             sliding, key = sum(1 for t in types if t == "sliding_attention"), "layer_types"
         elif mtype == "gemma2":
             sliding, key = layers // 2, "model_type"  # Gemma 2 alternates local and global layers
-        elif integer("sliding_window_pattern", required=False):
-            p = integer("sliding_window_pattern") or 1
+        elif integer("sliding_window_pattern", required=False) or mtype in ("gemma3", "gemma3_text"):
+            # Every p-th layer is global. A Gemma 3 config that writes neither layer_types nor the pattern gets
+            # Gemma3TextConfig's default pattern, 6 (five local layers, then one global).
+            p = integer("sliding_window_pattern", required=False) or 6
             sliding, key = layers - layers // p, "sliding_window_pattern"
+            if "sliding_window_pattern" not in cfg:
+                key, note = "model_type", f"Gemma3TextConfig's default sliding_window_pattern 6: {layers // p} of {layers} global"
         else:
             sliding, key = layers, "sliding_window"
         out.append(Field.number("sliding_window", str(window), "token", src("sliding_window")))
-        put("sliding_layers", key, value=sliding)
+        put("sliding_layers", key, value=sliding, note=note)
     return out
 
 
