@@ -450,3 +450,69 @@ def test_gemma_3_27b_keys_lines_windows_and_flops_per_token():
     # w*(1 - w/(2s)) = 1024*(1 - 1024/8192) = 896 in the 52 windowed ones.
     full, windowed = 2 * 2048 * 32 * 128, 2 * 896 * 32 * 128       # 16,777,216 and 7,340,032
     assert _palm_flops(fields, "causal") == 6 * (dense + 10 * full + 52 * windowed)
+
+
+def test_qwen3_30b_a3b_keys_lines_and_flops_per_token():
+    """Qwen3-30B-A3B-Base's config (SOURCE.md): 128 experts of 768, top-8, no shared expert, 32 heads of 128 on a
+    2048 width (so head_dim must be read: 2048 / 32 would be 64). `mlp_only_layers` [] and `decoder_sparse_step` 1:
+    every layer is MoE."""
+    import json
+
+    fields = read((FIX / "qwen3-30b-a3b-base.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("moe_transformer", "config.json:16")
+    assert got["layers"] == ("48", "config.json:22") and got["d_model"] == ("2048", "config.json:10")
+    assert got["heads"] == ("32", "config.json:19") and got["kv_heads"] == ("4", "config.json:23")
+    assert got["head_dim"] == ("128", "config.json:8") and got["ffn"] == ("swiglu", "config.json:9")
+    assert got["experts"] == ("128", "config.json:20") and got["top_k"] == ("8", "config.json:21")
+    assert got["d_ff_expert"] == ("768", "config.json:17") and got["vocab"] == ("151936", "config.json:35")
+    assert "moe_layers" not in got and "shared_experts" not in got
+    # By hand, MACs per token: per layer q and out 2*2048*(32*128) = 16,777,216, k and v 2*2048*(4*128) =
+    # 2,097,152, the router 2048*128 = 262,144, eight SwiGLU experts 8*3*2048*768 = 37,748,736; sum 56,885,248
+    # x 48 = 2,730,491,904; logits 2048*151936 = 311,164,928; total 3,041,656,832 MACs -> 6 x = 18,249,940,992.
+    per_layer = 2 * 2048 * 32 * 128 + 2 * 2048 * 4 * 128 + 2048 * 128 + 8 * 3 * 2048 * 768
+    assert per_layer == 56_885_248
+    assert _palm_flops(fields) == 6 * (48 * per_layer + 2048 * 151936) == 18_249_940_992
+    # Dense layers, as transformers builds them: layer i is MoE when i is not in mlp_only_layers and
+    # (i + 1) % decoder_sparse_step == 0. Two listed layers leave 46; a step of 2 leaves 24.
+    cfg = json.loads((FIX / "qwen3-30b-a3b-base.json").read_text())
+
+    def moe_layers(**extra) -> str:
+        return block(read(json.dumps({**cfg, **extra}, indent=4).encode(), "c.json"))["moe_layers"][0]
+
+    assert moe_layers(mlp_only_layers=[0, 47]) == "46" and moe_layers(decoder_sparse_step=2) == "24"
+    # 46 MoE layers and 2 dense SwiGLU layers of intermediate_size 6144 (3*2048*6144 = 37,748,736, no router).
+    two_dense = read(json.dumps({**cfg, "mlp_only_layers": [0, 47]}, indent=4).encode(), "c.json")
+    assert _palm_flops(two_dense) == 6 * (46 * per_layer + 2 * (per_layer - 2048 * 128 - 8 * 3 * 2048 * 768
+                                                                 + 3 * 2048 * 6144) + 2048 * 151936)
+    bad = json.dumps({**cfg, "mlp_only_layers": "all"}, indent=4)
+    with pytest.raises(ConfigError, match="mlp_only_layers") as exc:
+        read(bad.encode(), "c.json")
+    line = next(n for n, text in enumerate(bad.splitlines(), 1) if '"mlp_only_layers"' in text)
+    assert exc.value.code == "EFF810" and exc.value.line == line == 17      # the list of architectures takes 3 lines
+
+
+def test_deepseek_v2_lite_mla_shared_experts_first_dense_and_flops_per_token():
+    """DeepSeek-V2-Lite's config (SOURCE.md): MLA with no query compression (`q_lora_rank` null), 64 routed experts
+    of 1408, top-6, 2 shared experts, the first layer dense (`first_k_dense_replace` 1)."""
+    fields = read((FIX / "deepseek-v2-lite.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("moe_transformer", "config.json:20")
+    assert got["layers"] == ("27", "config.json:29") and got["d_model"] == ("2048", "config.json:15")
+    assert got["heads"] == ("16", "config.json:27") and got["d_ff"] == ("10944", "config.json:17")
+    assert got["experts"] == ("64", "config.json:24") and got["top_k"] == ("6", "config.json:28")
+    assert got["d_ff_expert"] == ("1408", "config.json:21") and got["shared_experts"] == ("2", "config.json:25")
+    assert got["moe_layers"] == ("26", "config.json:13")            # 27 - first_k_dense_replace 1
+    assert got["kv_lora_rank"] == ("512", "config.json:18") and got["v_head_dim"] == ("128", "config.json:56")
+    assert got["qk_nope_head_dim"] == ("128", "config.json:33") and got["qk_rope_head_dim"] == ("64", "config.json:34")
+    assert "q_lora_rank" not in got and "kv_heads" not in got and got["vocab"] == ("102400", "config.json:57")
+    # By hand, MACs per token: attention q 2048*16*(128+64) = 6,291,456, kv down 2048*(512+64) = 1,179,648, kv up
+    # 512*16*(128+128) = 2,097,152, out 16*128*2048 = 4,194,304: 13,762,560 per layer x 27 = 371,589,120. Layer 0's
+    # SwiGLU 3*2048*10944 = 67,239,936. Each of 26 MoE layers: (6 routed + 2 shared)*3*2048*1408 = 69,206,016 and the
+    # router 2048*64 = 131,072: 69,337,088 x 26 = 1,802,764,288. Logits 2048*102400 = 209,715,200. Total
+    # 2,451,308,544 MACs -> 6 x = 14,707,851,264 FLOP/token.
+    attn = 2048 * 16 * 192 + 2048 * 576 + 512 * 16 * 256 + 16 * 128 * 2048
+    moe = 8 * 3 * 2048 * 1408 + 2048 * 64
+    assert attn == 13_762_560 and moe == 69_337_088
+    macs = 27 * attn + 3 * 2048 * 10944 + 26 * moe + 2048 * 102400
+    assert _palm_flops(fields) == 6 * macs == 14_707_851_264
