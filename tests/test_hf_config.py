@@ -516,3 +516,28 @@ def test_deepseek_v2_lite_mla_shared_experts_first_dense_and_flops_per_token():
     assert attn == 13_762_560 and moe == 69_337_088
     macs = 27 * attn + 3 * 2048 * 10944 + 26 * moe + 2048 * 102400
     assert _palm_flops(fields) == 6 * macs == 14_707_851_264
+
+
+def test_olmo3_7b_keys_lines_windows_and_flops_per_token():
+    """An OLMo 3 7B config (SOURCE.md): no `layer_types`, so Olmo3Config's default cycle applies, three 4096-token
+    sliding-window layers then one full (layer i full when i % 4 == 3): 32 // 4 = 8 full, 24 windowed. QK-norm and
+    the post-norms are elementwise and not counted."""
+    fields = read((FIX / "olmo3-7b.json").read_bytes(), "config.json")
+    got = block(fields)
+    assert got["kind"] == ("dense_transformer", "config.json:3")
+    assert got["layers"] == ("32", "config.json:5") and got["d_model"] == ("4096", "config.json:4")
+    assert got["heads"] == ("32", "config.json:6") and got["kv_heads"] == ("32", "config.json:7")
+    assert got["ffn"] == ("swiglu", "config.json:17") and got["d_ff"] == ("11008", "config.json:8")
+    assert got["vocab"] == ("100278", "config.json:9") and got["tied_embeddings"] == ("false", "config.json:15")
+    assert got["sliding_window"] == ("4096 token", "config.json:12") and got["sliding_layers"] == ("24", "config.json:3")
+    # By hand, MACs per token: per layer q, k, v and out 4*4096*4096 = 67,108,864, SwiGLU 3*4096*11008 =
+    # 135,266,304; sum 202,375,168 x 32 = 6,476,005,376; logits 4096*100278 = 410,738,688; total 6,886,744,064
+    # MACs -> 6 x = 41,320,464,384 FLOP/token.
+    per_layer = 4 * 4096 * 4096 + 3 * 4096 * 11008
+    assert per_layer == 202_375_168
+    dense = 32 * per_layer + 4096 * 100278
+    assert _palm_flops(fields) == 6 * dense == 41_320_464_384
+    # Causal attention at s = 8192 (the window now cuts): 2*kappa*H*Q MACs per layer, kappa = s/2 = 4096 in the 8
+    # full layers and w*(1 - w/(2s)) = 4096*(1 - 4096/16384) = 3072 in the 24 windowed ones.
+    full, windowed = 2 * 4096 * 32 * 128, 2 * 3072 * 32 * 128       # 33,554,432 and 25,165,824
+    assert _palm_flops(fields, "causal", seq_len=8192) == 6 * (dense + 8 * full + 24 * windowed)

@@ -18,7 +18,7 @@ from effspec.importers.record import Field, Source
 
 MAX_DEPTH = LIMITS.max_config_depth
 FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3", "gemma3_text",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "olmo", "olmo2", "nemotron_h", "qwen3_next", "mamba2")
+            "deepseek_v2", "deepseek_v3", "gpt_oss", "olmo", "olmo2", "olmo3", "nemotron_h", "qwen3_next", "mamba2")
 # Hybrid stacks (`kind = hybrid`), read by _hybrid_fields: Nemotron-H (hybrid_override_pattern or layers_block_type,
 # transformers' NemotronHConfig), Qwen3-Next (layer_types or full_attention_interval, Qwen3NextConfig), Mamba-2
 # (HF's Mamba2Config, or mamba_ssm's own config.json with ssm_cfg.layer = "Mamba2", which has no model_type).
@@ -184,6 +184,11 @@ def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[F
             sliding, key = sum(1 for t in types if t == "sliding_attention"), "layer_types"
         elif mtype == "gemma2":
             sliding, key = layers // 2, "model_type"  # Gemma 2 alternates local and global layers
+        elif mtype == "olmo3":
+            # Olmo3Config's default layer_types: three sliding-window layers, then one full (layer i full when
+            # i % 4 == 3), the cycle maxtext's olmo3.py also builds.
+            sliding, key = layers - layers // 4, "model_type"
+            note = f"Olmo3Config's default layer_types: 3 sliding, 1 full; {layers // 4} of {layers} full"
         elif integer("sliding_window_pattern", required=False) or mtype in ("gemma3", "gemma3_text"):
             # Every p-th layer is global. A Gemma 3 config that writes neither layer_types nor the pattern gets
             # Gemma3TextConfig's default pattern, 6 (five local layers, then one global).
