@@ -541,3 +541,21 @@ def test_olmo3_7b_keys_lines_windows_and_flops_per_token():
     # full layers and w*(1 - w/(2s)) = 4096*(1 - 4096/16384) = 3072 in the 24 windowed ones.
     full, windowed = 2 * 4096 * 32 * 128, 2 * 3072 * 32 * 128       # 33,554,432 and 25,165,824
     assert _palm_flops(fields, "causal", seq_len=8192) == 6 * (dense + 8 * full + 24 * windowed)
+
+
+def test_gemma_3_multimodal_config_is_read_from_text_config():
+    """The Hub's Gemma 3 configs (4B and up) nest the text model under `text_config`, `model_type` "gemma3" outside:
+    the same fields come back, each cited at its nested line (the 27B fixture's keys, indented one level)."""
+    import json
+
+    inner = json.loads((FIX / "gemma-3-27b.json").read_text())
+    inner.pop("model_type")
+    text = json.dumps({"architectures": ["Gemma3ForConditionalGeneration"], "model_type": "gemma3",
+                       "text_config": inner, "vision_config": {"hidden_size": 1152}}, indent=2)
+    lines = {k: n for n, t in enumerate(text.splitlines(), 1) for k in inner if t.startswith(f'    "{k}":')}
+    got = block(read(text.encode(), "config.json"))
+    flat = block(read((FIX / "gemma-3-27b.json").read_bytes(), "config.json"))
+    assert {k: v for k, (v, _) in got.items()} == {k: v for k, (v, _) in flat.items()}
+    assert got["d_ff"] == ("21504", f"config.json:{lines['intermediate_size']}")
+    assert got["sliding_window"] == ("1024 token", f"config.json:{lines['sliding_window']}")
+    assert got["kind"][1] == "config.json:5"                     # the outer model_type
