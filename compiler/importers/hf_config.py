@@ -18,7 +18,7 @@ from effspec.importers.record import Field, Source
 
 MAX_DEPTH = LIMITS.max_config_depth
 FAMILIES = ("llama", "mistral", "mixtral", "qwen2", "qwen3", "qwen2_moe", "qwen3_moe", "gemma2", "gemma3", "gemma3_text",
-            "deepseek_v2", "deepseek_v3", "gpt_oss", "olmo", "olmo2", "nemotron_h", "qwen3_next", "mamba2")
+            "deepseek_v2", "deepseek_v3", "gpt_oss", "olmo", "olmo2", "olmo3", "nemotron_h", "qwen3_next", "mamba2")
 # Hybrid stacks (`kind = hybrid`), read by _hybrid_fields: Nemotron-H (hybrid_override_pattern or layers_block_type,
 # transformers' NemotronHConfig), Qwen3-Next (layer_types or full_attention_interval, Qwen3NextConfig), Mamba-2
 # (HF's Mamba2Config, or mamba_ssm's own config.json with ssm_cfg.layer = "Mamba2", which has no model_type).
@@ -165,10 +165,7 @@ def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[F
                                   f"({expert}); the language has one expert size", lines.get((depth, "shared_expert_intermediate_size"), 1))
             put("shared_experts", "shared_expert_intermediate_size", value=shared // expert,
                 note=f"{shared} / moe_intermediate_size {expert}: one shared expert as {shared // expert} experts' width")
-        k = integer("first_k_dense_replace", required=False, zero=True)
-        if k:
-            put("moe_layers", "first_k_dense_replace", value=integer("num_hidden_layers") - k,  # type: ignore[operator]
-                note=f"num_hidden_layers - first_k_dense_replace {k}")
+        _moe_layers(cfg, mtype, integer, put, lines, depth, name)
     if mla:
         q = integer("q_lora_rank", required=False)
         if q:
@@ -182,18 +179,60 @@ def _fields(cfg: dict, mtype: str, depth: int, lines: dict, name: str) -> list[F
     if window and cfg.get("use_sliding_window", True) is not False:
         types = cfg.get("layer_types")
         layers = integer("num_hidden_layers") or 0
+        note = ""
         if isinstance(types, list):
             sliding, key = sum(1 for t in types if t == "sliding_attention"), "layer_types"
         elif mtype == "gemma2":
             sliding, key = layers // 2, "model_type"  # Gemma 2 alternates local and global layers
-        elif integer("sliding_window_pattern", required=False):
-            p = integer("sliding_window_pattern") or 1
+        elif mtype == "olmo3":
+            # Olmo3Config's default layer_types: three sliding-window layers, then one full (layer i full when
+            # i % 4 == 3), the cycle maxtext's olmo3.py also builds.
+            sliding, key = layers - layers // 4, "model_type"
+            note = f"Olmo3Config's default layer_types: 3 sliding, 1 full; {layers // 4} of {layers} full"
+        elif integer("sliding_window_pattern", required=False) or mtype in ("gemma3", "gemma3_text"):
+            # Every p-th layer is global. A Gemma 3 config that writes neither layer_types nor the pattern gets
+            # Gemma3TextConfig's default pattern, 6 (five local layers, then one global).
+            p = integer("sliding_window_pattern", required=False) or 6
             sliding, key = layers - layers // p, "sliding_window_pattern"
+            if "sliding_window_pattern" not in cfg:
+                key, note = "model_type", f"Gemma3TextConfig's default sliding_window_pattern 6: {layers // p} of {layers} global"
         else:
             sliding, key = layers, "sliding_window"
         out.append(Field.number("sliding_window", str(window), "token", src("sliding_window")))
-        put("sliding_layers", key, value=sliding)
+        put("sliding_layers", key, value=sliding, note=note)
     return out
+
+
+def _moe_layers(cfg: dict, mtype: str, integer, put, lines: dict, depth: int, name: str) -> None:  # noqa: ANN001
+    """`moe_layers` when some layers keep a dense MLP, counted the way transformers builds the stack.
+
+    DeepSeek-V2/V3: layer i is MoE when i >= first_k_dense_replace and i % moe_layer_freq == 0.  Qwen2-MoE and
+    Qwen3-MoE: layer i is MoE when i is not in mlp_only_layers and (i + 1) % decoder_sparse_step == 0.
+    """
+    layers = integer("num_hidden_layers") or 0
+    if mtype.startswith("deepseek"):
+        k = integer("first_k_dense_replace", required=False, zero=True) or 0
+        freq = integer("moe_layer_freq", required=False) or 1
+        n = sum(1 for i in range(layers) if i >= k and i % freq == 0)
+        key = "first_k_dense_replace" if k else "moe_layer_freq"
+        note = f"num_hidden_layers - first_k_dense_replace {k}" if freq == 1 else \
+            f"layers i >= first_k_dense_replace {k} with i % moe_layer_freq {freq} == 0"
+    elif mtype in ("qwen2_moe", "qwen3_moe"):
+        dense = cfg.get("mlp_only_layers") or []
+        if not isinstance(dense, list) or not all(isinstance(i, int) and not isinstance(i, bool) for i in dense):
+            raise ConfigError("EFF810", f"{name}: `mlp_only_layers` is not a list of layer numbers",
+                              lines.get((depth, "mlp_only_layers"), 1))
+        step = integer("decoder_sparse_step", required=False) or 1
+        n = sum(1 for i in range(layers) if i not in dense and (i + 1) % step == 0)
+        key = "mlp_only_layers" if dense else "decoder_sparse_step"
+        note = f"layers not in mlp_only_layers ({len(set(dense))} listed), every decoder_sparse_step {step}-th"
+    else:
+        return
+    if n != layers:
+        if n == 0:
+            raise ConfigError("EFF810", f"{name}: `{key}` leaves no MoE layer in a config with experts",
+                              lines.get((depth, key), 1))
+        put("moe_layers", key, value=n, note=note)
 
 
 # mamba_ssm's Mamba2 module defaults (mamba_ssm/modules/mamba2.py): what its config.json leaves out.
