@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -659,12 +660,14 @@ MEMO_SIZE, MEMO_SAMPLES = 512, 200_000
 _Saved = dict[str, tuple[list[Explanation], tuple[Explanation, ...], dict[str, float]]]
 _memo: OrderedDict[int, tuple[Run, tuple[object, ...], int, _Saved, int]] = OrderedDict()
 _memo_samples = [0]
+_memo_lock = threading.Lock()  # checks run by a library's threads share it
 
 
 def clear_memo() -> None:
     """Forget the remembered searches (benchmarks measure a search, tests count candidates)."""
-    _memo.clear()
-    _memo_samples[0] = 0
+    with _memo_lock:
+        _memo.clear()
+        _memo_samples[0] = 0
 
 
 def _samples_held(run: Run) -> int:
@@ -676,10 +679,11 @@ def _samples_held(run: Run) -> int:
 def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, ClaimResult],
             budget: Budget) -> dict[str, list[Explanation]] | None:
     """The run's remembered search, applied to its claims (None: not remembered)."""
-    hit = _memo.get(id(result.run))
-    if hit is None or hit[0] is not result.run or hit[1] != signature:
-        return None
-    _memo.move_to_end(id(result.run))
+    with _memo_lock:
+        hit = _memo.get(id(result.run))
+        if hit is None or hit[0] is not result.run or hit[1] != signature:
+            return None
+        _memo.move_to_end(id(result.run))
     spent, saved = hit[2], hit[3]
     if spent > budget.left:
         return {}  # past the spec's budget, as the search itself would be
@@ -695,14 +699,14 @@ def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, Cl
 def _remember(result: RunResult, signature: tuple[object, ...], spent: int, todo: dict[str, ClaimResult],
               found: dict[str, list[Explanation]]) -> None:
     held = _samples_held(result.run)
-    if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:
-        return
-    _memo[id(result.run)] = (result.run, signature, spent,
-                             {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()},
-                             held)
-    _memo_samples[0] += held
-    while len(_memo) > MEMO_SIZE or _memo_samples[0] > MEMO_SAMPLES:
-        _memo_samples[0] -= _memo.popitem(last=False)[1][4]
+    saved = {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()}
+    with _memo_lock:
+        if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:
+            return
+        _memo[id(result.run)] = (result.run, signature, spent, saved, held)
+        _memo_samples[0] += held
+        while len(_memo) > MEMO_SIZE or _memo_samples[0] > MEMO_SAMPLES:
+            _memo_samples[0] -= _memo.popitem(last=False)[1][4]
 
 
 class Budget:
