@@ -2,23 +2,30 @@
 
 When a claim disagrees with the reconstruction (EFF601), the usual cause is one
 wrong assumption on either side: the source counted attention as full, used the
-sparse peak, kept its warm-up steps, quoted a per-device figure as a total. This
-module tries each such change on its own, re-evaluates the run with the same
-functions that evaluated it (``evaluate_run``, then ``check_claims``), and keeps
-the changes under which the claim falls within its own tolerance.
+sparse peak, kept its warm-up steps, quoted a per-device figure as a total, or
+its framework counted at another version. This module tries each such change on
+its own, computes the run's figures under it with the evaluation's own
+arithmetic (:class:`Figures`, numbers only; a full ``evaluate_run`` then
+``check_claims`` where that path does not follow the evaluation), and keeps the
+changes under which the claim falls within its own tolerance, ranked by how
+plausible a cause each is (:data:`KINDS`): the framework at another version or
+a known quirk, then a known convention difference or input error, then a
+numeric fit only.
 
-The candidates are a data table, :data:`CANDIDATES`: each entry has a name and a
-function that yields ``(label, changed run)`` variants, or none when it does not
-apply (GQA ignored needs ``kv_heads < heads``; MLA counted as plain MHA needs the
-MLA keys). A further check needs no re-evaluation: a figure off by exactly the
-device count (per device against aggregate).
+The candidates are a data table, :data:`CANDIDATES`: each entry has a name, a
+kind, and a function that yields ``(label, changed run)`` variants (or a triple
+with the variant's own kind), or none when it does not apply (GQA ignored needs
+``kv_heads < heads``; MLA counted as plain MHA needs the MLA keys). A further
+check needs no re-evaluation: a figure off by exactly the device count (per
+device against aggregate).
 
 It runs only for runs with a mismatched claim, so a spec whose claims agree pays
-nothing, and a spec's searches share a budget of :data:`BUDGET` re-evaluations
-(about half a millisecond each): a file of thousands of mismatched runs costs at
-most a second or two more, and the claims past the budget say they were not
-searched. Breakdown claims (`breakdown.*`) are not explained: their figure is a
-declared share, not a reconstruction.
+nothing, and a spec's searches share a budget of :data:`BUDGET` candidates: a
+file of thousands of mismatched runs costs a bounded time more, and the claims
+past the budget say they were not searched. A run's search is remembered by its
+IR object across checks (the language server's incremental parser re-uses an
+unchanged run's). Breakdown claims (`breakdown.*`) are not explained: their
+figure is a declared share, not a reconstruction.
 """
 
 from __future__ import annotations
