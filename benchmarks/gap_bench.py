@@ -63,7 +63,6 @@ def digests(files: int = 20) -> dict[str, str]:
 
 def per_file_ms(specs: list[tuple[str, str]], repeats: int) -> float:
     import effspec
-
     from effspec.engine import gap
 
     effspec.check_text(specs[0][1], specs[0][0])  # warm

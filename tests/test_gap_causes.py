@@ -187,3 +187,31 @@ def test_a_numeric_fit_alone_is_listed_as_such() -> None:
     cr, notes = search(spec(mfu(10_660_872_192)))
     assert [(e.change, e.kind) for e in cr.explanations] == [("recompute = full counted in the numerator", "coincidence")]
     assert notes[1] == "reproduced if recompute = full counted in the numerator: 35.31 % (a numeric fit only)"
+
+
+def test_old_torchtitan_count() -> None:
+    """A torchtitan claim from its April 2024 rows, which counted the token embedding in 6·N (torchtitan_pre280,
+    fixed by pytorch/torchtitan#280 on 2024-04-26)."""
+    # torchtitan counts full attention: 3 × (2,697,986,048 + 402,653,184) = 9,301,917,696 FLOP/token → 30.81 %;
+    # with the embedding, 3 × 2·2048·32000 = 393,216,000 more: 9,695,133,696 → 32.11 %.
+    cr, notes = search(spec(mfu(9_695_133_696), convention="preset = torchtitan"))
+    assert cr.reconstructed == pytest.approx(mfu(9_301_917_696), rel=1e-12)
+    first_is(cr, "framework_version", mfu(9_695_133_696), "framework_quirk")
+    assert notes[1] == ("reproduced under torchtitan's formula before 2024-04-26 (preset = torchtitan_pre280): 32.11 % "
+                        "(a known framework quirk)")
+
+
+def test_old_automodel_count() -> None:
+    """An AutoModel claim (preset = automodel, head_dim from the config since PR #3091, 2026-07-15) printed by
+    the older AutoModel, which took kv_channels = hidden // heads."""
+    # Declared head_dim = 256 (see test_head_dim_as_width_over_heads): 10,811,867,136 FLOP/token, 35.81 % (no
+    # router, no embedding, causal: on this dense model, palm with causal attention). Before PR #3091:
+    # head_dim = 2048 // 16 = 128, 8,093,958,144 → 26.81 %.
+    cr, notes = search(spec(mfu(FPT), "head_dim = 256", convention="preset = automodel"))
+    assert cr.reconstructed == pytest.approx(mfu(10_811_867_136), rel=1e-12)
+    first_is(cr, "framework_version", mfu(FPT), "framework_quirk")
+    assert cr.explanations[0].change == "automodel's formula 2025-10-02 to 2026-07-15 (preset = automodel_pre3091)"
+    assert notes[1].startswith("reproduced under automodel's formula 2025-10-02 to 2026-07-15 (preset = "
+                               "automodel_pre3091): 26.81 %")
+    # The knob itself is found as well, after the framework's own version.
+    assert [e.candidate for e in cr.explanations][:2] == ["framework_version", "head_dim"]

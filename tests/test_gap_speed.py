@@ -175,3 +175,55 @@ def test_an_unchanged_run_keeps_its_search_across_edits(monkeypatch: pytest.Monk
     fresh = effspec.check_text(edited, "m.eff")
     assert _claims(again) == _claims(fresh)
     assert text_output(again) == text_output(fresh)
+
+
+_MODEL = ("kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  kv_heads = 4  ffn = swiglu  "
+          "d_ff = 5632  vocab = 32000")
+_HW = 'hardware { accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }'
+_STEPS = 'timing { step_time = [1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 0 step  boundary = "optimizer step" }'
+_CLAIMS = ("claim mfu = 31 %\n  claim hfu = 36 %\n  claim throughput = 600000 token/s\n"
+           "  claim achieved_flops_per_device = 400 TFLOP/s\n  claim step_time = 0.9 s\n"
+           "  claim flops_per_token = 9 GFLOP/token\n  claim model_flops_per_step = 4.6 PFLOP")
+
+
+def _variant(model: str = _MODEL, convention: str = "preset = palm  attention = causal", work: str = "",
+             parallelism: str = "dp = 16", hardware: str = _HW, timing: str = _STEPS) -> str:
+    return f'''eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ {convention} }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 128 sequence {work} }}
+  parallelism {{ {parallelism} }}
+  {hardware}
+  {timing}
+  {_CLAIMS}
+}}
+'''
+
+
+@pytest.mark.parametrize("text", [
+    _variant(),
+    _variant(convention="preset = palm  attention = causal  padding = included", work="padded_tokens = 40000 token"),
+    _variant(work="executed_flops = 5 PFLOP"),
+    _variant(parallelism="dp = 16  recompute = selective", convention="preset = megatron_lm"),
+    _variant(model="kind = custom  flops_per_token = 8 GFLOP/token"),
+    _variant(timing='timing { throughput = 500000 token/s  boundary = "optimizer step" }'),
+    _variant(timing='timing { achieved_flops_per_device = 300 TFLOP/s  boundary = "optimizer step" }'),
+    # a sample faster than the peak allows (0.01 s): the evaluation leaves it out (EFF505), the fast path defers
+    _variant(timing='timing { step_time = [1.00, 0.01, 0.98, 1.01, 1.00] s  warmup = 0 step  boundary = "optimizer step" }'),
+    _variant(timing='timing { step_time = [3.0, 1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 1 step  statistic = mean  '
+                    'boundary = "optimizer step" }'),
+    _variant(hardware=_HW + '\n  hardware { accelerator = "A100-SXM4-80GB"  count = 8 device  dtype = bf16  peak = catalog }'),
+    _variant(hardware='hardware { accelerator = "H100-SXM5-80GB"  count = 16 device  unavailable = 2 device  dtype = fp8  '
+                      'peak = catalog }'),
+    _variant(model=_MODEL + "  sliding_window = 1024 token  mtp_depth = 1  head_dim = 256"),
+])
+def test_the_numbers_only_figures_follow_the_evaluation(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each claimable figure the fast path computes, on the evaluation's branches (padding counted, a declared
+    executed count, recomputation that ran, a custom count, a throughput or FLOP/s instead of samples, an
+    implausible sample, a warm-up with the mean, two pools, unavailable devices, windows, MTP and a head size):
+    the search's findings equal the full re-evaluation's."""
+    gap.clear_memo()
+    fast = _search(text, True, monkeypatch)
+    assert any(v[0] == "mismatch" for v in fast.values())
+    assert fast == _search(text, False, monkeypatch)

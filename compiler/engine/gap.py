@@ -2,23 +2,30 @@
 
 When a claim disagrees with the reconstruction (EFF601), the usual cause is one
 wrong assumption on either side: the source counted attention as full, used the
-sparse peak, kept its warm-up steps, quoted a per-device figure as a total. This
-module tries each such change on its own, re-evaluates the run with the same
-functions that evaluated it (``evaluate_run``, then ``check_claims``), and keeps
-the changes under which the claim falls within its own tolerance.
+sparse peak, kept its warm-up steps, quoted a per-device figure as a total, or
+its framework counted at another version. This module tries each such change on
+its own, computes the run's figures under it with the evaluation's own
+arithmetic (:class:`Figures`, numbers only; a full ``evaluate_run`` then
+``check_claims`` where that path does not follow the evaluation), and keeps the
+changes under which the claim falls within its own tolerance, ranked by how
+plausible a cause each is (:data:`KINDS`): the framework at another version or
+a known quirk, then a known convention difference or input error, then a
+numeric fit only.
 
-The candidates are a data table, :data:`CANDIDATES`: each entry has a name and a
-function that yields ``(label, changed run)`` variants, or none when it does not
-apply (GQA ignored needs ``kv_heads < heads``; MLA counted as plain MHA needs the
-MLA keys). A further check needs no re-evaluation: a figure off by exactly the
-device count (per device against aggregate).
+The candidates are a data table, :data:`CANDIDATES`: each entry has a name, a
+kind, and a function that yields ``(label, changed run)`` variants (or a triple
+with the variant's own kind), or none when it does not apply (GQA ignored needs
+``kv_heads < heads``; MLA counted as plain MHA needs the MLA keys). A further
+check needs no re-evaluation: a figure off by exactly the device count (per
+device against aggregate).
 
 It runs only for runs with a mismatched claim, so a spec whose claims agree pays
-nothing, and a spec's searches share a budget of :data:`BUDGET` re-evaluations
-(about half a millisecond each): a file of thousands of mismatched runs costs at
-most a second or two more, and the claims past the budget say they were not
-searched. Breakdown claims (`breakdown.*`) are not explained: their figure is a
-declared share, not a reconstruction.
+nothing, and a spec's searches share a budget of :data:`BUDGET` candidates: a
+file of thousands of mismatched runs costs a bounded time more, and the claims
+past the budget say they were not searched. A run's search is remembered by its
+IR object across checks (the language server's incremental parser re-uses an
+unchanged run's). Breakdown claims (`breakdown.*`) are not explained: their
+figure is a declared share, not a reconstruction.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import math
+import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -152,31 +160,46 @@ def _with_preset(run: Run, result: RunResult, preset: str) -> Run | None:
 
 
 def _family(result: RunResult) -> tuple[preset_table.Preset, ...]:
-    """The version presets of the run's framework (its preset's `framework`), when it has others."""
+    """The other version presets of the run's framework: the same `framework`, or a name that extends the
+    run's preset's (`torchtitan_pre280` for `torchtitan`) or that it extends; newest boundary first."""
     own = preset_table.by_name(result.knobs.preset)
-    family = preset_table.family(own.framework) if own is not None and own.framework else ()
-    return family if len(family) > 1 else ()
+    if own is None or own.paper:
+        return ()
+    family = [p for p in preset_table.PRESETS if p is not own and not p.paper and (
+        (own.framework and p.framework == own.framework)
+        or p.name.startswith(own.name + "_") or own.name.startswith(p.name + "_"))]
+    return tuple(sorted(family, key=lambda p: p.since or p.until, reverse=True))
 
 
 def version_span(preset: preset_table.Preset) -> str:
-    """When a version preset's formula was upstream's: `before 2025-03-06`, `2024-03-25 to 2025-03-06`, `since …`."""
-    family = preset_table.family(preset.framework)  # newest boundary first
-    at = family.index(preset)
-    until = family[at - 1].since if at > 0 else ""
+    """When a version preset's formula was upstream's: `before 2025-03-06`, `2024-03-25 to 2025-03-06`, `since …`
+    (from its framework's boundaries, or its own `since` and `until`); `at another version` where no date is known."""
+    until = preset.until
+    if preset.framework and not until:
+        family = preset_table.family(preset.framework)  # newest boundary first
+        at = family.index(preset)
+        until = family[at - 1].since if at > 0 else ""
     if preset.since and until:
         return f"{preset.since} to {until}"
-    return f"since {preset.since}" if preset.since else f"before {until}"
+    if preset.since or until:
+        return f"since {preset.since}" if preset.since else f"before {until}"
+    return "at another version"
 
 
-def _framework_versions(run: Run, result: RunResult) -> Iterator[tuple[str, Run]]:
+def _framework_versions(run: Run, result: RunResult) -> Iterator[Variant]:
     """An imported claim (the run's preset is a framework's): the same framework's other version presets,
     named as such ("megatron_lm's formula before 2025-03-06")."""
     if result.shape is None:
         return
+    own = preset_table.by_name(result.knobs.preset)
     for preset in _family(result):
         changed = _with_preset(run, result, preset.name)
-        if changed is not None and preset.name != result.knobs.preset:
-            yield f"{preset.framework}'s formula {version_span(preset)} (preset = {preset.name})", changed
+        if changed is not None and own is not None:
+            framework = preset.framework or min(own.name, preset.name, key=len)
+            # A version with a known counting quirk that a later commit fixed (AutoModel's kv_channels before
+            # PR #3091, torchtitan's embedding before PR #280) is that quirk; another is the other version.
+            yield (f"{framework}'s formula {version_span(preset)} (preset = {preset.name})", changed,
+                   "framework_quirk" if preset.quirk else "framework_version")
 
 
 def _knob(knob: str, values: tuple[str, ...]) -> Callable[[Run, RunResult], Iterator[tuple[str, Run]]]:
@@ -644,12 +667,14 @@ MEMO_SIZE, MEMO_SAMPLES = 512, 200_000
 _Saved = dict[str, tuple[list[Explanation], tuple[Explanation, ...], dict[str, float]]]
 _memo: OrderedDict[int, tuple[Run, tuple[object, ...], int, _Saved, int]] = OrderedDict()
 _memo_samples = [0]
+_memo_lock = threading.Lock()  # checks run by a library's threads share it
 
 
 def clear_memo() -> None:
     """Forget the remembered searches (benchmarks measure a search, tests count candidates)."""
-    _memo.clear()
-    _memo_samples[0] = 0
+    with _memo_lock:
+        _memo.clear()
+        _memo_samples[0] = 0
 
 
 def _samples_held(run: Run) -> int:
@@ -661,10 +686,11 @@ def _samples_held(run: Run) -> int:
 def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, ClaimResult],
             budget: Budget) -> dict[str, list[Explanation]] | None:
     """The run's remembered search, applied to its claims (None: not remembered)."""
-    hit = _memo.get(id(result.run))
-    if hit is None or hit[0] is not result.run or hit[1] != signature:
-        return None
-    _memo.move_to_end(id(result.run))
+    with _memo_lock:
+        hit = _memo.get(id(result.run))
+        if hit is None or hit[0] is not result.run or hit[1] != signature:
+            return None
+        _memo.move_to_end(id(result.run))
     spent, saved = hit[2], hit[3]
     if spent > budget.left:
         return {}  # past the spec's budget, as the search itself would be
@@ -680,14 +706,14 @@ def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, Cl
 def _remember(result: RunResult, signature: tuple[object, ...], spent: int, todo: dict[str, ClaimResult],
               found: dict[str, list[Explanation]]) -> None:
     held = _samples_held(result.run)
-    if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:
-        return
-    _memo[id(result.run)] = (result.run, signature, spent,
-                             {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()},
-                             held)
-    _memo_samples[0] += held
-    while len(_memo) > MEMO_SIZE or _memo_samples[0] > MEMO_SAMPLES:
-        _memo_samples[0] -= _memo.popitem(last=False)[1][4]
+    saved = {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()}
+    with _memo_lock:
+        if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:
+            return
+        _memo[id(result.run)] = (result.run, signature, spent, saved, held)
+        _memo_samples[0] += held
+        while len(_memo) > MEMO_SIZE or _memo_samples[0] > MEMO_SAMPLES:
+            _memo_samples[0] -= _memo.popitem(last=False)[1][4]
 
 
 class Budget:

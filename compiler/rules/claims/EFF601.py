@@ -43,18 +43,18 @@ def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
     known = [e for e in hits if e.kind != "coincidence"]
     coincidences = len(hits) - len(known) if known else 0
     # Presets that give the same figure (many framework presets agree on a shape) share one note.
-    grouped: dict[tuple[str, str, str], list[str]] = {}
+    grouped: dict[tuple[str, str, str, str], list[str]] = {}
     for e in known or hits:
         value = shown(e.value, cr.unit)
         if e.candidate == "preset":
-            grouped.setdefault(("preset", value, e.kind), []).append(e.change.removeprefix("preset = "))
+            grouped.setdefault(("preset", value, e.kind, e.candidate), []).append(e.change.removeprefix("preset = "))
         else:
-            grouped.setdefault((e.change, value, e.kind), []).append(e.change)
+            grouped.setdefault((e.change, value, e.kind, e.candidate), []).append(e.change)
     notes = []
-    for (kind, value, why), changes in list(grouped.items())[:MAX_GAP_NOTES]:
+    for (kind, value, why, candidate), changes in list(grouped.items())[:MAX_GAP_NOTES]:
         if kind == "preset":
             change = "if preset = " + " or ".join(changes)
-        elif why == "framework_version":
+        elif candidate == "framework_version":  # "reproduced under megatron_lm's formula before …"
             change = "under " + changes[0]
         else:
             change = "if " + changes[0]
