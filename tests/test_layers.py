@@ -99,6 +99,8 @@ def test_nemotron_h_8b_flops_per_token():
     assert expected == 46_707_769_344
     rr = run_of(spec(NEMOTRON_H_8B, s))
     assert rr.metrics["flops_per_token"].value == expected
+    names = [i.name for i in rr.metrics["flops_per_token"].inputs]
+    assert "model.pattern" in names and "model.mamba2.state_size" in names and "model.mamba2.groups" in names
     terms = {n: v for n, _, v in rr.flop_count.terms}
     assert terms["mamba_scan"] == 24 * 2 * 3.5 * d_in * N and terms["mamba_out_proj"] == 24 * 2 * d_in * d
     assert terms["attention_scores"] == 4 * 2 * 32 * 256 * (s // 2) and terms["ffn"] == 24 * 2 * mlp
