@@ -99,6 +99,8 @@ def test_nemotron_h_8b_flops_per_token():
     assert expected == 46_707_769_344
     rr = run_of(spec(NEMOTRON_H_8B, s))
     assert rr.metrics["flops_per_token"].value == expected
+    names = [i.name for i in rr.metrics["flops_per_token"].inputs]
+    assert "model.pattern" in names and "model.mamba2.state_size" in names and "model.mamba2.groups" in names
     terms = {n: v for n, _, v in rr.flop_count.terms}
     assert terms["mamba_scan"] == 24 * 2 * 3.5 * d_in * N and terms["mamba_out_proj"] == 24 * 2 * d_in * d
     assert terms["attention_scores"] == 4 * 2 * 32 * 256 * (s // 2) and terms["ffn"] == 24 * 2 * mlp
@@ -165,6 +167,37 @@ def test_nemotron_h_56b_flops_per_token():
     assert macs == 56_706_990_080
     assert 6 * macs == 340_241_940_480              # 340.2 GFLOP/token (6 × 56.7 G)
     assert run_of(spec(NEMOTRON_H_56B, s)).metrics["flops_per_token"].value == 340_241_940_480
+
+
+# ---------------------------------------------------------------------------- MoE letters: Nemotron 3 Nano
+
+NANO3_PATTERN = "MEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEM*EMEMEMEM*EMEMEMEME"
+NEMOTRON_3_NANO = (f'kind = hybrid  layers = 52  d_model = 2688  vocab = 131072  heads = 32  kv_heads = 2  head_dim = 128  '
+                   f'ffn = relu  experts = 128  top_k = 6  shared_experts = 2  d_ff_expert = 1856  '
+                   f'pattern = "{NANO3_PATTERN}"  '
+                   f'mamba2 {{ state_size = 128  heads = 64  head_dim = 64  groups = 8 }}')
+
+
+def test_nemotron_3_nano_moe_letters():
+    """Megatron-Bridge's Nemotron3NanoProvider: E letters are MoE FFNs (128 experts of 1856, top 6, a shared
+    expert of 3712 = 2 experts' width, squared ReLU)."""
+    assert (NANO3_PATTERN.count("M"), NANO3_PATTERN.count("E"), NANO3_PATTERN.count("*")) == (23, 23, 6)
+    d, s = 2688, 8192
+    d_in = 64 * 64                                  # 4096: here heads·head_dim is not 2·d (Megatron takes 5376)
+    mamba = d * (2 * d_in + 2 * 8 * 128 + 64) + 3.5 * d_in * 128 + d_in * d
+    #     = 2688·10,304 + 1,835,008 + 11,010,048
+    assert mamba == 40_542_208
+    attention = d * (32 * 128 + 2 * 2 * 128) + 32 * 128 * d + 32 * 256 * (s // 2)   # 12,386,304 + 11,010,048 + 33,554,432
+    moe = (6 + 2) * 2 * d * 1856                    # 6 routed + 2 shared-expert widths, two matmuls each
+    macs = 23 * mamba + 6 * attention + 23 * moe + d * 131072
+    assert macs == 3_462_422_528 and 6 * macs == 20_774_535_168
+    rr = run_of(spec(NEMOTRON_3_NANO, s))
+    assert (rr.shape.hybrid.layout.moe, rr.shape.hybrid.layout.mlp) == (23, 0)
+    assert rr.metrics["flops_per_token"].value == 20_774_535_168
+    # 23 Mamba-2 (38,731,776 each, with conv1d), 6 attention (23,396,352), 23 MoE of 130 experts + the router
+    # (130·2·2688·1856 + 2688·128 = 1,297,465,344), and 2·131072·2688 embeddings: 31.58e9, the "30B" (31.6B).
+    assert rr.params_from_shape == 23 * 38_731_776 + 6 * 23_396_352 + 23 * 1_297_465_344 + 2 * 131072 * 2688
+    assert rr.params_from_shape == 31_577_554_944
 
 
 # ---------------------------------------------------------------------------- Qwen3-Next-80B-A3B

@@ -9,6 +9,7 @@ other (a claimed MFU against the MFU a claimed throughput implies).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING
 
@@ -167,6 +168,9 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     inputs = [i for i in (written_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
                            "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers", *_SHAPE_EXTRAS)) if i is not None]
+    for mixer in model.blocks:  # a hybrid stack's mixer blocks: `model.mamba2.state_size`
+        inputs += [dataclasses.replace(i, name=f"model.{i.name}")
+                   for i in (written_input(mixer, e.key) for e in mixer.entries) if i is not None]
     if model.get("head_dim") is None and not shape.mla:  # MLA's head sizes are its own keys
         inputs.append(Input("model.head_dim", shape.head_dim, "", "default: d_model / heads"))
     if model.get("kv_heads") is None and not shape.mla:
@@ -191,7 +195,8 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
 
 
 _SHAPE_EXTRAS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_depth",
-                 "sliding_window", "sliding_layers", "extra_flops_per_token")
+                 "sliding_window", "sliding_layers", "extra_flops_per_token",
+                 "pattern", "layer_types", "full_attention_interval", "attention_gate")
 
 
 def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:

@@ -424,10 +424,8 @@ def with_and_without_recompute(shape: Shape, knobs: Knobs,
 
 
 def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None = None) -> FlopCount | None:
-    """FLOPs per token.  ``recompute`` overrides the knob (HFU uses what ran).
-
-    Returns None when attention is counted but the sequence length is unknown.
-    """
+    """FLOPs per token (``recompute`` overrides the knob: HFU uses what ran); None when attention is
+    counted but the sequence length is unknown.  A hybrid stack is counted term by term (no closed form knows one)."""
     if knobs.head_dim == "d_model_over_heads" and not shape.mla:  # a framework's quirk (AutoModel's GPT-OSS)
         shape = dataclasses.replace(shape, head_dim=float(shape.d_model // shape.heads))
     return _count(shape, knobs, seq_len, recompute)
@@ -436,7 +434,7 @@ def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | fl
 def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None) -> FlopCount | None:
     if knobs.attention != "excluded" and seq_len is None:
         return None
-    if shape.hybrid is not None:  # the closed forms know no hybrid stack: term by term, whatever `formula` says
+    if shape.hybrid is not None:
         return _hybrid_count(shape, shape.hybrid, knobs, seq_len or 0.0, _mode(knobs, recompute))
     if knobs.formula != "shape":
         return _closed_form(shape, knobs, seq_len or 0.0, _mode(knobs, recompute))
