@@ -43,6 +43,7 @@ from effspec.display import numbers_only, sig
 from effspec.engine import catalog, flops
 from effspec.engine.claims import check_claims
 from effspec.engine.finite import divide
+from effspec.engine.pools import hardware_pools
 from effspec.engine.results import ClaimResult, Explanation, RunResult
 from effspec.engine.stats import StepStats, step_statistics
 from effspec.front import keys as K
@@ -607,9 +608,7 @@ def _rates(m: dict[str, float], active: float) -> None:
 
 def _peak(run: Run) -> tuple[float, float | None]:
     """The active devices and _aggregate_peak's figure (None where it has none)."""
-    from effspec.engine.evaluate import _pools  # evaluate imports this module
-
-    pools = _pools(run, [])
+    pools = hardware_pools(run, [])
     active = sum(p.active for p in pools)
     priced = [p for p in pools if p.peak is not None and p.peak_input is not None]
     if pools and len(priced) == len(pools) and sum(p.active for p in priced) > 0:
