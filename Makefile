@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden
+.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden docs vscode
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -33,12 +33,17 @@ $(PY): | python-version
 # One editable install serves both targets, so `make demo` and `make test`
 # never undo each other; tests/test_core.py builds and installs a real wheel
 # to prove a non-editable `pip install .` ships the grammar, templates and data.
-$(VENV)/.installed: pyproject.toml | $(PY)
+$(VENV)/.installed: pyproject.toml $(wildcard setup.py) | $(PY)
 	$(PIP) install -e .
 	@touch $@
 
-$(VENV)/.installed-test: pyproject.toml | $(PY)
-	$(PIP) install -e '.[test]'
+# The test extra, and the `dev` dependency group (linters, build, twine, mkdocs):
+# pip >= 25.1 reads a group itself (`pip install --group dev`), but the venv's
+# own pip may be older, so the group's list is read here with tomllib.
+DEV_GROUP = $(PY) -c 'import tomllib; print(" ".join(tomllib.load(open("pyproject.toml", "rb"))["dependency-groups"]["dev"]))'
+
+$(VENV)/.installed-test: pyproject.toml $(wildcard setup.py) | $(PY)
+	$(PIP) install -e '.[test]' $$($(DEV_GROUP))
 	@touch $@ $(VENV)/.installed
 
 # pdftoppm/pdftotext (poppler-utils) rasterize and read PDFs in the tests;
@@ -120,6 +125,19 @@ test: lint sysdeps-report
 
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules
+
+# The documentation site (mkdocs.yml: spec/ and the rule pages) in out/site; --strict makes a
+# broken Markdown link or anchor an error, and scripts/check_links.py then checks every internal
+# link of the built HTML (tests/test_docs.py does both in `make test`).
+docs: $(VENV)/.installed-test
+	$(VENV)/bin/mkdocs build --strict --quiet
+	$(PY) scripts/check_links.py out/site
+
+# The VS Code extension as a .vsix in editors/vscode: npm ci (the lockfile's esbuild, vsce and
+# language client), then esbuild bundles extension.js into dist/ and vsce packages it.  Needs node
+# and the npm registry; tests/test_vscode_package.py packages it again offline once this has run.
+vscode:
+	cd editors/vscode && npm ci --no-audit --no-fund && npm run package
 
 bench: $(VENV)/.installed-test
 	$(PY) benchmarks/run.py

@@ -62,9 +62,6 @@ class Diagnostic:
     # Not in the JSON output, and not compared: two findings that say the same are equal.
     fixes: tuple[Fix, ...] = field(default=(), compare=False)
 
-    def with_severity(self, severity: str) -> Diagnostic:
-        return replace(self, severity=severity)
-
     def to_json(self) -> dict:
         out: dict = {
             "code": self.code,

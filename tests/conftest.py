@@ -199,7 +199,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 # The wheel a non-editable `pip install .` gets, built once per session (tests/test_core.py and
 # tests/test_ir_json.py read it), in the render cache's folder, keyed by what goes into it.
-WHEEL_INPUTS = ("pyproject.toml", "README.md", "LICENSE", "compiler", "grammar", "templates", "spec")
+WHEEL_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "compiler", "grammar", "templates", "spec")
 
 
 def _wheel_key() -> str:

@@ -29,6 +29,7 @@ import effspec
 from effspec import check_text, cli, load
 from effspec.diagnostics import sanitize, source_lines
 from effspec.report import render
+from effspec.version import report_a_bug
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -840,8 +841,7 @@ def test_a_rule_that_raises_on_one_file_through_the_installed_command(tmp_path):
     blocks = done.stdout.rstrip("\n").split("\n\n")
     assert [b for b in blocks if b.startswith("error[EFF099]")] == [
         f"error[EFF099]: {message}\n --> {bad}\n  = help: this is a bug in effspec {effspec.__version__}, not in the spec; "
-        f"the other files were checked. Please report it with the spec that triggers it: "
-        f"https://github.com/effspec/effspec/issues (run with --debug for the traceback)"]
+        f"the other files were checked. {report_a_bug()} (run with --debug for the traceback)"]
     assert f"{bad}: 1 error" in blocks
     for path in (paths[0], paths[2]):
         assert f"{path}: 3 errors, 2 warnings, 1 info" in blocks

@@ -479,7 +479,7 @@ def test_explain_the_gap_by_framework_presets_only_where_no_paper_preset_does():
     assert all(e.value == pytest.approx(mfu, rel=1e-12) for e in cr.explanations if e.candidate == "preset")
     (eff601,) = [d for d in result.diagnostics if d.code == "EFF601"]
     grouped = [n for n in eff601.notes if n.startswith("reproduced if preset = ")]
-    assert grouped == [f"reproduced if preset = {' or '.join(presets_hit)}: {mfu * 100:.4g} %"]
+    assert grouped == [f"reproduced if preset = {' or '.join(presets_hit)}: {mfu * 100:.4g} % (a known convention difference)"]
 
 
 def test_explain_the_gap_lists_no_framework_preset_where_a_paper_preset_reproduces():

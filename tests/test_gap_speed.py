@@ -106,3 +106,124 @@ def test_numbers_only_prints_nothing_and_restores_the_text() -> None:
     with pytest.raises(ZeroDivisionError), display.numbers_only():
         1 / 0  # noqa: B018
     assert display.percent(0.5) == "50 %"
+
+
+def _counted(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    calls: list[str] = []
+    real = gap.reevaluate
+    monkeypatch.setattr(gap, "reevaluate", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    return calls
+
+
+def test_generated_mismatches_are_searched_from_numbers_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """gap.Figures follows the evaluation for a run with samples, a catalog peak and literal claims:
+    no candidate of the generated corpus is re-evaluated in full."""
+    calls = _counted(monkeypatch)
+    result = effspec.check_text(generate_spec(4, seed=3, mismatch=True), "m.eff")
+    mismatched = [cr for run in result.evaluation.runs.values() for cr in run.claims.values() if cr.status == "mismatch"]
+    assert len(mismatched) == 4 and all(cr.searched for cr in mismatched)
+    assert calls == []
+
+
+IMPLIED = """eff 1
+run r {
+  model { kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  ffn = gelu  d_ff = 8192  vocab = 50257 }
+  convention { preset = palm }
+  work { seq_len = 2048 token/sequence  global_batch = 256 sequence }
+  hardware { accelerator = "A100-SXM4-40GB"  count = 8 device  dtype = bf16  peak = catalog }
+  claim throughput = 1.24e5 token/s
+  claim mfu = 60 %
+}
+"""
+
+
+def test_a_step_implied_by_a_claim_takes_the_full_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No timing: the MFU is checked against the step the claimed throughput implies (check_claims),
+    which Figures does not follow, so each candidate is re-evaluated in full, with the same result."""
+    calls = _counted(monkeypatch)
+    fast = _search(IMPLIED, True, monkeypatch)
+    assert fast["r", "mfu"][0] == "mismatch" and fast["r", "mfu"][2]  # searched
+    assert calls and set(calls) == {"r"}
+    assert fast == _search(IMPLIED, False, monkeypatch)
+
+
+def _claims(result: effspec.Result) -> dict[tuple[str, str], object]:
+    return {(rid, n): (cr.status, cr.reconstructed, cr.searched, dict(cr.by_preset), cr.explanations)
+            for rid, run in result.evaluation.runs.items() for n, cr in run.claims.items()}
+
+
+def test_an_unchanged_run_keeps_its_search_across_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The language server's incremental parser hands an unchanged run back as the same IR object: its
+    search is remembered (gap._memo), and only the edited run is searched again, with the output of a
+    fresh check."""
+    from effspec.lsp.incremental import IncrementalParser
+    from effspec.report.text import text as text_output
+
+    gap.clear_memo()
+    text = generate_spec(4, seed=5, mismatch=True)
+    parser = IncrementalParser()
+    effspec.check_text(text, "m.eff", parse=parser.parse, memo=parser.memo)
+    calls: list[str] = []
+    real = gap.candidate_values
+    monkeypatch.setattr(gap, "candidate_values", lambda run, *rest: calls.append(run.id) or real(run, *rest))
+    claim = "claim mfu        = 60 %"
+    assert text.count(claim) == 4
+    edited = text.replace(claim, "claim mfu        = 61 %", 1)  # the first run's claim only
+    again = effspec.check_text(edited, "m.eff", parse=parser.parse, memo=parser.memo)
+    first = next(iter(again.evaluation.runs))
+    assert calls and set(calls) == {first}
+    fresh = effspec.check_text(edited, "m.eff")
+    assert _claims(again) == _claims(fresh)
+    assert text_output(again) == text_output(fresh)
+
+
+_MODEL = ("kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  kv_heads = 4  ffn = swiglu  "
+          "d_ff = 5632  vocab = 32000")
+_HW = 'hardware { accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }'
+_STEPS = 'timing { step_time = [1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 0 step  boundary = "optimizer step" }'
+_CLAIMS = ("claim mfu = 31 %\n  claim hfu = 36 %\n  claim throughput = 600000 token/s\n"
+           "  claim achieved_flops_per_device = 400 TFLOP/s\n  claim step_time = 0.9 s\n"
+           "  claim flops_per_token = 9 GFLOP/token\n  claim model_flops_per_step = 4.6 PFLOP")
+
+
+def _variant(model: str = _MODEL, convention: str = "preset = palm  attention = causal", work: str = "",
+             parallelism: str = "dp = 16", hardware: str = _HW, timing: str = _STEPS) -> str:
+    return f'''eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ {convention} }}
+  work {{ seq_len = 4096 token/sequence  global_batch = 128 sequence {work} }}
+  parallelism {{ {parallelism} }}
+  {hardware}
+  {timing}
+  {_CLAIMS}
+}}
+'''
+
+
+@pytest.mark.parametrize("text", [
+    _variant(),
+    _variant(convention="preset = palm  attention = causal  padding = included", work="padded_tokens = 40000 token"),
+    _variant(work="executed_flops = 5 PFLOP"),
+    _variant(parallelism="dp = 16  recompute = selective", convention="preset = megatron_lm"),
+    _variant(model="kind = custom  flops_per_token = 8 GFLOP/token"),
+    _variant(timing='timing { throughput = 500000 token/s  boundary = "optimizer step" }'),
+    _variant(timing='timing { achieved_flops_per_device = 300 TFLOP/s  boundary = "optimizer step" }'),
+    # a sample faster than the peak allows (0.01 s): the evaluation leaves it out (EFF505), the fast path defers
+    _variant(timing='timing { step_time = [1.00, 0.01, 0.98, 1.01, 1.00] s  warmup = 0 step  boundary = "optimizer step" }'),
+    _variant(timing='timing { step_time = [3.0, 1.00, 1.02, 0.98, 1.01, 1.00] s  warmup = 1 step  statistic = mean  '
+                    'boundary = "optimizer step" }'),
+    _variant(hardware=_HW + '\n  hardware { accelerator = "A100-SXM4-80GB"  count = 8 device  dtype = bf16  peak = catalog }'),
+    _variant(hardware='hardware { accelerator = "H100-SXM5-80GB"  count = 16 device  unavailable = 2 device  dtype = fp8  '
+                      'peak = catalog }'),
+    _variant(model=_MODEL + "  sliding_window = 1024 token  mtp_depth = 1  head_dim = 256"),
+])
+def test_the_numbers_only_figures_follow_the_evaluation(text: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each claimable figure the fast path computes, on the evaluation's branches (padding counted, a declared
+    executed count, recomputation that ran, a custom count, a throughput or FLOP/s instead of samples, an
+    implausible sample, a warm-up with the mean, two pools, unavailable devices, windows, MTP and a head size):
+    the search's findings equal the full re-evaluation's."""
+    gap.clear_memo()
+    fast = _search(text, True, monkeypatch)
+    assert any(v[0] == "mismatch" for v in fast.values())
+    assert fast == _search(text, False, monkeypatch)

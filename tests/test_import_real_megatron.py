@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from real_logs import add, check, do_import, field, fill, lines_of, real, steps, the_run, todo
+import pytest
+from real_logs import add, check, do_import, field, fill, has, lines_of, real, steps, the_run, todo
 
 ITER_MS = re.compile(r"\biteration\s+(\d+)/\s*\d+ \|.*elapsed time per iteration \(ms\): ([0-9.]+)")
 ITER_S = re.compile(r"\biteration\s+(\d+)/\s*\d+ \|.*elapsed time per iteration \(s\): ([0-9.]+)")
@@ -102,7 +103,7 @@ def test_megatron_lm_issue756_lines_are_read_under_the_preset_of_their_date(tmp_
     rows = assert_samples_are_the_lines(log, out, ITER_MS, "step_time_ms")
     assert [r["tflops_per_gpu"] for r in rows] == ["220.9", "234.4", "228.3", "243.6", "238.7", "224.0"]
     # The median of the six is between 5571.1 and 5718.9; the nearest, earliest on a tie, is line 2's 5571.1.
-    assert re.search(r'claim tflops_per_device = 234.4 TFLOP/s  from log "megatron_lm_issue756.log:2"', text)
+    assert re.search(r'claim tflops_per_device = 234.4 TFLOP/s +from log "megatron_lm_issue756.log:2"', text)
     assert field(text, "global_batch") == ("128 sequence", 'log "megatron_lm_issue756.log:2"')
     # Version from evidence (3): dated 2024-04-06, after e116d81ed7 (2024-03-25), before 8873b55d6a (2025-03-06).
     assert field(text, "preset") == ("megatron_lm_2024", 'log "megatron_lm_issue756.log:1"')
@@ -146,8 +147,8 @@ def test_bloom_reshaping_log_reproduces_its_tflops(tmp_path: Path) -> None:
     assert field(text, "seq_len") == ("2048 token/sequence", 'log "bloom_176b_reshaping_tp4_pp12.log:2 (consumed tokens '
                                       '364394676224 / consumed samples 177927088)"')
     assert field(text, "global_batch") == ("2048 sequence", 'log "bloom_176b_reshaping_tp4_pp12.log:2"')
-    assert 'claim tflops_per_device = 145.31 TFLOP/s  from log "bloom_176b_reshaping_tp4_pp12.log:2"' in text
-    assert 'claim throughput        = 9.490 sequence/s * 2048 token/sequence  from log "bloom_176b_reshaping_tp4_pp12.log:2"' in text
+    assert has(text, 'claim tflops_per_device = 145.31 TFLOP/s  from log "bloom_176b_reshaping_tp4_pp12.log:2"')
+    assert has(text, 'claim throughput        = 9.490 sequence/s * 2048 token/sequence  from log "bloom_176b_reshaping_tp4_pp12.log:2"')
     assert not todo(text, "seq_len")
     # The run: 24 nodes (the heading) x 8 A100 = 192 GPUs.
     assert todo(text, "recompute")  # no dump: whether checkpointing ran (f = 4 or 3) is asked for, not assumed
@@ -263,6 +264,48 @@ def test_recompute_granularity_and_method_are_read(tmp_path: Path) -> None:
                    "  recompute_num_layers ............................ 2\n"
                    "-------------------- end of arguments ---------------------\n" + line(1, "1000.0"), encoding="utf-8")
     text, err, out = do_import(tmp_path, "megatron", log)
-    assert re.search(r'recompute\s+= full\s+from log "g.log:4"  # recompute_granularity full, recompute_method block '
+    assert re.search(r'recompute\s+= full\s+from log "g.log:4"(?: \})? +# recompute_granularity full, recompute_method block '
                      r'\(recompute_num_layers 2\)', text)
     assert "recompute_method block (line 5): only 2 layer(s) per pipeline stage are recomputed" in text
+
+
+def test_issue756_2024_03_30_log_is_checked_under_the_formula_of_its_date(tmp_path: Path) -> None:
+    """Issue 25's complaint: a Megatron-LM log dated 2024-03-30 was checked under the 2025 formula ("no single change
+    reproduces" the log's 130.1 TFLOP/s).  The lines are issue 756's own (its description, iterations 10-12)."""
+    name = "megatron_lm_issue756_turn0.log"
+    log = real("megatron", name)
+    text, err, out = do_import(tmp_path, "megatron", log)
+    rows = assert_samples_are_the_lines(log, out, ITER_MS, "step_time_ms")
+    assert [(r["line"], r["tflops_per_gpu"], r["flags"]) for r in rows] == [("1", "137.5", ""), ("2", "130.1", ""),
+                                                                          ("3", "128.1", "")]
+    # The median of 9496.4, 10036.9, 10198.4 is 10036.9 ms, line 2: its 130.1 is the claim.
+    assert re.search(rf'claim tflops_per_device = 130\.1 TFLOP/s +from log "{name}:2"', text)
+    assert field(text, "global_batch") == ("128 sequence", f'log "{name}:2"')
+    # The preset: the one in force on 2024-03-30, megatron_lm_2024 (since e116d81ed7, 2024-03-25), cited at the
+    # first dated line; its note names the evidence, and EFF806 the older candidate (5 days after the boundary).
+    assert field(text, "preset") == ("megatron_lm_2024", f'log "{name}:1"')
+    assert has(text, "# the log's first date is 2024-03-30 (line 1): `megatron_lm_2024` (since 2024-03-25, "
+                     "NVIDIA/Megatron-LM@e116d81ed7) was in force then.")
+    assert "info[EFF806]: the log is dated 2024-03-30, 5 day(s) after `megatron_lm_2024`'s boundary" in err
+    assert "`megatron_lm_2023`" in err
+    # What no line gives: Mixtral 8x7B's shape (as in the test above), 16 H100 (the title), sequence 2048.
+    fill(out, {**MIXTRAL, "seq_len": "2048 token/sequence"})
+    add(out, "model", "    kv_heads    = 8\n    experts     = 8\n    top_k       = 2\n    d_ff_expert = 14336\n")
+    status, doc = check(out)
+    c = the_run(doc)["claims"]["tflops_per_device"]
+    # By hand, Megatron-LM's 2024 count (num_floating_point_operations, e116d81ed7 to 8873b55d6a):
+    # 12·B·s·L·d²·(1 + G/H + s/d + f·k·(3/2)/d + V/(2·L·d))
+    # = 12·128·2048·32·4096²·(1 + 8/32 + 2048/4096 + 14336·2·1.5/4096 + 32000/(2·32·4096))
+    # = 1.68885e15 x 12.3720703125 = 2.08945e16 FLOP per iteration; / (10.0369 s x 16 GPUs) = 130.11 TFLOP/s.
+    per_iteration = 12 * 128 * 2048 * 32 * 4096**2 * (1 + 8 / 32 + 2048 / 4096 + 14336 * 2 * 1.5 / 4096
+                                                        + 32000 / (2 * 32 * 4096))
+    assert per_iteration == pytest.approx(2.0894e16, rel=1e-4)
+    assert c["reconstructed"] == pytest.approx(per_iteration / (10.0369 * 16), rel=1e-6)
+    assert c["status"] == "consistent" and abs(c["reconstructed"] / 130.1e12 - 1) < 1e-3
+    # The 2025 formula (causal attention: s/2d for s/d, 12.1220703125) on the same inputs: 127.5 TFLOP/s, not the
+    # log's figure; the date, not the latest preset, decides.
+    text2 = out.read_text(encoding="utf-8").replace("preset = megatron_lm_2024 ", "preset = megatron_lm ")
+    out.write_text(text2, encoding="utf-8")
+    _, doc = check(out)
+    newer = the_run(doc)["claims"]["tflops_per_device"]["reconstructed"]
+    assert newer == pytest.approx(per_iteration * (12.1220703125 / 12.3720703125) / (10.0369 * 16), rel=1e-6)

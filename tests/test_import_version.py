@@ -94,3 +94,26 @@ def test_megatron_deepspeed_dates_before_pr_371_are_eq3(tmp_path: Path) -> None:
     text, err, out = do_import(tmp_path, "megatron_deepspeed", real("megatron_deepspeed", "bigscience_meg_ds_3d_gpt2_perf_n16_ds_on.out"))
     assert field(text, "preset")[0] == "megatron_deepspeed_pre371"
     assert "`megatron_deepspeed_pre371` (the oldest form read) was in force then" in text and "EFF806" not in err
+
+
+def test_each_importer_takes_its_boundary_from_its_preset() -> None:
+    """One source of truth: the importers' boundary dates are the presets' `since` (MaxText's was its own
+    2025-07-01 while the preset said 2025-07-22, the merge of PR #1988)."""
+    from effspec.importers import maxtext, megatron, megatron_deepspeed, nemo
+
+    assert maxtext.CAUSAL_SINCE == by_name("maxtext").since == "2025-07-22"
+    assert nemo.CAUSAL_SINCE == by_name("nemo").since == "2025-08-09"
+    assert megatron_deepspeed.PR_371 == by_name("megatron_deepspeed").since == "2024-08-19"
+    assert by_name("megatron_lm").since == megatron.NEW_FORMULA
+
+
+@pytest.mark.parametrize(("version", "preset"), [
+    ("2025-07-21", "maxtext_pre1988"),  # the day before PR #1988's merge (2adc3bab1): full attention
+    ("2025-07-22", "maxtext"),  # the day of the merge: causal
+    ("2025-07", "maxtext_pre1988"),  # a month is its first day, before the merge (with 2025-07-01 it was `maxtext`)
+])
+def test_maxtext_version_boundary_is_the_presets_date(tmp_path: Path, version: str, preset: str) -> None:
+    log = tmp_path / "m.log"
+    log.write_text("completed step: 2, seconds: 0.206, TFLOP/s/device: 72.958, loss: 9.352\n", encoding="utf-8")
+    text, _, _ = do_import(tmp_path, "maxtext", log, "--framework-version", version)
+    assert field(text, "preset")[0] == preset

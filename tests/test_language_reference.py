@@ -70,6 +70,15 @@ DEFAULTS: dict[tuple[str, str], str] = {
     ("model", "q_lora_rank"): "0",
     ("model", "mtp_depth"): "0",
     ("model", "sliding_layers"): "all layers",
+    ("model", "attention_gate"): "`false`",
+    ("mamba2", "heads"): "`expand · d_model / head_dim`",
+    ("mamba2", "head_dim"): "64",
+    ("mamba2", "expand"): "2",
+    ("mamba2", "groups"): "1",
+    ("mamba2", "conv_kernel"): "4",
+    ("mamba2", "chunk_size"): "256",
+    ("gated_deltanet", "conv_kernel"): "4",
+    ("gated_deltanet", "chunk_size"): "64",
     ("convention", "preset"): "`custom` in a block; `palm`, assumed, without one",
     ("convention", "multiply_add"): "`2 FLOP`",
     ("convention", "attention"): "from the preset",
@@ -120,7 +129,8 @@ def _kind(key: keys.Key) -> str:
     if key.kind == "enum":
         return " \\| ".join(f"`{c}`" for c in key.choices) + (" or a share (ratio or `%`)" if key.shares else "")
     return {"peak": "quantity or `catalog`", "samples": "quantity, list or `file … column …`",
-            "run": "run id", "runs": "`[` run ids `]`", "file": "`file \"…\"`"}.get(key.kind, key.kind)
+            "run": "run id", "runs": "`[` run ids `]`", "file": "`file \"…\"`",
+            "pattern": "\"string\" of layer letters", "names": "`[` layer types `]`"}.get(key.kind, key.kind)
 
 
 def _unit(key: keys.Key) -> str:
@@ -134,13 +144,13 @@ def _unit(key: keys.Key) -> str:
 def render_key_tables() -> str:
     """The per-block key tables of spec/language.md, from effspec.front.keys."""
     parts = [TABLES_BEGIN, ""]
-    order = ("run",) + tuple(b for parent in keys.RUN_BLOCKS
-                             for b in (parent, *(f"{parent}.{s}" for s in keys.SUB_BLOCKS.get(parent, ())))) + ("scaling",)
+    order = ("run", "model", *keys.MODEL_BLOCKS) + keys.RUN_BLOCKS[1:] + ("scaling",)
+    assert keys.RUN_BLOCKS[0] == "model"
     for block in order:
         table = keys.BLOCKS[block]
-        parent, _, inner = block.partition(".")
-        title = {"run": "`run ID { … }` (top level)", "scaling": "`scaling ID { … }` (top level)"}.get(
-            block, f"`{inner} {{ … }}` (inside `{parent}`)" if inner else f"`{block} {{ … }}`")
+        title = {"run": "`run ID { … }` (top level)", "scaling": "`scaling ID { … }` (top level)",
+                 **{b: f"`{b} {{ … }}` (inside `model`)" for b in keys.MODEL_BLOCKS}}.get(
+                     block, f"`{block} {{ … }}`")
         parts.append(f"#### {title}")
         parts.append("")
         required = keys.REQUIRED.get(block, ())

@@ -506,7 +506,9 @@ def test_the_vscode_extension_starts_effspec_lsp_for_eff_files():
     config = json.loads((vscode / "language-configuration.json").read_text(encoding="utf-8"))
     assert config["comments"]["lineComment"] == "#"  # grammar/eff.lark: COMMENT: /#[^\n]*/
     assert ["{", "}"] in config["brackets"] and ["[", "]"] in config["brackets"]
-    script = (vscode / package["main"]).read_text(encoding="utf-8")
+    # the entry point is extension.js bundled by esbuild (tests/test_vscode_package.py packages it)
+    assert package["main"] == "./dist/extension.js" and package["scripts"]["bundle"].startswith("esbuild extension.js ")
+    script = (vscode / "extension.js").read_text(encoding="utf-8")
     assert 'args: ["lsp"]' in script and "vscode-languageclient" in script
 
 

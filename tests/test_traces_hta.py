@@ -258,7 +258,9 @@ def test_idle_splits_into_host_wait_kernel_wait_and_other(tmp_path):
     assert (r["gemm"], r["attention"], r["memory"], r["elementwise_other"], r["comm"]) == (
         "1e-05", "1e-05", "0.0", "1e-05", "0.0")
     # Launch delay (launch call → start): 5, 15, 5 µs; median 5; p95 by linear interpolation 5 + 0.9 × 10 = 14.
-    assert comments[1].endswith(" launch_delay_p50=5.000 launch_delay_p95=14.000")
+    # Queue length (launched, not finished) over the window [0, 50): the gemm [−5, 10) → [0, 10) 10 µs, the
+    # attention [5, 30) 25, the elementwise [35, 50) 15: 50 µs / 50 = 1.000 on average; 2 during [5, 10).
+    assert comments[1].endswith(" launch_delay_p50=5.000 launch_delay_p95=14.000 queue_mean=1.000 queue_max=2")
     # The top kernels, one line each, by time then name (all 10 µs here: by name).
     kernels_lines = [c for c in comments if " kernel top=" in c]
     assert [c.split(" name=")[1] for c in kernels_lines] == [

@@ -61,21 +61,33 @@ def _minus(u, v):
 COLLECTIVE_WORDS = ("nccl", "rccl", "multimem_", "cross_device_reduce", "nvshmem")
 
 
-def _device_class(e: dict) -> str | None:
+def _device_class(e: dict, in_comms: bool = False) -> str | None:
     cat, name = e.get("cat"), e.get("name", "")
     if cat in ("gpu_memcpy", "gpu_memset"):
         return "other"
     if cat == "mtia_ccp_events":
-        return "other" if name.startswith("dma_") else None if name.startswith("event_") else "compute"
+        return "other" if name.startswith("dma_") else None if name.startswith("event_") else \
+            "comm" if in_comms else "compute"
     if cat == "kernel":
-        return "comm" if any(w in name.lower() for w in COLLECTIVE_WORDS) else "compute"
+        return "comm" if in_comms or any(w in name.lower() for w in COLLECTIVE_WORDS) else "compute"
     return None
+
+
+def launched_in_comms(events: list) -> set:
+    """The correlation ids of launches inside a `record_param_comms` span of their own thread (start <= launch
+    < end), by a plain scan of every span."""
+    spans = [(e["pid"], e["tid"], e["ts"], e["ts"] + e["dur"]) for e in events if e.get("name") == "record_param_comms"]
+    return {e["args"]["correlation"] for e in events if e.get("cat") in ("cuda_runtime", "cuda_driver")
+            and "correlation" in e.get("args", {})
+            and any(p == e["pid"] and t == e["tid"] and a <= e["ts"] < b for p, t, a, b in spans)}
 
 
 def reference(doc: dict) -> dict[int, dict[str, Decimal]]:
     """Per step, the definitions of spec/traces.md computed from scratch (µs, exact)."""
     events = [e for e in doc["traceEvents"] if isinstance(e, dict) and e.get("ph") == "X"]
-    device = [(e, c) for e in events if (c := _device_class(e)) is not None]
+    comms = launched_in_comms(events)
+    device = [(e, c) for e in events
+              if (c := _device_class(e, e.get("args", {}).get("correlation", -1) in comms)) is not None]
     steps = sorted((e["ts"], e["ts"] + e["dur"], int(e["name"].split("#")[1])) for e in events
                    if e.get("cat") in ("user_annotation", "cpu_op") and str(e.get("name")).startswith("ProfilerStep#"))
     if not steps:  # one window over every device event
@@ -213,7 +225,9 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
     Window [0, 263) = 263 µs; busy 1 + 11 + 1 + 2 + 36 = 51, idle 212.  Every gap's next event was launched
     inside the gap, so host wait = launch − gap start: [1, 37) 36 + [60, 76) 16 + [91, 107) 16 + [127, 217) 90
     = 158; kernel wait 0; other (launch to start) 12 + 14 + 18 + 10 = 54.  158 + 0 + 54 = 212.
-    Types: no GEMM or attention; memory 2 (the memcpy); elementwise/other 1 + 11 + 1 + 36 = 49."""
+    Types: no GEMM or attention; memory 2 (the memcpy); elementwise/other 1 + 11 + 1 + 36 = 49.
+    Queue length (launched, not finished) over the window: [0, 1) 1 (the fill, launched before it) + [37, 60) 23
+    + [76, 91) 15 + [107, 127) 20 + [217, 263) 46 = 105 µs of one queued event: 105 / 263 = 0.399; at most 1."""
     out = tmp_path / "a.csv"
     status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", out)
     assert status == 0, err
@@ -222,7 +236,76 @@ def test_idle_split_and_kernel_types_by_hand_on_a_small_real_trace(tmp_path):
         "0.000263", "0.000212", "0.000158", "0.0", "5.4e-05"]
     assert [r[k] for k in ("gemm", "attention", "comm", "memory", "elementwise_other")] == [
         "0.0", "0.0", "0.0", "2e-06", "4.9e-05"]
+    assert comments[1].endswith(" queue_mean=0.399 queue_max=1")
     top = [c for c in comments if " kernel top=" in c]
     assert top[0].startswith("# effspec-traces 2: kernel top=1 type=elementwise_other time=3.6e-05 launches=1 ranks=1 "
                              "name=at::cuda::%28anonymous%20namespace%29::spin_kernel%28long%29")
     assert len(top) == 4  # four kernel names (the memcpy is not a kernel)
+
+
+def test_a_real_collective_kernel_renamed_is_still_communication_inside_record_param_comms(tmp_path):
+    """The B200 eager trace (TraceLens) has one `record_param_comms` span (an `_allgather_base`, 190.881 µs on
+    thread 6583/6583); the one kernel launched from inside it is the 21.953 µs NCCL AllGather (launch
+    `cuLaunchKernelEx`).  Renamed to a name no family knows, it is still communication: comm stays
+    2,119.548 (multimem) + 21.953 = 2,141.501 µs.  With the span renamed as well it is compute, and comm is
+    the multimem kernels' 2,119.548 µs alone."""
+    doc = json.loads(gzip.decompress((REAL / "b200_eager.json.gz").read_bytes()))  # doubles: to 0.25 ns here
+    events = [e for e in doc["traceEvents"] if e.get("ph") == "X"]
+    assert [(e["dur"], e["pid"], e["tid"]) for e in events if e.get("name") == "record_param_comms"] == [
+        (190.881, 6583, 6583)]
+    inside = launched_in_comms(events)
+    (gather,) = [e for e in events if e.get("cat") == "kernel" and e["args"].get("correlation") in inside]
+    assert gather["name"].startswith("ncclDevKernel_AllGather_RING_LL") and gather["dur"] == 21.953
+    gather["name"] = "acme_gather_kernel"
+    path = tmp_path / "b200.json"
+    path.write_text(json.dumps(doc))
+    from effspec.ranks.traces.reduce import reduce_trace
+
+    s = reduce_trace(str(path))
+    (r,) = s.rows
+    assert abs(r.comm - 2141.501) < 1e-3 and r.comm == r.comm_exposed
+    assert "1 kernel (21.953 µs) launched inside the profiler's `record_param_comms` spans" in " ".join(s.notes)
+    for e in events:
+        if e.get("name") == "record_param_comms":
+            e["name"] = "aten::empty"
+    path.write_text(json.dumps(doc))
+    (r,) = reduce_trace(str(path)).rows
+    assert abs(r.comm - 2119.548) < 1e-3
+
+
+def test_the_report_shows_the_idle_split_kernel_types_and_launch_delay(tmp_path):
+    """The same a100_event_sync reduction (figures by hand in the test above), checked through a spec: the
+    per-rank section gives the idle split as shares of the 212 µs idle (host wait 158 = 74.5 %, kernel wait 0,
+    other 54 = 25.5 %), the kernel types in seconds (memory 2 µs, elementwise/other 49 µs, the rest 0), and the
+    launch delay the CSV's file line records, in the Provenance table."""
+    import effspec
+    from effspec.report import context
+
+    status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", tmp_path / "ranks.csv")
+    assert status == 0, err
+    file_line = next(c for c in read_table(tmp_path / "ranks.csv")[0] if " file=" in c)
+    kv = dict(t.split("=", 1) for t in file_line.split(": ", 1)[1].split() if "=" in t)
+    (tmp_path / "run.eff").write_text('''eff 1
+run a {
+  model { kind = dense_transformer  layers = 2  d_model = 256  heads = 4  ffn = gelu  d_ff = 1024  vocab = 1000 }
+  convention { preset = palm  attention = excluded }
+  work { seq_len = 128 token/sequence  global_batch = 1 sequence }
+  hardware { accelerator = "A100-SXM4-80GB"  count = 1 device  dtype = bf16  peak = catalog }
+  timing { step_time = 263 us  warmup = 0 step  boundary = "profiler step" }
+  ranks { samples = file "ranks.csv" }
+}
+''')
+    result = effspec.load(tmp_path / "run.eff")
+    rows, tables = context._diagnosis(result.evaluation.runs["a"])
+    by = {r.label: r for r in rows}
+    # 158 / 212 = 74.53 %, 54 / 212 = 25.47 %
+    assert by["idle by cause"].value == "host wait 158 µs (74.53 %), kernel wait 0 s (0 %), other 54 µs (25.47 %)"
+    assert by["idle by cause"].note.startswith("of 212 µs idle, summed over ranks and steps")
+    assert by["device time by kernel type"].value == (
+        "GEMM 0 s, attention 0 s, communication 0 s, memory 2 µs, elementwise/other 49 µs")
+    (prov,) = [t for t in tables if t.title == "Provenance"]
+    assert prov.columns[5] == "launch delay p50 / p95 µs"
+    assert prov.rows[0][5] == f"{kv['launch_delay_p50']} / {kv['launch_delay_p95']}"
+    # by hand from the launches listed above (start − launch): 35, 12, 14, 18, 10 µs; median 14, p95 by linear
+    # interpolation between the two largest (18, 35) at 0.8 of the way: 31.6
+    assert kv["launch_delay_p50"] == "14.000" and kv["launch_delay_p95"] == "31.600"

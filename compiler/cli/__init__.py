@@ -13,7 +13,7 @@ import sys
 from effspec.cli.cache import add_arguments as add_cache_arguments
 from effspec.cli.catalog import register as register_catalog
 from effspec.cli.check import cmd_check
-from effspec.cli.common import BUG_URL, ToolError
+from effspec.cli.common import ToolError
 from effspec.cli.explain import cmd_explain, cmd_list, cmd_presets
 from effspec.cli.export import register as register_export
 from effspec.cli.fix import add_flags as add_fix_flags
@@ -24,7 +24,7 @@ from effspec.cli.report import cmd_report
 from effspec.cli.select import code_list
 from effspec.cli.traces import add_parser as add_traces_parser
 from effspec.diagnostics import printable
-from effspec.version import __version__
+from effspec.version import __version__, report_a_bug
 
 __all__ = ["main", "parser", "ToolError"]
 
@@ -177,6 +177,6 @@ def main(argv: list[str] | None = None) -> int:
             raise
         target = ", ".join(getattr(args, "inputs", None) or getattr(args, "files", None) or getattr(args, "logs", None) or [])
         print(f"effspec: internal error while processing {printable(target)}: {type(exc).__name__}: {printable(str(exc))}\n"
-              f"This is a bug in effspec {__version__}. Please report it with the spec that triggers it: {BUG_URL}\n"
+              f"This is a bug in effspec {__version__}. {report_a_bug()}\n"
               f"(run with --debug for the traceback)", file=sys.stderr)
         return 2

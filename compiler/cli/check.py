@@ -7,10 +7,10 @@ import os
 import sys
 from functools import partial
 
-from effspec.cli.common import BUG_URL, STDIN, ToolError, expand_paths, load_spec
+from effspec.cli.common import STDIN, ToolError, expand_paths, load_spec
 from effspec.cli.fix import fix_first, print_fix_summary, rechecker, with_fixable
 from effspec.diagnostics import printable
-from effspec.version import __version__
+from effspec.version import __version__, report_a_bug
 
 
 def read_stdin(name: str | None) -> tuple[bytes, str]:
@@ -106,14 +106,13 @@ def internal_error_result(path: str, exc: BaseException):
     """A Result for a file whose check raised: one EFF099 error that names the file and the exception."""
     from effspec import Diagnostic, Result
     from effspec.diagnostics import sanitize
-    from effspec.version import __version__
 
     what = sanitize(f"{type(exc).__name__}: {exc}")
     what = what if len(what) <= 300 else what[:299] + "…"
     return Result(path, None, diagnostics=[Diagnostic(
         "EFF099", "error", None, f"internal error while checking {sanitize(path)}: {what}",
         f"this is a bug in effspec {__version__}, not in the spec; the other files were checked. "
-        f"Please report it with the spec that triggers it: {BUG_URL} (run with --debug for the traceback)")])
+        f"{report_a_bug()} (run with --debug for the traceback)")])
 
 
 def _warm_up() -> None:
@@ -193,8 +192,8 @@ def cmd_check(args) -> int:
         payloads.append(payload)
         summaries.append((path, summary))
         if internal is not None:
-            print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. Please report it with the spec "
-                  f"that triggers it: {BUG_URL}\n(run with --debug for the traceback)", file=sys.stderr)
+            print(f"effspec: {internal} (EFF099)\nThis is a bug in effspec {__version__}. {report_a_bug()}\n"
+                  "(run with --debug for the traceback)", file=sys.stderr)
             status = 2
         elif status == 0 and not args.exit_zero and fails({sev for _, sev in summary}, args.fail_on):
             status = 1

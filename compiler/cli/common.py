@@ -7,8 +7,6 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-BUG_URL = "https://github.com/effspec/effspec/issues"
-
 
 class ToolError(Exception):
     """The tool could not run (exit status 2)."""

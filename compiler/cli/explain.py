@@ -6,13 +6,14 @@ from effspec.cli.common import ToolError
 
 
 def cmd_explain(args) -> int:
-    from effspec.front import presets
+    from effspec.front import layers, presets
     from effspec.rules.pages import page
 
-    text = page(args.code.upper()) or presets.page(args.code)
+    text = page(args.code.upper()) or presets.page(args.code) or layers.page(args.code)
     if text is None:
         raise ToolError(f"unknown code or preset `{args.code}`; codes look like EFF202 (see `effspec explain --list`), "
-                        "presets are listed by `effspec explain --presets`")
+                        "presets are listed by `effspec explain --presets`, layer kinds are "
+                        + ", ".join(f"`{t}`" for t in layers.PAGES))
     print(text)
     return 0
 

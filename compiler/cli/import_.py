@@ -75,6 +75,19 @@ def log_value_out_of_range(d, text: str) -> str | None:
     return m[1] if m else None
 
 
+def fmt_layout(text: str) -> str:
+    """The imported spec in `effspec fmt` layout (so `effspec fmt --check` passes on what import writes).  The
+    formatter checks that its output compiles to the same IR; where it cannot format the text (a syntax error,
+    which the import's own compile check then reports as a bug in the importer), the text is kept as written."""
+    from effspec.fmt import FormatterError, format_text
+
+    try:
+        formatted = format_text(text)
+    except FormatterError:
+        return text
+    return formatted.text if formatted.text is not None else text
+
+
 def cmd_import(args) -> int:
     from effspec.importers import ImportFailure, import_logs
     from effspec.importers.writer import render
@@ -104,7 +117,7 @@ def cmd_import(args) -> int:
     if args.model_config:
         _model_config(result.runs, args.model_config)
     command = f"effspec import {args.format}" + (f" --framework-version {args.framework_version}" if args.framework_version else "")
-    files = render(out, result.runs, command)
+    files = render(out, result.runs, command, layout=fmt_layout)
     _refuse_overwrites([f.path for f in files], args.logs + ([args.config] if args.config else []), args.force, out)
     text = _write(files, out)
     _report(result, out, text, [f.path for f in files])
@@ -140,7 +153,7 @@ def _hf_config_only(args, out: str) -> int:
         raise ToolError("hf-config reads one config.json")
     run = ImportedRun("hf-config", "Hugging Face config", display_name(args.logs[0]), run_id="model")
     _model_config([run], args.logs[0])
-    files = render(out, [run], "effspec import hf-config")
+    files = render(out, [run], "effspec import hf-config", layout=fmt_layout)
     _refuse_overwrites([f.path for f in files], args.logs, args.force, out)
     _write(files, out)
     from effspec.diagnostics import printable

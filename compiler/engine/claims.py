@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 import re
+from functools import cache
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import exact_operands, quantity
 from effspec.engine.rates import rate_metrics
 from effspec.engine.results import ClaimResult, Input, Metric, RunResult
 from effspec.front import keys as K
+from effspec.front import lexicon
 from effspec.front.expr import evaluate as eval_expr
 from effspec.front.expr import refs_in
 from effspec.front.ir import Claim, Expr, Number, Ref
@@ -37,14 +39,16 @@ def _half(written: str, unit: str) -> float:
     return half
 
 
-_LITERAL = re.compile(r"^\s*(?P<number>[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
-                      r"\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
+@cache
+def _literal() -> re.Pattern[str]:
+    """One literal: the grammar's NUMBER (effspec.front.lexicon), then a unit if any."""
+    return re.compile(rf"^\s*(?P<number>{lexicon.terminal('NUMBER')})\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
 
 
 def written_precision(text: str) -> float | None:
     """Half a unit in the last written digit of a value written as one literal (``"1.7e9 param"``),
     in base units; None for an expression or anything else that is not a single literal."""
-    match = _LITERAL.match(text or "")
+    match = _literal().match(text or "")
     if match is None:
         return None
     number = match["number"]

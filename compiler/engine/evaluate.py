@@ -9,13 +9,15 @@ other (a claimed MFU against the MFU a claimed throughput implies).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import TYPE_CHECKING
 
-from effspec.diagnostics import Diagnostic, Span
+from effspec.diagnostics import Diagnostic
 from effspec.display import exact_digits, exact_operands, metric_value, quantity
-from effspec.engine import catalog, finite, flops, gap
+from effspec.engine import finite, flops, gap
 from effspec.engine.claims import check_claims
+from effspec.engine.pools import hardware_pools as _pools
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
 from effspec.engine.results import (
     ConventionFigures,
@@ -23,7 +25,6 @@ from effspec.engine.results import (
     ImplausibleSample,
     Input,
     Metric,
-    Pool,
     RunResult,
 )
 from effspec.engine.stats import StepStats, step_statistics
@@ -32,67 +33,6 @@ from effspec.front.ir import FileRef, Run, Samples, Spec, Value
 
 if TYPE_CHECKING:
     from effspec.ranks.stats import Diagnosis
-
-
-def _pools(run: Run, diags: list[Diagnostic]) -> list[Pool]:
-    pools = []
-    for hw in run.blocks_named("hardware"):
-        accel = hw.text("accelerator")
-        dtype = hw.text("dtype")
-        sparsity = hw.text("sparsity", "dense")
-        count = float(hw.number("count", 0))
-        unavailable = float(hw.number("unavailable", 0))
-        row = catalog.lookup(accel, dtype or "bf16", sparsity) if accel else None
-        peak_entry = hw.get("peak")
-        peak: float | None = None
-        peak_input: Input[float] | None = None
-        if peak_entry is not None and peak_entry.value == "catalog":
-            if accel and catalog.canonical_accelerator(accel) is None:
-                diags.append(_not_in_catalog(accel, peak_entry.value_span))
-            elif row is None:
-                diags.append(Diagnostic(
-                    "EFF020", "error", peak_entry.value_span,
-                    f"the catalog has no {dtype or 'bf16'} {sparsity} peak for `{accel}`",
-                    "declare the peak as a quantity with its source",
-                ))
-            else:
-                peak = row.flops
-                peak_input = Input("hardware.peak", row.flops, "FLOP/s", "catalog",
-                                   f"{row.accelerator} {row.dtype} {row.sparsity}: {row.citation}", peak_entry.span,
-                                   assumed=dtype is None)
-        elif peak_entry is not None:
-            peak_input = required_input(hw, "peak")
-            peak = float(peak_input.value)
-        if unavailable > count:
-            e = hw.get("unavailable")
-            diags.append(Diagnostic("EFF011", "error", e.value_span if e else hw.span,
-                                    f"`unavailable` ({unavailable:g}) exceeds `count` ({count:g})", ""))
-            unavailable = count
-        measured = hw.number("measured_peak")
-        pools.append(Pool(hw, accel, count, unavailable, dtype or "bf16", dtype is None, sparsity, peak, peak_input,
-                          row, float(measured) if measured is not None else None))
-    return pools
-
-
-def _not_in_catalog(accel: str, span: Span | None) -> Diagnostic:
-    """EFF020 for `peak = catalog` with a name the catalog does not resolve; a bare
-    family name (`"H100"`) is told the parts it could be, and how to name one."""
-    parts = catalog.candidates(accel)
-    if not parts:
-        return Diagnostic("EFF020", "error", span, f"`{accel}` is not in the peak catalog",
-                          "write the peak as a quantity with its source, e.g. `peak = 989.4 TFLOP/s from datasheet \"…\"`; "
-                          "catalog names: " + ", ".join(catalog.known_accelerators()))
-    return Diagnostic("EFF020", "error", span,
-                      f"`{accel}` names no single part of the peak catalog (catalogued parts of that name: "
-                      f"{_either(parts, 'and')}), and a peak is not guessed",
-                      f"write the part, e.g. `accelerator = \"{parts[0]}\"` (`effspec catalog` lists the names), "
-                      "or the peak as a quantity with its source")
-
-
-def _either(parts: tuple[str, ...], conjunction: str) -> str:
-    """`A`, `B` and `C`."""
-    named = [f"`{p}`" for p in parts]
-    return named[0] if len(named) == 1 else ", ".join(named[:-1]) + f" {conjunction} " + named[-1]
 
 
 def _step_time(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str, ...]]:
@@ -167,6 +107,9 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
     inputs = [i for i in (written_input(model, key) for key in
                           ("layers", "d_model", "heads", "head_dim", "kv_heads", "ffn", "d_ff", "vocab",
                            "experts", "top_k", "shared_experts", "d_ff_expert", "moe_layers", *_SHAPE_EXTRAS)) if i is not None]
+    for mixer in model.blocks:  # a hybrid stack's mixer blocks: `model.mamba2.state_size`
+        inputs += [dataclasses.replace(i, name=f"model.{i.name}")
+                   for i in (written_input(mixer, e.key) for e in mixer.entries) if i is not None]
     if model.get("head_dim") is None and not shape.mla:  # MLA's head sizes are its own keys
         inputs.append(Input("model.head_dim", shape.head_dim, "", "default: d_model / heads"))
     if model.get("kv_heads") is None and not shape.mla:
@@ -191,7 +134,8 @@ def _flops_metric(run: Run, result: RunResult) -> tuple[Metric | None, tuple[str
 
 
 _SHAPE_EXTRAS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "mtp_depth",
-                 "sliding_window", "sliding_layers", "extra_flops_per_token")
+                 "sliding_window", "sliding_layers", "extra_flops_per_token",
+                 "pattern", "layer_types", "full_attention_interval", "attention_gate")
 
 
 def _tokens_metric(run: Run) -> tuple[Metric | None, tuple[str, ...]]:
@@ -463,7 +407,7 @@ def evaluate_run(run: Run, diags: list[Diagnostic], demanded: frozenset[str] = f
     knobs, knobs_missing = flops.knobs_for(run)
     _check_convention(run, knobs_missing, diags)
     work = run.block("work")
-    shape = flops.shape_of(run.block("model"), run.block("model.lora"))
+    shape = flops.shape_of(run.block("model"))
     seq_len = work.number("seq_len") if work is not None else None
     flop_count = flops.count(shape, knobs, seq_len) if shape else None
     executed_count = flops.count(shape, knobs, seq_len, recompute=knobs.ran) if shape else None

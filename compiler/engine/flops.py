@@ -25,8 +25,10 @@ import dataclasses
 from dataclasses import dataclass, field
 
 from effspec.engine.lora import Lora, applied, lora_of
+from effspec.front import layers as layer_forms
 from effspec.front import presets as preset_table
 from effspec.front.ir import Block, Run, Value
+from effspec.front.layers import Layout
 
 # Every preset comes from the one table in effspec.front.presets (name, knobs, upstream formula).
 PRESETS: dict[str, dict[str, str]] = {p.name: dict(p.knobs) for p in preset_table.PRESETS}
@@ -42,7 +44,6 @@ CUSTOM_REQUIRED = ("attention", "logits", "embeddings", "recompute")
 # Knobs added with the framework presets (and a quirk preset's `head_dim`, LoRA's `frozen_wgrad` and `adapters`):
 # shown (text, JSON) only where they differ from the default.
 EXTRA_KNOBS = ("windows", "router", "formula", "head_dim", "frozen_wgrad", "adapters")
-FORMULAS = ("shape", "eq3", "megatron_lm_2023", "megatron_deepspeed_2024")
 KNOB_NAMES = ("multiply_add", "attention", "logits", "embeddings", "backward", "recompute", "padding", "moe",
               "optimizer", *EXTRA_KNOBS)
 
@@ -143,6 +144,43 @@ def _share_or_text(value: Value) -> str | float:
 
 
 @dataclass(frozen=True)
+class Mamba2:
+    """A Mamba-2 (SSD) mixer's sizes: N state, H_m heads of P channels (d_in = H_m·P), G groups, K conv."""
+
+    state_size: int
+    heads: int
+    head_dim: int
+    groups: int = 1
+    conv_kernel: int = 4
+    chunk_size: int = 256
+
+    @property
+    def d_inner(self) -> int:
+        return self.heads * self.head_dim
+
+
+@dataclass(frozen=True)
+class GatedDeltaNet:
+    """A Gated DeltaNet mixer's sizes: H_k query/key heads of D_k, H_v value heads of D_v, K conv."""
+
+    key_heads: int
+    value_heads: int
+    key_head_dim: int
+    value_head_dim: int
+    conv_kernel: int = 4
+    chunk_size: int = 64
+
+
+@dataclass(frozen=True)
+class Hybrid:
+    """A hybrid stack: how many layers of each kind (effspec.front.layers.Layout), and the mixers' sizes."""
+
+    layout: Layout
+    mamba2: Mamba2 | None = None
+    gated_deltanet: GatedDeltaNet | None = None
+
+
+@dataclass(frozen=True)
 class Shape:
     """The model's shape with defaults applied."""
 
@@ -171,6 +209,8 @@ class Shape:
     sliding_window: float | None = None  # tokens
     sliding_layers: int = 0
     extra_flops: float = 0.0  # training FLOP/token declared as model.extra_flops_per_token
+    attention_gate: bool = False  # an output gate of size H·Q on every attention layer (Qwen3-Next)
+    hybrid: Hybrid | None = None  # kind = hybrid: the stack and its mixers
     lora: Lora | None = None  # model { lora { … } }: adapters trained, the base frozen (effspec.engine.lora)
 
     @property
@@ -206,9 +246,11 @@ class Shape:
         return self.sliding_layers if self.sliding_window is not None else 0
 
 
-def shape_of(model: Block | None, lora: Block | None = None) -> Shape | None:
-    """The dense or MoE shape, or None for `custom` or an incomplete model; ``lora`` is the run's `model.lora`."""
+def shape_of(model: Block | None) -> Shape | None:
+    """The dense or MoE shape, or None for `custom` or an incomplete model (a hybrid stack: its own shape)."""
     kind = model.text("kind") if model is not None else None
+    if model is not None and kind == "hybrid":
+        return _hybrid_shape(model)
     if model is None or kind not in ("dense_transformer", "moe_transformer"):
         return None
     v = model.integer  # the shape's keys are integers but kind, ffn and tied_embeddings
@@ -239,7 +281,75 @@ def shape_of(model: Block | None, lora: Block | None = None) -> Shape | None:
         sliding_window=float(window) if window is not None else None,
         sliding_layers=min(v("sliding_layers", layers), layers) if window is not None else 0,
         extra_flops=float(model.number("extra_flops_per_token", 0.0)),
-        lora=lora_of(lora),
+        lora=lora_of(model.block("lora")),
+        attention_gate=bool(model.value("attention_gate", False)),
+    )
+
+
+def _hybrid_shape(model: Block) -> Shape | None:
+    """kind = hybrid: the stack resolved to its layer counts, each mixer block's sizes with their defaults."""
+    v = model.integer
+    layers, d_model, vocab = v("layers"), v("d_model"), v("vocab")
+    if layers is None or d_model is None or vocab is None:
+        return None
+    m2, gdn = model.block("mamba2"), model.block("gated_deltanet")
+    pattern, types, interval = model.value("pattern"), model.value("layer_types"), v("full_attention_interval")
+    moe = model.get("experts") is not None
+    sublayers = layer_forms.sublayers_of(pattern if isinstance(pattern, str) else None,
+                                         types if isinstance(types, tuple) else None, interval, layers,
+                                         m2 is not None, gdn is not None, moe)
+    if sublayers is None or (pattern is not None or types is not None) and len(
+            pattern if isinstance(pattern, str) else types if isinstance(types, tuple) else ()) != layers:
+        return None
+    written = "pattern" if pattern is not None else "layer_types" if types is not None else "full_attention_interval"
+    moe_layers_written = v("moe_layers")
+    layout = layer_forms.layout(sublayers, written, moe_layers_written if written != "pattern" else None)
+    mamba = None
+    if m2 is not None:
+        state = m2.integer("state_size")
+        if state is None:
+            return None
+        head_dim = m2.integer("head_dim", 64)
+        heads = m2.integer("heads", m2.integer("expand", 2) * d_model // head_dim)
+        mamba = Mamba2(state, heads, head_dim, m2.integer("groups", 1), m2.integer("conv_kernel", 4),
+                       m2.integer("chunk_size", 256))
+    delta = None
+    if gdn is not None:
+        sizes = [gdn.integer(k) for k in ("key_heads", "value_heads", "key_head_dim", "value_head_dim")]
+        if any(x is None for x in sizes):
+            return None
+        kh, vh, kd, vd = (int(x) for x in sizes if x is not None)
+        delta = GatedDeltaNet(kh, vh, kd, vd, gdn.integer("conv_kernel", 4), gdn.integer("chunk_size", 64))
+    if (layout.mamba2 and mamba is None) or (layout.gated_deltanet and delta is None):
+        return None
+    heads = v("heads", 1)
+    if layout.attention and v("heads") is None:
+        return None
+    ffn = model.text("ffn", "gelu")
+    d_ff = v("d_ff", v("d_ff_expert", 0))
+    if (layout.mlp or layout.moe) and (model.text("ffn") is None or d_ff is None):
+        return None
+    if layout.moe and (v("experts") is None or v("top_k") is None):
+        return None
+    kv_lora = v("kv_lora_rank", 0)
+    window = model.number("sliding_window")
+    return Shape(
+        kind="hybrid", layers=layers, d_model=d_model, heads=heads,
+        head_dim=v("head_dim", d_model / heads), kv_heads=v("kv_heads", heads),
+        ffn=ffn, d_ff=d_ff or 0, vocab=vocab, tied_embeddings=bool(model.value("tied_embeddings", False)),
+        experts=v("experts", 0) if layout.moe else 0, top_k=v("top_k", 0) if layout.moe else 0,
+        shared_experts=v("shared_experts", 0) if layout.moe else 0,
+        d_ff_expert=v("d_ff_expert", d_ff or 0) if layout.moe else 0,
+        moe_layers=layout.moe,
+        q_lora_rank=v("q_lora_rank", 0) if kv_lora else 0, kv_lora_rank=kv_lora,
+        qk_nope_head_dim=v("qk_nope_head_dim", 0) if kv_lora else 0,
+        qk_rope_head_dim=v("qk_rope_head_dim", 0) if kv_lora else 0,
+        v_head_dim=v("v_head_dim", 0) if kv_lora else 0,
+        sliding_window=float(window) if window is not None else None,
+        sliding_layers=min(v("sliding_layers", layout.attention), layout.attention) if window is not None else 0,
+        extra_flops=float(model.number("extra_flops_per_token", 0.0)),
+        attention_gate=bool(model.value("attention_gate", False)),
+        hybrid=Hybrid(layout, mamba, delta),
     )
 
 
@@ -278,7 +388,8 @@ def _projection_macs(shape: Shape) -> list[tuple[str, str, float]]:
     d, H = shape.d_model, shape.heads
     if not shape.mla:
         Q, G = shape.head_dim, shape.kv_heads
-        return [("qkv_projection", "m·d·(H·Q + 2·G·Q)", float(d * (H * Q + 2 * G * Q))),
+        gate = [("attention_gate", "m·d·H·Q", float(d * H * Q))] if shape.attention_gate else []
+        return [("qkv_projection", "m·d·(H·Q + 2·G·Q)", float(d * (H * Q + 2 * G * Q))), *gate,
                 ("attention_output", "m·H·Q·d", float(H * Q * d))]
     rq, rkv = shape.q_lora_rank, shape.kv_lora_rank
     qn, qr, qv = shape.qk_nope_head_dim, shape.qk_rope_head_dim, shape.v_head_dim
@@ -316,10 +427,8 @@ def with_and_without_recompute(shape: Shape, knobs: Knobs,
 
 
 def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None = None) -> FlopCount | None:
-    """FLOPs per token.  ``recompute`` overrides the knob (HFU uses what ran).
-
-    Returns None when attention is counted but the sequence length is unknown.
-    """
+    """FLOPs per token (``recompute`` overrides the knob: HFU uses what ran); None when attention is
+    counted but the sequence length is unknown.  A hybrid stack is counted term by term (no closed form knows one)."""
     if knobs.head_dim == "d_model_over_heads" and not shape.mla:  # a framework's quirk (AutoModel's GPT-OSS)
         shape = dataclasses.replace(shape, head_dim=float(shape.d_model // shape.heads))
     fc = _count(shape, knobs, seq_len, recompute)
@@ -329,6 +438,8 @@ def count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | fl
 def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | float | None) -> FlopCount | None:
     if knobs.attention != "excluded" and seq_len is None:
         return None
+    if shape.hybrid is not None:
+        return _hybrid_count(shape, shape.hybrid, knobs, seq_len or 0.0, _mode(knobs, recompute))
     if knobs.formula != "shape":
         return _closed_form(shape, knobs, seq_len or 0.0, _mode(knobs, recompute))
     m, L, d, H, Q, G = knobs.multiply_add, shape.layers, shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
@@ -337,7 +448,7 @@ def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | f
     dense_layers = L - moe_layers
     windowed = shape.windowed_layers if knobs.windows == "counted" else 0
     global_layers = L - windowed
-    if shape.mla or windowed:
+    if shape.mla or windowed or shape.attention_gate:
         terms = [(name, f"L·{formula}", L * m * macs) for name, formula, macs in _projection_macs(shape)]
         per_key = m * H * (shape.qk_head_dim + shape.value_head_dim)
         kpq = keys_per_query(knobs.attention, s, None)
@@ -402,6 +513,109 @@ def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | f
     if shape.extra_flops:
         total += shape.extra_flops
     return FlopCount(tuple(terms), forward, training, extra, total, shape.extra_flops)
+
+
+def mamba2_macs(d: int, mixer: Mamba2) -> list[tuple[str, str, float]]:
+    """Multiply-adds per token of one Mamba-2 layer, as Megatron-LM counts them.
+
+    Megatron-LM ``num_floating_point_operations`` → ``mamba_layer_flops`` (megatron/training/training.py,
+    NVIDIA/Megatron-LM at 001b00c2734d8f0fad096fe48a382fedf755d321): in_proj d → 2·d_in + 2·G·N + H_m
+    (z, x, B, C, dt), out_proj d_in → d, and the SSD scan as 7·d_in·N FLOPs (3.5 multiply-adds),
+    independent of the chunk size.  The depthwise convolution, the norms and the gating are not counted.
+    Megatron takes d_in = 2·d (expand 2); here d_in = H_m·P, the same for every published Nemotron-H.
+    """
+    d_in, N, G, H = mixer.d_inner, mixer.state_size, mixer.groups, mixer.heads
+    return [("mamba_in_proj", "m·d·(2·d_in + 2·G·N + H_m)", float(d * (2 * d_in + 2 * G * N + H))),
+            ("mamba_scan", "3.5·m·d_in·N (7·d_in·N at m = 2)", 3.5 * d_in * N),
+            ("mamba_out_proj", "m·d_in·d", float(d_in * d))]
+
+
+def gated_deltanet_macs(d: int, mixer: GatedDeltaNet) -> list[tuple[str, str, float]]:
+    """Multiply-adds per token of one Gated DeltaNet layer, as Megatron-LM counts them.
+
+    Megatron-LM ``num_floating_point_operations`` (gated_delta_net branch and ``gdn_layer_flops``,
+    megatron/training/training.py at 001b00c2734d8f0fad096fe48a382fedf755d321): in_proj d → 2·H_k·D_k +
+    2·H_v·D_v + 2·H_v (q, k, v, the output gate z, and β, α), the causal conv over q, k, v
+    (K·(2·H_k·D_k + H_v·D_v)), the delta rule as 4 state-sized products per value head (KKᵀ, VKᵀ,
+    S(α(I − βKKᵀ)), SQ: 4·H_v·D_k·D_v; Megatron writes D_v², the same where D_k = D_v, as in Qwen3-Next),
+    and out_proj H_v·D_v → d.  Per token and independent of s and of the chunk size: the recurrent form's count.
+    """
+    kd, vd = mixer.key_heads * mixer.key_head_dim, mixer.value_heads * mixer.value_head_dim
+    return [("gdn_in_proj", "m·d·(2·H_k·D_k + 2·H_v·D_v + 2·H_v)", float(d * (2 * kd + 2 * vd + 2 * mixer.value_heads))),
+            ("gdn_conv", "m·K·(2·H_k·D_k + H_v·D_v)", float(mixer.conv_kernel * (2 * kd + vd))),
+            ("gdn_delta_rule", "4·m·H_v·D_k·D_v", float(4 * mixer.value_heads * mixer.key_head_dim * mixer.value_head_dim)),
+            ("gdn_out_proj", "m·H_v·D_v·d", float(vd * d))]
+
+
+def _hybrid_count(shape: Shape, hybrid: Hybrid, knobs: Knobs, s: float, mode: str | float) -> FlopCount:
+    """A hybrid stack term by term: each kind of layer times its count (L_attn, L_mamba, L_gdn, L_mlp, L_moe).
+
+    Attention layers count as the dense path does (GQA or MLA, windows, the output gate); Mamba-2 and
+    Gated DeltaNet layers as Megatron-LM counts them (:func:`mamba2_macs`, :func:`gated_deltanet_macs`);
+    `selective` recomputation re-runs the attention scores, `full` every layer.
+    """
+    m, d, H = knobs.multiply_add, shape.d_model, shape.heads
+    lay = hybrid.layout
+    terms: list[tuple[str, str, float]] = []
+    scores = 0.0
+    if lay.attention:
+        A = lay.attention
+        windowed = min(shape.windowed_layers, A) if knobs.windows == "counted" else 0
+        terms += [(name, f"L_attn·{formula}", A * m * macs) for name, formula, macs in _projection_macs(shape)]
+        per_key = m * H * (shape.qk_head_dim + shape.value_head_dim)
+        terms.append(("attention_scores", f"L_attn{'_global' if windowed else ''}·m·keys·H·(Q_qk + Q_v), "
+                      f"keys = {knobs.attention} s" if knobs.attention != "excluded" else "excluded",
+                      (A - windowed) * per_key * keys_per_query(knobs.attention, s, None)))
+        if windowed:
+            terms.append(("attention_scores_windowed", f"L_window·m·keys·H·(Q_qk + Q_v), keys = {knobs.attention} window",
+                          windowed * per_key * keys_per_query(knobs.attention, s, shape.sliding_window)))
+        scores = sum(v for n, _, v in terms if n.startswith("attention_scores"))
+    if lay.mamba2 and hybrid.mamba2 is not None:
+        terms += [(name, f"L_mamba·{formula}", lay.mamba2 * m * macs) for name, formula, macs in mamba2_macs(d, hybrid.mamba2)]
+    if lay.gated_deltanet and hybrid.gated_deltanet is not None:
+        terms += [(name, f"L_gdn·{formula}", lay.gated_deltanet * m * macs)
+                  for name, formula, macs in gated_deltanet_macs(d, hybrid.gated_deltanet)]
+    n = shape.ffn_matmuls
+    if lay.mlp:
+        terms.append(("ffn", f"L_mlp·{n}·m·d·f", lay.mlp * n * m * d * shape.d_ff))
+    if lay.moe:
+        expert = n * m * d * shape.d_ff_expert
+        if knobs.moe == "active":
+            terms.append(("moe_ffn", f"L_moe·(top_k + shared)·{n}·m·d·f_e", lay.moe * (shape.top_k + shape.shared_experts) * expert))
+            if knobs.router == "counted":
+                terms.append(("moe_router", "L_moe·m·d·experts", lay.moe * m * d * shape.experts))
+        else:
+            terms.append(("moe_ffn_all_experts", f"L_moe·(experts + shared)·{n}·m·d·f_e",
+                          lay.moe * (shape.experts + shape.shared_experts) * expert))
+    per_layer_forward = sum(v for _, _, v in terms)
+    logits = m * d * shape.vocab if knobs.logits == "included" else 0.0
+    embeddings = m * d * shape.vocab if knobs.embeddings == "included" else 0.0
+    terms.append(("logits", "m·d·V" if knobs.logits == "included" else "excluded", logits))
+    terms.append(("embeddings", "m·d·V" if knobs.embeddings == "included" else "excluded", embeddings))
+    forward = sum(v for _, _, v in terms)
+    training = forward * (1 + knobs.backward)
+    extra = _recomputed(mode, scores, per_layer_forward)
+    return FlopCount(tuple(terms), forward, training, extra, training + extra + shape.extra_flops, shape.extra_flops)
+
+
+def _hybrid_params(shape: Shape, hybrid: Hybrid) -> float:
+    """Weights of a hybrid stack: each layer kind's matmul weights (and a mixer's convolution), times its count.
+
+    Mamba-2: in_proj, the conv1d over x, B, C (K·(d_in + 2·G·N)) and out_proj; Gated DeltaNet: in_proj,
+    the conv1d over q, k, v and out_proj.  Per-head vectors (A, D, dt bias), norms and biases are left out,
+    as they are for the other layers.
+    """
+    d, lay = shape.d_model, hybrid.layout
+    attention, dense_ffn, moe_ffn = _layer_params(shape)
+    total = lay.attention * attention + lay.mlp * dense_ffn + lay.moe * moe_ffn
+    if hybrid.mamba2 is not None and lay.mamba2:
+        mx = hybrid.mamba2
+        conv = mx.conv_kernel * (mx.d_inner + 2 * mx.groups * mx.state_size)
+        total += lay.mamba2 * (sum(v for n, _, v in mamba2_macs(d, mx) if n != "mamba_scan") + conv)
+    if hybrid.gated_deltanet is not None and lay.gated_deltanet:
+        total += lay.gated_deltanet * sum(v for n, _, v in gated_deltanet_macs(d, hybrid.gated_deltanet)
+                                          if n != "gdn_delta_rule")
+    return total + shape.vocab * d * (1 if shape.tied_embeddings else 2)
 
 
 def _closed_form(shape: Shape, knobs: Knobs, s: float, mode: str | float) -> FlopCount:
@@ -477,7 +691,9 @@ def params_from_shape(shape: Shape) -> float:
     MTP modules are not included: papers quote the main model (DeepSeek-V3's
     671B leaves out the 14B of its MTP module).
     """
-    if not shape.mla:  # the original arithmetic, kept as it was
+    if shape.hybrid is not None:
+        return _hybrid_params(shape, shape.hybrid)
+    if not shape.mla and not shape.attention_gate:  # the original arithmetic, kept as it was
         d, H, Q, G = shape.d_model, shape.heads, shape.head_dim, shape.kv_heads
         attention = d * (H * Q + 2 * G * Q) + H * Q * d
     else:

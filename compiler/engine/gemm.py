@@ -74,6 +74,8 @@ def local_shapes(shape: Shape | None, parallelism: Block | None, seq_len: float 
     missing = []
     if shape is None:
         missing.append("model shape")
+    elif shape.hybrid is not None:  # per-rank GEMMs of Mamba-2 / Gated DeltaNet layers are not modelled
+        missing.append("a dense or MoE transformer shape (hybrid stacks have no per-rank GEMM table)")
     if parallelism is None:
         missing.append("parallelism")
     elif parallelism.value("micro_batch") is None:

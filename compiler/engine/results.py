@@ -96,9 +96,10 @@ class Explanation:
     change: str  # "kv_heads = heads (GQA ignored)"
     value: float  # the claim's metric under the change, in its unit
     candidate: str  # the table entry it came from ("gqa", "preset", …)
+    kind: str = "convention"  # how plausible a cause it is: engine.gap.KINDS
 
     def to_json(self) -> dict[str, object]:
-        return {"change": self.change, "value": self.value}
+        return {"change": self.change, "value": self.value, "kind": self.kind}
 
 
 @dataclass

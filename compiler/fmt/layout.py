@@ -45,15 +45,20 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cache
+
+from effspec.front import lexicon
 
 _WS = re.compile(r"[ \t\f\r\n]+")
-_COMMENT = re.compile(r"#[^\n]*")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NUMBER = re.compile(r"[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?")
-_STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _LINE_PRAGMA = re.compile(r"#\s*effspec:\s*ignore\b")
 
 INDENT = "  "
+
+
+@cache
+def _terminal(name: str) -> re.Pattern[str]:
+    """The grammar's terminal (COMMENT, NAME, NUMBER, STRING) as a compiled regex: effspec.front.lexicon."""
+    return re.compile(lexicon.terminal(name))
 
 
 def unit_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -131,7 +136,7 @@ class _Reader:
                 self.newline = self.newline or newlines > 0
                 self.blank = self.blank or newlines >= 2
                 self.pos = m.end()
-            m = _COMMENT.match(text, self.pos)
+            m = _terminal("COMMENT").match(text, self.pos)
             if not m:
                 return
             comment = Comment(m.group(0).rstrip(), blank_before=self.blank, line=self.line, own_line=self.newline)
@@ -186,7 +191,7 @@ class _Reader:
 
     def peek_word(self) -> str | None:
         self.skip()
-        m = _NAME.match(self.text, self.pos)
+        m = _terminal("NAME").match(self.text, self.pos)
         return m.group(0) if m else None
 
     def literal(self, literal: str) -> None:
@@ -202,19 +207,19 @@ class _Reader:
         return False
 
     def name(self) -> str:
-        tok = self._token(_NAME)
+        tok = self._token(_terminal("NAME"))
         if tok is None:
             raise ValueError(f"expected a name at offset {self.pos}")
         return tok
 
     def number(self) -> str:
-        tok = self._token(_NUMBER)
+        tok = self._token(_terminal("NUMBER"))
         if tok is None:
             raise ValueError(f"expected a number at offset {self.pos}")
         return tok
 
     def string(self) -> str:
-        tok = self._token(_STRING)
+        tok = self._token(_terminal("STRING"))
         if tok is None:
             raise ValueError(f"expected a string at offset {self.pos}")
         return tok
@@ -284,7 +289,7 @@ def _unary(r: _Reader) -> str:
         r.literal(")")
         return f"({inner})"
     r.skip()
-    if _NUMBER.match(r.text, r.pos):
+    if _terminal("NUMBER").match(r.text, r.pos):
         number = r.number()
         unit = r.maybe_unit()
         return number + (f" {unit}" if unit else "")

@@ -26,9 +26,14 @@ Token types:
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from pygments.lexer import RegexLexer, bygroups, default
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, Whitespace
+
+from effspec.front import lexicon
+from effspec.version import project_url
 
 __all__ = ["EffLexer"]
 
@@ -43,9 +48,18 @@ def _unit_regex() -> str:
 
 
 _UNIT = _unit_regex()
-_NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-_FLOAT = r"(?:[0-9][0-9_]*\.[0-9_]+(?:[eE][+-]?[0-9]+)?|[0-9][0-9_]*[eE][+-]?[0-9]+|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
-_INT = r"[0-9][0-9_]*"
+_NAME = lexicon.terminal("NAME")
+_NUMBER = lexicon.terminal("NUMBER")
+
+
+def _number(lexer: RegexLexer, match: re.Match[str]) -> Iterator[tuple[int, Any, str]]:
+    """A NUMBER (``Number.Float`` when written with `.` or an exponent, else ``Number.Integer``), then its unit if any."""
+    number = match.group("number")
+    yield match.start("number"), Number.Float if any(c in number for c in ".eE") else Number.Integer, number
+    if match.group("space"):
+        yield match.start("space"), Whitespace, match.group("space")
+    if match.group("unit"):
+        yield match.start("unit"), Keyword.Type, match.group("unit")
 
 
 class EffLexer(RegexLexer):
@@ -55,13 +69,13 @@ class EffLexer(RegexLexer):
     aliases = ["eff", "effspec"]
     filenames = ["*.eff"]
     mimetypes = ["text/x-eff"]
-    url = "https://github.com/effspec/effspec"
+    url = project_url("homepage") or ""  # what the package metadata declares, never a made-up address
     version_added = ""
 
     @staticmethod
     def analyse_text(text: str) -> float:
         """A spec starts with its header `eff 1` (after comments and blank lines)."""
-        return 0.9 if re.match(r"(?:\s*#[^\n]*\n|\s)*eff\s+[0-9]+\b", text) else 0.0
+        return 0.9 if re.match(r"(?:\s*#[^\n]*\n|\s)*eff\s+" + _NUMBER + r"\b", text) else 0.0
 
     tokens = {
         "root": [
@@ -74,10 +88,7 @@ class EffLexer(RegexLexer):
             (rf"\b(from)(\s+)({_NAME})", bygroups(Keyword, Whitespace, Name.Decorator)),
             (r"\b(claim|file|column|run)\b", Keyword),
             (r"\b(true|false|catalog)\b", Keyword.Constant),
-            (rf"({_FLOAT})(\s*)({_UNIT})", bygroups(Number.Float, Whitespace, Keyword.Type)),
-            (rf"({_INT})(\s*)({_UNIT})", bygroups(Number.Integer, Whitespace, Keyword.Type)),
-            (_FLOAT, Number.Float),
-            (_INT, Number.Integer),
+            (rf"(?P<number>{_NUMBER})(?:(?P<space>\s*)(?P<unit>{_UNIT}))?", _number),
             (rf"(\])(\s*)({_UNIT})", bygroups(Punctuation, Whitespace, Keyword.Type)),
             (rf"({_NAME})(?=\s*\{{)", Name.Namespace),
             (rf"({_NAME})(?=\s*=)", Name.Attribute),

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.front import keys as K
+from effspec.front import layers
 from effspec.front.context import BuildContext, suggest
 from effspec.front.expr import refs_in, to_expr
 from effspec.front.ir import (
@@ -38,6 +39,7 @@ if TYPE_CHECKING:
 _MODEL_REQUIRED = {
     "dense_transformer": ("layers", "d_model", "heads", "ffn", "d_ff", "vocab"),
     "moe_transformer": ("layers", "d_model", "heads", "ffn", "vocab", "experts", "top_k"),
+    "hybrid": ("layers", "d_model", "vocab"),
     "custom": ("flops_per_token",),
 }
 
@@ -104,6 +106,9 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
         name = str(name_tok)
         span = Span.of(name_tok)
         if kind == "block":
+            if block_name == "model" and name in K.MODEL_BLOCKS:
+                _model_block(ctx, stmt, seen, blocks)
+                continue
             if block_name == "run" and name in K.RUN_BLOCKS:
                 if name in seen and name not in K.REPEATABLE_BLOCKS:
                     ctx.error("EFF003", span, f"block `{name}` appears twice in this run",
@@ -111,27 +116,15 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
                     continue
                 seen[name] = span
                 sub_entries, sub_blocks, _, written = _statements(ctx, name, stmt.children[1:])
-                blocks.append(Block(name, tuple(sub_entries), Span.of(stmt)))
-                blocks.extend(sub_blocks)
+                blocks.append(Block(name, tuple(sub_entries), Span.of(stmt), tuple(sub_blocks)))
                 _check_required(ctx, name, sub_entries, written, Span.of(name_tok))
-                continue
-            if name in K.SUB_BLOCKS.get(block_name, ()):  # `model { lora { … } }`, held as `model.lora`
-                full = f"{block_name}.{name}"
-                if name in seen:
-                    ctx.error("EFF003", span, f"block `{name}` appears twice in `{block_name}`", "merge them")
-                    continue
-                seen[name] = span
-                sub_entries, _, _, written = _statements(ctx, full, stmt.children[1:])
-                blocks.append(Block(full, tuple(sub_entries), Span.of(stmt)))
-                _check_required(ctx, full, sub_entries, written, Span.of(name_tok))
+                if name == "model":
+                    _check_hybrid(ctx, sub_entries, sub_blocks, Span.of(name_tok), written)
                 continue
             if name in table:
                 ctx.error("EFF002", span, f"`{name}` is a key, not a block", f"write `{name} = <value>`")
                 continue
-            where = "a run" if block_name == "run" else f"`{block_name}`"
-            hint = suggest(name, K.RUN_BLOCKS) if block_name == "run" else ""
-            ctx.error("EFF002", span, f"unknown block `{name}` in {where}",
-                      hint or ("blocks nest one level: " + ", ".join(f"`{b}`" for b in K.RUN_BLOCKS) + " sit directly in a run"))
+            _unknown_block(ctx, block_name, name, span)
             continue
         # assignment
         key = table.get(name)
@@ -155,6 +148,29 @@ def _statements(ctx: BuildContext, block_name: str, stmts: list[Node]) -> tuple[
         if entry is not None:
             entries.append(entry)
     return entries, blocks, claims, set(seen)
+
+
+def _unknown_block(ctx: BuildContext, block_name: str, name: str, span: Span) -> None:
+    where = "a run" if block_name == "run" else f"`{block_name}`"
+    hint = (suggest(name, K.RUN_BLOCKS) if block_name == "run" else
+            suggest(name, K.MODEL_BLOCKS) if block_name == "model" else "")
+    if block_name == "model" and not hint:
+        hint = "the blocks of `model` are " + ", ".join(f"`{b}`" for b in K.MODEL_BLOCKS)
+    ctx.error("EFF002", span, f"unknown block `{name}` in {where}",
+              hint or ("blocks nest one level: " + ", ".join(f"`{b}`" for b in K.RUN_BLOCKS) + " sit directly in a run"))
+
+
+def _model_block(ctx: BuildContext, stmt: Node, seen: dict[str, Span], blocks: list[Block]) -> None:
+    """A mixer block inside `model` (`mamba2 { … }`), once each."""
+    name_tok = stmt.children[0]
+    name, span = str(name_tok), Span.of(name_tok)
+    if name in seen:
+        ctx.error("EFF003", span, f"block `{name}` appears twice in `model`", "merge them")
+        return
+    seen[name] = span
+    sub_entries, _, _, written = _statements(ctx, name, stmt.children[1:])
+    blocks.append(Block(name, tuple(sub_entries), Span.of(stmt)))
+    _check_required(ctx, name, sub_entries, written, span)
 
 
 def _check_required(ctx: BuildContext, name: str, entries: list[Entry], written: set[str], span: Span) -> None:
@@ -203,6 +219,82 @@ def _check_model_shape(ctx: BuildContext, entries: list[Entry]) -> None:
                 and entry.value > layers.value):
             ctx.error("EFF011", entry.value_span, f"`{key}` = {entry.value} exceeds `layers` = {layers.value}",
                       f"`{key}` counts some of the model's layers")
+
+
+def _check_hybrid(ctx: BuildContext, entries: list[Entry], sub_blocks: list[Block], span: Span,
+                  written_keys: set[str]) -> None:
+    """A hybrid stack's pattern against `layers`, and the blocks and keys its layers need (EFF003);
+    the pattern keys and the mixer blocks outside `kind = hybrid`."""
+    by_key = {e.key: e for e in entries}
+    kind = by_key["kind"].value if "kind" in by_key else None
+    sub_blocks = [b for b in sub_blocks if b.name in K.HYBRID_BLOCKS]  # `lora` goes with any shape
+    subs = {b.name: b for b in sub_blocks}
+    written = [by_key[k] for k in layers.PATTERN_KEYS if k in by_key]
+    if kind != "hybrid":
+        for entry in written:
+            ctx.error("EFF003", entry.span, f"`{entry.key}` describes a hybrid stack; this model is `{kind}`",
+                      f"write `kind = hybrid`, or remove `{entry.key}`")
+        for b in sub_blocks:
+            ctx.error("EFF003", b.span, f"a `{b.name}` block is a layer of a hybrid stack; this model is `{kind}`",
+                      f"write `kind = hybrid` and a `pattern`, or remove the `{b.name}` block")
+        return
+    if not written and not written_keys & set(layers.PATTERN_KEYS):
+        ctx.error("EFF003", span, "`model` (kind = hybrid) is missing its stack: `pattern`, `layer_types` or "
+                  "`full_attention_interval`", 'e.g. `pattern = "M-M-M*-"` (M mamba2, * attention, - MLP, E MoE)')
+        return
+    if not written:  # written, with an error of its own: nothing more to check
+        return
+    for entry in written[1:]:
+        ctx.error("EFF003", entry.span, f"`{entry.key}` and `{written[0].key}` both describe the stack",
+                  f"keep one; the first is on line {written[0].span.line}")
+    entry = written[0]
+    n_layers = by_key["layers"].value if "layers" in by_key else None
+    if "mtp_depth" in by_key and by_key["mtp_depth"].value:
+        ctx.error("EFF003", by_key["mtp_depth"].span, "`mtp_depth` is not counted for a hybrid stack yet",
+                  "add the MTP modules' FLOPs as `extra_flops_per_token`, or remove `mtp_depth`")
+    if entry.key in ("pattern", "layer_types") and isinstance(n_layers, int):
+        length = len(entry.value) if isinstance(entry.value, (str, tuple)) else 0
+        if length != n_layers:
+            ctx.error("EFF003", entry.value_span,
+                      f"`{entry.key}` names {length} layers; `layers` = {n_layers}",
+                      "one entry a layer: write the whole stack, or correct `layers`", label=f"{length} layers")
+            return
+    if not isinstance(n_layers, int):
+        return
+    value = entry.value
+    sublayers = layers.sublayers_of(
+        value if isinstance(value, str) else None, value if isinstance(value, tuple) else None,
+        value if isinstance(value, int) and not isinstance(value, bool) else None,
+        n_layers, "mamba2" in subs, "gated_deltanet" in subs, "experts" in by_key)
+    if sublayers is None:
+        ctx.error("EFF003", entry.span, f"`linear_attention` in `{entry.key}` means the model's linear mixer, and "
+                  + ("there is none" if not subs else "there are two"),
+                  "write one mixer block: `mamba2 { … }` (Nemotron-H) or `gated_deltanet { … }` (Qwen3-Next)")
+        return
+    _check_stack_needs(ctx, by_key, subs, sublayers, entry, span)
+
+
+def _check_stack_needs(ctx: BuildContext, by_key: dict[str, Entry], subs: dict[str, Block], sublayers: list[str],
+                       entry: Entry, span: Span) -> None:
+    """The mixer blocks and the keys the stack's layers need; windows within its attention layers."""
+    used = set(sublayers)
+    for mixer in ("mamba2", "gated_deltanet"):
+        if mixer in used and mixer not in subs:
+            ctx.error("EFF003", entry.span, f"the stack has {mixer} layers and `model` has no `{mixer}` block",
+                      f"add `{mixer} {{ … }}` with its sizes to `model`")
+    needs = ([("attention", "heads")] + [("mlp", k) for k in ("ffn", "d_ff")]
+             + [("moe", k) for k in ("ffn", "experts", "top_k")])
+    missing = list(dict.fromkeys(k for kind_, k in needs if kind_ in used and k not in by_key))
+    if "moe" in used and not {"d_ff", "d_ff_expert"} & set(by_key):
+        missing.append("d_ff_expert")
+    if missing:
+        ctx.error("EFF003", span, "`model` is missing " + ", ".join(f"`{k}`" for k in missing)
+                  + " for the layers its stack names", "add " + ("it" if len(missing) == 1 else "them"))
+    sliding = by_key.get("sliding_layers")
+    attention = sublayers.count("attention")
+    if sliding is not None and isinstance(sliding.value, int) and sliding.value > attention:
+        ctx.error("EFF011", sliding.value_span, f"`sliding_layers` = {sliding.value} exceeds the stack's "
+                  f"{attention} attention layers", "`sliding_layers` counts some of the attention layers")
 
 
 def _claim_parts(tree: Node) -> tuple[Node, Node | None, Node, Node | None]:
@@ -277,8 +369,8 @@ def _claim(ctx: BuildContext, tree: Node) -> Claim | None:
 
 def _check_lora(ctx: BuildContext, blocks: list[Block]) -> None:
     """`model.lora` targets the shape has: a gated FFN for `gate`, GQA/MHA projections for q, k, v, o; a shape at all."""
-    lora = next((b for b in blocks if b.name == "model.lora"), None)
     model = next((b for b in blocks if b.name == "model"), None)
+    lora = model.block("lora") if model is not None else None
     targets = lora.get("targets") if lora is not None else None
     if lora is None or model is None:
         return

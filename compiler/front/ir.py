@@ -104,6 +104,11 @@ class Block:
     name: str
     entries: tuple[Entry, ...]
     span: Span
+    # Blocks inside this one: only `model` has them (`mamba2`, `gated_deltanet`). Left out of the JSON when empty.
+    blocks: tuple[Block, ...] = ()
+
+    def block(self, name: str) -> Block | None:
+        return next((b for b in self.blocks if b.name == name), None)
 
     def get(self, key: str) -> Entry | None:
         for entry in self.entries:
@@ -246,6 +251,8 @@ def to_json(node: object) -> object:
         if type(node) in _EXPR_NODES:
             out["node"] = _EXPR_NODES[type(node)]
         for f in dataclasses.fields(node):
+            if isinstance(node, Block) and f.name == "blocks" and not node.blocks:
+                continue  # a block without blocks inside: the JSON form from before they existed
             out[f.name] = to_json(getattr(node, f.name))
         if isinstance(node, Entry):
             out["value"] = _value_json(node.value)

@@ -378,7 +378,8 @@ class _Writer:
 
     def write(self, text: str, pointer: str, at: Any = None) -> None:
         line = self.lines[-1]
-        where = (at["line"], at["column"]) if isinstance(at, dict) else None
+        # JSON Schema's "integer" admits 1.0: a span read from a document is made whole here
+        where = (int(at["line"]), int(at["column"])) if isinstance(at, dict) else None
         if where is not None and where[0] > len(self.lines) and not self.fresh_line:
             self.lines += [""] * (where[0] - len(self.lines))
             line = ""
@@ -397,7 +398,7 @@ class _Writer:
         """Where a closing brace goes: the last column of a span."""
         if not isinstance(span, dict):
             return None
-        return {"line": span["end_line"], "column": max(1, span["end_column"] - 1)}
+        return {"line": int(span["end_line"]), "column": max(1, int(span["end_column"]) - 1)}
 
 
 def _eff_string(text: str) -> str:
@@ -431,6 +432,15 @@ def _by_line(item: tuple[str, dict[str, Any]]) -> tuple[int, int]:
     return span["line"], span["column"]
 
 
+def _block(w: _Writer, block: dict[str, Any], q: str) -> None:
+    w.write(block["name"], f"{q}/name", block["span"])
+    w.write("{", q)
+    _entries(w, block["entries"], f"{q}/entries")
+    for i, inner in enumerate(block.get("blocks", ())):  # `model`'s mixer blocks, after its keys
+        _block(w, inner, f"{q}/blocks/{i}")
+    w.write("}", q, w.end_of(block["span"]))
+
+
 def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
     w.write("run", p, run["span"])
     w.write(run["id"], f"{p}/id", run["name_span"])
@@ -440,21 +450,11 @@ def _run(w: _Writer, run: dict[str, Any], p: str) -> None:
             w.write(f"{key} = {_eff_string(run[key])}", f"{p}/{key}")
     import heapq
 
-    blocks = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"]) if "." not in str(b["name"])]
-    inner = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"]) if "." in str(b["name"])]  # model.lora
+    blocks = [(f"{p}/blocks/{i}", b) for i, b in enumerate(run["blocks"])]
     claims = [(f"{p}/claims/{i}", c) for i, c in enumerate(run["claims"])]
     for q, item in heapq.merge(blocks, claims, key=_by_line):  # each in its own order, interleaved as written
         if "entries" in item:
-            w.write(item["name"], f"{q}/name", item["span"])
-            w.write("{", q)
-            _entries(w, item["entries"], f"{q}/entries")
-            for r, sub in inner:  # `lora { … }` inside `model`, after the model's own keys
-                if str(sub["name"]).partition(".")[0] == item["name"]:
-                    w.write(str(sub["name"]).partition(".")[2], f"{r}/name", sub["span"])
-                    w.write("{", r)
-                    _entries(w, sub["entries"], f"{r}/entries")
-                    w.write("}", r, w.end_of(sub["span"]))
-            w.write("}", q, w.end_of(item["span"]))
+            _block(w, item, q)
         else:
             _claim(w, item, q)
     w.write("}", p, w.end_of(run["span"]))

@@ -19,7 +19,7 @@ PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estima
 @dataclass(frozen=True)
 class Key:
     name: str
-    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file
+    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file | pattern | names
     unit: str = ""  # canonical unit of a quantity ("" = dimensionless)
     alt_units: tuple[str, ...] = ()  # other accepted dimensions (breakdown: share or seconds)
     choices: tuple[str, ...] = ()
@@ -70,7 +70,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         "source": Key("source", "string", doc="where the figures come from"),
     },
     "model": {k.name: k for k in (
-        e("kind", ("dense_transformer", "moe_transformer", "custom"), "the architecture family"),
+        e("kind", ("dense_transformer", "moe_transformer", "hybrid", "custom"),
+          "the architecture family; `hybrid`: a stack of mixed layers (`pattern`, `layer_types` or `full_attention_interval`)"),
         i("layers", "transformer blocks (L)", positive=True, maximum=1e5),
         i("d_model", "hidden size (d)", positive=True, maximum=1e7),
         i("heads", "query heads (H)", positive=True, maximum=1e5),
@@ -95,16 +96,46 @@ BLOCKS: dict[str, dict[str, Key]] = {
         i("mtp_depth", "multi-token prediction modules (DeepSeek-V3 sec. 2.2); default 0", maximum=1000),
         q("sliding_window", "token", "sliding-window attention: the keys one query may see (W)", positive=True, maximum=1e9),
         i("sliding_layers", "layers that use the sliding window; default all layers", maximum=1e5),
+        Key("pattern", "pattern", doc="hybrid: the stack as a hybrid_override_pattern string, one letter a layer: "
+            "M mamba2, * attention, - dense MLP, E MoE (Megatron-LM's Symbols)"),
+        Key("layer_types", "names", doc="hybrid: the stack as a list of layer types (HF `layer_types`), one a layer"),
+        i("full_attention_interval", "hybrid: every n-th layer is full attention, the others the linear mixer "
+          "(Qwen3-Next)", positive=True, maximum=1e5),
+        Key("attention_gate", "bool", doc="attention layers gate their output with a projection of size H·Q "
+            "(Qwen3-Next's gated attention)"),
         q("extra_flops_per_token", "FLOP/token", "training FLOPs per token the shape cannot express, added as its own term",
           positive=True, maximum=1e20),
         q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
     )},
-    # `model { … lora { rank = 16  targets = [q, k, v, o, gate, up, down] } }`: a block inside `model`, held
-    # beside it in the run as `model.lora` (SUB_BLOCKS).
-    "model.lora": {k.name: k for k in (
+    # A Mamba-2 (SSD) mixer: Dao & Gu 2024, arXiv:2405.21060; names as in mamba_ssm's Mamba2 and HF's Mamba2Config.
+    "mamba2": {k.name: k for k in (
+        i("state_size", "SSM state size per head (N; d_state, ssm_state_size)", positive=True, maximum=1e6),
+        i("heads", "SSM heads (H_m; nheads, mamba_num_heads); default expand·d_model / head_dim", positive=True,
+          maximum=1e6),
+        i("head_dim", "per-head channels (P; headdim, mamba_head_dim); default 64", positive=True, maximum=1e6),
+        i("expand", "inner width d_in = expand·d_model when `heads` is not written; default 2", positive=True,
+          maximum=1000),
+        i("groups", "groups sharing B and C (G; ngroups, n_groups); default 1", positive=True, maximum=1e6),
+        i("conv_kernel", "depthwise causal convolution width (K; d_conv); default 4", positive=True, maximum=1e4),
+        i("chunk_size", "chunk length of the chunked (SSD) scan; default 256; not in the count", positive=True,
+          maximum=1e9),
+    )},
+    # A Gated DeltaNet mixer: Yang et al. 2024, arXiv:2412.06464; names as in Qwen3-Next's config (linear_*).
+    "gated_deltanet": {k.name: k for k in (
+        i("key_heads", "query/key heads (H_k; linear_num_key_heads)", positive=True, maximum=1e6),
+        i("value_heads", "value heads (H_v; linear_num_value_heads)", positive=True, maximum=1e6),
+        i("key_head_dim", "per-head query/key size (D_k; linear_key_head_dim)", positive=True, maximum=1e6),
+        i("value_head_dim", "per-head value size (D_v; linear_value_head_dim)", positive=True, maximum=1e6),
+        i("conv_kernel", "depthwise causal convolution width (K; linear_conv_kernel_dim); default 4", positive=True,
+          maximum=1e4),
+        i("chunk_size", "chunk length of the chunked delta rule; default 64; not in the count", positive=True,
+          maximum=1e9),
+    )},
+    # `model { … lora { rank = 16  targets = [q, k, v, o, gate, up, down] } }`: LoRA adapters, a block inside `model`.
+    "lora": {k.name: k for k in (
         i("rank", "the adapters' rank (r): each adapted W (in × out) gains A (in × r) and B (r × out)", positive=True,
           maximum=1e6),
-        Key("targets", "names", choices=LORA_TARGETS,
+        Key("targets", "words", choices=LORA_TARGETS,
             doc="the adapted matmuls: q, k, v, o (attention), gate, up, down (FFN; gate only in a gated FFN)"),
     )},
     "convention": {k.name: k for k in (
@@ -196,9 +227,14 @@ BLOCKS: dict[str, dict[str, Key]] = {
     },
 }
 
+# Blocks inside `model` (the layer kinds of a hybrid stack), one each; their keys are above.
+MODEL_BLOCKS = ("mamba2", "gated_deltanet", "lora")
+# The mixers of a hybrid stack (`kind = hybrid` only); `lora` goes with any shape.
+HYBRID_BLOCKS = ("mamba2", "gated_deltanet")
+
 RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
-# Blocks written inside a run block (`model { lora { … } }`), held in the run as `PARENT.NAME`.
-SUB_BLOCKS: dict[str, tuple[str, ...]] = {"model": ("lora",)}
+# Blocks written inside a run block, by parent (the LSP's completion lists them after the parent's keys).
+SUB_BLOCKS: dict[str, tuple[str, ...]] = {"model": MODEL_BLOCKS}
 REPEATABLE_BLOCKS = ("hardware",)
 
 REQUIRED: dict[str, tuple[str, ...]] = {
@@ -206,7 +242,9 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "scaling": ("kind", "baseline", "runs"),
     "ranks": ("samples",),
     "target": ("metric", "value", "reached_at"),
-    "model.lora": ("rank", "targets"),
+    "mamba2": ("state_size",),
+    "gated_deltanet": ("key_heads", "value_heads", "key_head_dim", "value_head_dim"),
+    "lora": ("rank", "targets"),
 }
 
 # Metrics a `claim` may name, with the unit its value must have.

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from effspec.diagnostics import Span
 from effspec.front import keys as K
+from effspec.front import layers
 from effspec.front.context import BuildContext, suggest, unescape
 from effspec.front.expr import evaluate, to_expr
 from effspec.front.files import _resolve_file, load_column
@@ -294,7 +295,69 @@ def _run_names(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     return tuple(names), ""
 
 
+def _pattern_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
+    """A hybrid_override_pattern string: every letter one of Megatron-LM's layer symbols, a wrong one
+    reported at its own column."""
+    if w.kind != "string":
+        ctx.error("EFF003", w.span, f"`{key.name}` takes a \"string\" of layer letters",
+                  f'write `{key.name} = "M-M*-M-"`: M mamba2, * attention, - dense MLP, E MoE')
+        return _NO_VALUE
+    raw = str(w.tree.children[0])
+    text = unescape(raw)
+    if not text:
+        ctx.error("EFF003", w.span, f"`{key.name}` is empty", "write one letter a layer: M, *, - or E")
+        return _NO_VALUE
+    for i, letter in enumerate(text):
+        if letter in layers.PATTERN_LETTERS:
+            continue
+        # columns: the opening quote, then the letters (an escape makes the offset approximate: the letter's index)
+        at = w.span.column + 1 + (i if "\\" not in raw else raw.find(letter, 1) - 1)
+        span = Span(w.span.line, at, w.span.line, at + 1)
+        extra = (" (`/` starts Megatron's MTP layers; write them as `mtp_depth`)" if letter == "/" else "")
+        ctx.error("EFF003", span, f"`{letter}` at position {i + 1} of `{key.name}` is not a layer letter{extra}",
+                  "the letters are " + ", ".join(f"`{c}` {k}" for c, k in layers.PATTERN_LETTERS.items())
+                  + " (Megatron-LM's hybrid_override_pattern)", label="not a layer letter")
+        return _NO_VALUE
+    return text, ""
+
+
 def _names_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
+    """A list of layer types: names or "strings", each one of the known types."""
+    if w.kind != "list":
+        ctx.error("EFF003", w.span, f"`{key.name}` is a list of layer types",
+                  f"write `{key.name} = [linear_attention, full_attention, …]`")
+        return _NO_VALUE
+    names: list[str] = []
+    for item in w.tree.children:
+        if item is None:
+            continue
+        if getattr(item, "type", None) == "UNIT":
+            ctx.error("EFF003", Span.of(item), f"`{key.name}` takes no unit", "")
+            return _NO_VALUE
+        data = getattr(item, "data", None)
+        if data == "string":
+            name = unescape(str(item.children[0]))
+        elif data == "ref" and len(item.children[0].children) == 1:
+            name = str(item.children[0].children[0])
+        else:
+            ctx.error("EFF003", Span.of(item), f"`{key.name}` lists layer types by name", "e.g. `full_attention`")
+            return _NO_VALUE
+        if len(names) >= LIMITS.max_list_length:
+            ctx.error("EFF030", w.span, f"`{key.name}` has more than {LIMITS.max_list_length} items", "")
+            return _NO_VALUE
+        if name not in layers.LAYER_TYPES:
+            hint = suggest(name, layers.LAYER_TYPES)
+            ctx.error("EFF003", Span.of(item), f"`{name}` is not a layer type",
+                      (hint + " " if hint else "") + "layer types: " + ", ".join(f"`{n}`" for n in layers.LAYER_TYPES))
+            return _NO_VALUE
+        names.append(name)
+    if not names:
+        ctx.error("EFF003", w.span, f"`{key.name}` is empty", "list one layer type a layer")
+        return _NO_VALUE
+    return tuple(names), ""
+
+
+def _words_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
     """A list of words from the key's choices (`targets = [q, k, v, o]`), each once."""
     items = w.tree.children if w.kind == "list" else [w.tree]
     names: list[str] = []
@@ -370,8 +433,8 @@ def _numeric_value(ctx: BuildContext, key: K.Key, w: _Written) -> _Built:
 # One builder per key kind; any other kind (quantity, integer, peak) is numeric.
 _BUILDERS: dict[str, Callable[[BuildContext, K.Key, _Written], _Built]] = {
     "string": _string_value, "enum": _enum_value, "bool": _bool_value, "run": _run_names, "runs": _run_names,
-    "names": _names_value,
-    "file": _file_value, "samples": _samples_value}
+    "file": _file_value, "samples": _samples_value, "pattern": _pattern_value, "names": _names_value,
+    "words": _words_value}
 
 
 PLACEHOLDER = "TODO"

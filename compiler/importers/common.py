@@ -125,6 +125,17 @@ def todo_hardware(run: ImportedRun, *, accelerator: Field | None = None, count: 
         "peak", f"the per-device dense peak for dtype: `catalog` once accelerator is known, or a datasheet figure{hint}"))
 
 
+def preset_since(name: str) -> str:
+    """The boundary date of a framework's preset (``Preset.since``, effspec.front.presets): the one source of
+    each version boundary the importers use."""
+    from effspec.front.presets import by_name
+
+    found = by_name(name)
+    if found is None or not found.since:
+        raise KeyError(f"no preset {name} with a boundary date")
+    return found.since
+
+
 def version_date(text: str) -> str | None:
     """`YYYY`, `YYYY-MM` or `YYYY-MM-DD` as a sortable `YYYY-MM-DD` (start of the period), else None."""
     m = re.fullmatch(r"(\d{4})(?:-(\d{2}))?(?:-(\d{2}))?", text.strip())

@@ -13,12 +13,22 @@ Tokens/s/device: {:.3f}, total_weights: …, loss: …`; the JSONL keys
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 import statistics
 
 from effspec.importers.base import LogFormat
-from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
+from effspec.importers.common import (
+    flag_warmup,
+    literal,
+    preset_since,
+    seconds,
+    summarize,
+    timing_fields,
+    todo_hardware,
+    version_date,
+)
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step, StepLog
 
@@ -28,7 +38,15 @@ CONFIG = re.compile(r"^Config param ([A-Za-z_0-9]+): (.*)$")
 DEVICES = re.compile(r"^Num_devices: (\d+), shape ")
 DEVICE_KIND = re.compile(r"^TFRT (TPU .+)$")
 TOTAL = re.compile(r"^\s*Total TFLOPs: ([0-9.]+)$")
-CAUSAL_SINCE = "2025-07-01"  # PR #1988: causal_attention_flops = noncausal / 2
+# The one boundary, PR #1988 (causal_attention_flops = noncausal / 2), is the `maxtext` preset's `since`
+# (2adc3bab1, 2025-07-22; effspec.front.presets): a checkout dated before it counts full attention.
+CAUSAL_SINCE = preset_since("maxtext")
+# The benchmark runner's dict of the overrides it passes (benchmarks/maxtext_xpk_runner.py, `print(f"Unified tuning
+# params for model are: {unified_tuning_params}")`, and the Pathways one before it): a Python dict literal.
+TUNING = re.compile(r"(?:Unified tuning params for model are|Pathways tuning params for model: \S+ are): (\{.*\})\s*$")
+MAX_TUNING_CHARS = 20_000  # a longer dict is not read (literal_eval's cost and nesting stay bounded)
+# remat_policy `full` recomputes every layer's forward (MaxText's FLOP count leaves recomputation out either way).
+REMAT = {"full": "full"}
 # The 2023 line (`completed step: N, seconds: …, TFLOP/s: …, loss: …`, no `/device`): its TFLOP/s was
 # 6 x parameters x tokens (rwitten in AI-Hypercomputer/maxtext#8, 2023-04-22, on MaxText/train.py L79-83).
 LINE_2023 = "maxtext_2023"
@@ -45,7 +63,7 @@ class Importer(LogFormat):
     name = "maxtext"
     framework = "MaxText"
     summary = "`completed step: N, seconds: …, TFLOP/s/device: …, Tokens/s/device: …` lines or the metrics JSONL, and `Config param` lines"
-    versions = ("a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from 2025-07, PR #1988), or "
+    versions = (f"a date YYYY[-MM[-DD]] of the MaxText checkout (causal attention counted from {CAUSAL_SINCE}, PR #1988), or "
                 "`maxtext_2023` (6 x parameters x tokens, the formula behind the 2023 `TFLOP/s:` line)")
 
     def detect(self, lines: list[str]) -> float:
@@ -54,7 +72,8 @@ class Importer(LogFormat):
         return 1.0 if any(t.startswith("{") and '"perf/step_time_seconds"' in t for t in lines) else 0.0
 
     def convention(self, version: str | None, run: ImportedRun) -> Convention:
-        """calculate_tflops_training_per_device: causal since PR #1988 (2025-07), full before; 6·N·tokens in 2023."""
+        """calculate_tflops_training_per_device: causal since PR #1988 (CAUSAL_SINCE, the preset's `since`), full
+        before; 6·N·tokens in 2023."""
         if version == LINE_2023:
             return Convention(LINE_2023, {"attention": "excluded", "logits": "included", "embeddings": "included",
                                           "recompute": "excluded"},
@@ -70,9 +89,9 @@ class Importer(LogFormat):
         knobs = {"attention": "causal" if causal else "full", "logits": "included", "embeddings": "excluded",
                  "recompute": "excluded"}
         return Convention("maxtext" if causal else "maxtext_pre1988", knobs,
-                          "MaxText 2025-07 and later" if causal else "MaxText before 2025-07",
+                          f"MaxText {CAUSAL_SINCE} and later" if causal else f"MaxText before {CAUSAL_SINCE}",
                           "AI-Hypercomputer/maxtext src/maxtext/utils/maxtext_utils.py calculate_tflops_training_per_device"
-                          + (" after PR #1988 (2025-07), checked at e591f30" if causal else " before PR #1988"),
+                          + (f" after PR #1988 ({CAUSAL_SINCE}), checked at e591f30" if causal else " before PR #1988"),
                           "MaxText sums the matmuls x 3: " + ("causal attention (half the s^2 matrix)" if causal else
                                                              "full attention") + ", unembedding in, embedding lookup out, "
                           "no recomputation")
@@ -87,7 +106,9 @@ class Importer(LogFormat):
                 if run.version is None and OLD_LABEL.search(text):
                     run.version = (LINE_2023, run.cite(n))  # evidence: the 2023 label, `TFLOP/s:` without `/device`
             elif text.startswith("{") and "perf/step_time_seconds" in text:
-                self._jsonl(run, lines, n, text)
+                self._jsonl(run, lines, n, text, seen)
+            elif "tuning params for model" in text:
+                _tuning(lines, n, text, seen)
             else:
                 for key, pattern in (("config", CONFIG), ("devices", DEVICES), ("device", DEVICE_KIND), ("total", TOTAL)):
                     m = pattern.match(text)
@@ -119,7 +140,7 @@ class Importer(LogFormat):
         run.steps.append(Step(int(m.group(1)), n, time, {k: v for k, v in figures.items() if literal(v)}))
 
     @staticmethod
-    def _jsonl(run: ImportedRun, lines: LogReader, n: int, text: str) -> None:
+    def _jsonl(run: ImportedRun, lines: LogReader, n: int, text: str, seen: dict[str, tuple[str, int]]) -> None:
         try:
             record = json.loads(text)
             step = int(record["step"])
@@ -136,7 +157,29 @@ class Importer(LogFormat):
         if literal(time) is None or float(time) <= 0:
             lines.warn(n, "metrics record with a step time that is not a positive number; skipped", excerpt=text)
             return
+        flops = record.get("perf/per_device_tflops")  # one step's model TFLOP on one device: the console's `Total TFLOPs`
+        if isinstance(flops, (int, float)) and not isinstance(flops, bool) and 0 < flops < float("inf"):
+            seen.setdefault("perf/per_device_tflops", (repr(float(flops)), n))
         run.steps.append(Step(step, n, literal(time), {k: v for k, v in figures.items() if literal(v)}))
+
+
+def _tuning(lines: LogReader, n: int, text: str, seen: dict[str, tuple[str, int]]) -> None:
+    """The benchmark runner's tuning-parameter dict: each key is a config value at this line, as a `Config param`
+    line would give it (the first one given wins).  A dict that is not a plain literal is EFF801 at its line."""
+    m = TUNING.search(text)
+    params: object = None
+    if m and len(m.group(1)) <= MAX_TUNING_CHARS:
+        try:
+            params = ast.literal_eval(m.group(1))
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            params = None
+    if not isinstance(params, dict):
+        lines.warn(n, "tuning-parameter dict that is not a whole Python dict literal; skipped", excerpt=text)
+        return
+    for key, value in params.items():
+        if isinstance(key, str) and re.fullmatch(r"[A-Za-z_][A-Za-z_0-9]{0,80}", key) and \
+                isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            seen.setdefault(key, (str(value)[:200], n))
 
 
 def _config(seen: dict[str, tuple[str, int]], *names: str) -> tuple[str, int] | None:
@@ -192,8 +235,18 @@ def _finish(run: ImportedRun, seen: dict[str, tuple[str, int]]) -> None:
         text = str(int(batch)) if batch == int(batch) else repr(batch)
         run.put("work", Field.number("global_batch", text, "sequence", run.cite(f"{per[1]},{devices[1]}"),
                                      f"per_device_batch_size {per[0]} x Num_devices {devices[0]}"))
+    elif per:
+        run.put("work", Field.todo("global_batch", f"per_device_batch_size {per[0][:20]} (line {per[1]}) x the devices: "
+                                                   "the log does not print Num_devices"))
     else:
         run.put("work", Field.todo("global_batch", "per_device_batch_size x devices: not both in the log"))
+    remat = _config(seen, "remat_policy")
+    policy = remat[0].strip("'\"") if remat else ""
+    if remat and policy in REMAT:
+        run.put("parallelism", Field.name("recompute", REMAT[policy], run.cite(remat[1]), f"remat_policy {policy}"))
+    elif remat:
+        run.notes.append(f"remat_policy {policy} (line {remat[1]}) saves some activations and recomputes the rest: set "
+                         "`recompute` if the hardware FLOPs matter (MaxText's TFLOP/s leaves recomputation out).")
     dtype = _config(seen, "dtype")
     device = seen.get("device")
     todo_hardware(
@@ -306,7 +359,10 @@ def _claims(run: ImportedRun, summary, seen: dict[str, tuple[str, int]]) -> None
     if "tokens" in rep.figures:
         run.claims.append(Claim("throughput", f"{rep.figures['tokens']} token/s/device * hardware.count", run.cite(rep.line),
                                 f"Tokens/s/device on {why}, times the devices"))
-    total = seen.get("total")
-    if total and literal(total[0]):
-        run.claims.append(Claim("model_flops_per_step", f"{literal(total[0])} TFLOP/device * hardware.count",
-                                run.cite(total[1]), "Per train step: Total TFLOPs (per device), times the devices"))
+    for key, said in (("total", "Per train step: Total TFLOPs (per device)"),
+                      ("perf/per_device_tflops", "the record's perf/per_device_tflops (one step, one device)")):
+        total = seen.get(key)
+        if total and literal(total[0]):
+            run.claims.append(Claim("model_flops_per_step", f"{literal(total[0])} TFLOP/device * hardware.count",
+                                    run.cite(total[1]), f"{said}, times the devices"))
+            break

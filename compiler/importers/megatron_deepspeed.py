@@ -21,6 +21,7 @@ from effspec.importers.common import (
     exclude_impossible,
     flag_warmup,
     literal,
+    preset_since,
     read_arg_line,
     seconds,
     summarize,
@@ -42,7 +43,9 @@ from effspec.importers.record import Claim, Convention, Field, ImportedRun, Sour
 
 PREFIX = re.compile(r"^\[default\d+\]:\s?")
 ITERATION = re.compile(r"\biteration\s+(\d+)/\s*(\d+)\s*\|")
-PR_371 = "2024-08-19"  # microsoft/Megatron-DeepSpeed b7b2d5ef: the throughput_calculator for GQA (= the preset's `since`)
+# microsoft/Megatron-DeepSpeed b7b2d5ef (PR #371, 2024-08-19): the throughput_calculator for GQA; the date is the
+# `megatron_deepspeed` preset's `since` (effspec.front.presets), its one source.
+PR_371 = preset_since("megatron_deepspeed")
 
 
 class Importer(LogFormat):

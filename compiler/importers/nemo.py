@@ -24,11 +24,22 @@ import itertools
 import re
 
 from effspec.importers.base import LogFormat
-from effspec.importers.common import flag_warmup, literal, seconds, summarize, timing_fields, todo_hardware, version_date
+from effspec.importers.common import (
+    flag_warmup,
+    literal,
+    preset_since,
+    seconds,
+    summarize,
+    timing_fields,
+    todo_hardware,
+    version_date,
+)
 from effspec.importers.reader import LogReader
 from effspec.importers.record import Claim, Convention, Field, ImportedRun, Source, Step
 
-CAUSAL_SINCE = "2025-08-09"  # NVIDIA/NeMo 6251117f4c (PR #14424): causal attention in flops_formulas
+# NVIDIA/NeMo 6251117f4c (PR #14424, 2025-08-09): causal attention in flops_formulas; the `nemo` preset's `since`
+# (effspec.front.presets) is the one source of the date.
+CAUSAL_SINCE = preset_since("nemo")
 # A figure as Lightning or NeMo 2 prints it: plain, exponent form (rounded), or nan/inf.
 NUM = r"(-?[0-9]+(?:\.[0-9]*)?(?:e[+-]?[0-9]+)?|nan|inf|-inf)"
 BAR_TIMING = re.compile(r"train_step_timing in s=" + NUM + r"(?=[,\]]|$)")
@@ -39,6 +50,20 @@ BAR_LOSS = re.compile(r"reduced_train_loss=" + NUM + r"(?=[,\]]|$)")
 NEMO2 = re.compile(r"^(?:.*?[\s\]:>|])?Training epoch (\d+), iteration (\d+)/(\d+) \|(.*)$")
 NEMO2_FIELD = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_ ]*?): " + NUM + r"\s*$")
 MEMBERS = re.compile(r"Initializing distributed: GLOBAL_RANK: \d+, MEMBER: \d+/(\d+)\b")
+# NeMo 1's Hydra config, as its training scripts log it (`logging.info(f'\n{OmegaConf.to_yaml(cfg)}')` after
+# `************** Experiment configuration ***********`): a `[NeMo I … script:LINE]` line with nothing after it,
+# then the YAML, each line indented 4 spaces by NeMo's log formatter (`    trainer:`, `      devices: 1`).
+DUMP_HEAD = re.compile(r"^\[NeMo I [^\]]{0,200}\]\s*$")
+DUMP_KEY = re.compile(r"^    ((?:  ){0,12})([A-Za-z_][A-Za-z0-9_]{0,80}):(?: (.*))?$")
+DUMP_ITEM = re.compile(r"^    (?:  ){0,12}- ")
+MAX_DUMP_LINES = 20_000  # a config is a few hundred lines; past this the dump is taken to have ended
+PADDED_VOCAB = re.compile(r"Padded vocab_size: (\d+), original vocab_size: \d+")
+# model.activation as NeMo 1 names it -> the language's ffn
+# (the language's ffn forms: gelu, relu, swiglu, geglu; reglu and squared-relu have none, so are a TODO)
+ACTIVATIONS = {"swiglu": "swiglu", "fast-swiglu": "swiglu", "gelu": "gelu", "fast-gelu": "gelu", "geglu": "geglu",
+               "fast-geglu": "geglu", "relu": "relu"}
+PRECISIONS = {"bf16": "bf16", "bf16-mixed": "bf16", "16": "fp16", "16-mixed": "fp16", "32": "fp32", "32-true": "fp32"}
+RECOMPUTE = {"null": "none", "full": "full", "selective": "selective"}
 FIGURES = ("consumed_samples", "global_batch_size", "tflops_per_gpu", "tokens_per_sec_per_gpu")
 
 
@@ -85,6 +110,11 @@ class Importer(LogFormat):
         state = _State()
         for item in lines:
             text = item.text
+            if state.dump is not None and _dump_line(state, item.number, text):
+                continue
+            if DUMP_HEAD.match(text):
+                state.dump, state.path = (item.number, 0), []
+                continue
             m = NEMO2.match(text)
             if m:
                 state.nemo2 = True
@@ -100,6 +130,9 @@ class Importer(LogFormat):
                 members = MEMBERS.search(text)
                 if members and state.world is None:
                     state.world = (members.group(1), item.number)
+                vocab = PADDED_VOCAB.search(text)
+                if vocab and state.vocab is None:
+                    state.vocab = (vocab.group(1), item.number)
         if not run.steps:
             return []
         _finish(run, state)
@@ -180,7 +213,32 @@ class _State:
         self.untimed = 0  # NeMo 2 lines without a timing
         self.nemo2 = False
         self.world: tuple[str, int] | None = None
+        self.vocab: tuple[str, int] | None = None  # `Padded vocab_size: N`
+        self.dump: tuple[int, int] | None = None  # (the dump's head line, lines read) while in a config dump
+        self.path: list[str] = []  # the YAML keys above the current line
+        self.config: dict[str, tuple[str, int]] = {}  # `model.num_layers` -> (value as printed, line); first dump wins
+        self.dumps = 0
 
+
+def _dump_line(state: _State, n: int, text: str) -> bool:
+    """One line of NeMo 1's config dump, kept as `a.b.c` -> (value, line); False (the dump has ended) on the
+    first line that is not one (the line is then read as any other)."""
+    assert state.dump is not None
+    head, read = state.dump
+    key = DUMP_KEY.match(text)
+    if read >= MAX_DUMP_LINES or not (key or DUMP_ITEM.match(text)):
+        state.dump = None
+        if read:
+            state.dumps += 1
+        return False
+    state.dump = (head, read + 1)
+    if key:
+        depth = len(key.group(1)) // 2
+        state.path = state.path[:depth] + [key.group(2)]
+        value = (key.group(3) or "").strip()
+        if value and state.dumps == 0:  # a scalar; the first dump (a restart prints it again) is the run's
+            state.config.setdefault(".".join(state.path), (value[:200], n))
+    return True
 
 def _finish(run: ImportedRun, state: _State) -> None:
     run.step_unit = "s"
@@ -191,16 +249,32 @@ def _finish(run: ImportedRun, state: _State) -> None:
         run.framework = "NeMo 2"
     summary = summarize(seconds(run.steps, "s"))
     run.steps = flag_warmup(run.steps, summary)
-    for key in ("kind", "layers", "d_model", "heads", "ffn", "d_ff", "vocab"):
-        run.put("model", Field.todo(key, "the log has no model shape: take it from the NeMo recipe (or --model-config)"))
-    run.put("work", Field.todo("seq_len", "seq_length from the NeMo recipe: the log does not print it"))
+    cfg = state.config
+    _model(run, state)
+    seq = _int(cfg, "model.encoder_seq_length") or _int(cfg, "model.seq_length")
+    if seq:
+        run.put("work", Field.number("seq_len", seq[0], "token/sequence", run.cite(seq[1]),
+                                     "model.encoder_seq_length (the config dump)"))
+    else:
+        run.put("work", Field.todo("seq_len", "seq_length from the NeMo recipe: the log does not print it"))
     rep = run.steps[summary.representative] if summary.representative is not None else run.steps[-1]
-    _batch(run, rep)
+    gbs = _int(cfg, "model.global_batch_size")
+    if gbs:
+        run.put("work", Field.number("global_batch", gbs[0], "sequence", run.cite(gbs[1]),
+                                     "model.global_batch_size (the config dump)"))
+    else:
+        _batch(run, rep)
+    _layout(run, cfg)
     count = None
+    devices, nodes = _int(cfg, "trainer.devices"), _int(cfg, "trainer.num_nodes")
     if state.world:
         count = Field.number("count", state.world[0], "device", run.cite(state.world[1]),
                              "Lightning's `Initializing distributed … MEMBER: r/N`: the world size")
-    todo_hardware(run, count=count)
+    elif devices and nodes:
+        count = Field.number("count", str(int(devices[0]) * int(nodes[0])), "device",
+                             run.cite(f"{devices[1]},{nodes[1]}", f"trainer.devices {devices[0]} x trainer.num_nodes "
+                                                                  f"{nodes[0]}"))
+    todo_hardware(run, count=count, dtype=_dtype(run, cfg))
     timing_fields(run, summary, "training lines" if state.nemo2 else "progress-bar steps")
     run.put("timing", Field.string("boundary", "NeMo train_step_timing: one training step, host timer",
                                    Source("paper", "NeMo timing callback (train_step_timing)")))
@@ -236,3 +310,84 @@ def _batch(run: ImportedRun, rep: Step) -> None:
     printed = rep.figures.get("consumed_samples", "")
     why = f" (consumed_samples is printed rounded: `{printed}`)" if rounded(printed) else ""
     run.put("work", Field.todo("global_batch", f"global batch size from the NeMo recipe{why}"))
+
+
+def _int(cfg: dict[str, tuple[str, int]], key: str) -> tuple[str, int] | None:
+    """A config value that is a whole number (not `null`, not an interpolation like `${…}`), with its line."""
+    got = cfg.get(key)
+    return got if got and re.fullmatch(r"[1-9][0-9]{0,12}", got[0]) else None
+
+
+def _word(cfg: dict[str, tuple[str, int]], key: str) -> tuple[str, int] | None:
+    got = cfg.get(key)
+    return (got[0].strip("'\""), got[1]) if got else None
+
+
+def _model(run: ImportedRun, state: _State) -> None:
+    """The model block from the config dump's `model.*` keys (and `Padded vocab_size`); TODO for each it lacks."""
+    cfg = state.config
+    todo = "the log has no model shape: take it from the NeMo recipe (or --model-config)"
+    if not any(k.startswith("model.") for k in cfg):
+        for key in ("kind", "layers", "d_model", "heads", "ffn", "d_ff", "vocab"):
+            run.put("model", Field.todo(key, todo))
+        return
+    experts = _int(cfg, "model.num_moe_experts")
+    if experts and int(experts[0]) > 1:
+        run.put("model", Field.name("kind", "moe_transformer", run.cite(experts[1]), "model.num_moe_experts"))
+        run.put("model", Field.number("experts", experts[0], "", run.cite(experts[1]), "model.num_moe_experts"))
+        topk = _int(cfg, "model.moe_router_topk")
+        run.put("model", Field.number("top_k", topk[0], "", run.cite(topk[1]), "model.moe_router_topk") if topk
+                else Field.todo("top_k", "model.moe_router_topk: not in the config dump"))
+    else:
+        layers = cfg.get("model.num_layers")
+        run.put("model", Field.name("kind", "dense_transformer", run.cite(layers[1]) if layers else None,
+                                    "the config dump's model has no num_moe_experts above 1"))
+    for key, name in (("layers", "model.num_layers"), ("d_model", "model.hidden_size"),
+                      ("heads", "model.num_attention_heads"), ("kv_heads", "model.num_query_groups"),
+                      ("head_dim", "model.kv_channels"), ("d_ff", "model.ffn_hidden_size")):
+        got = _int(cfg, name)
+        if got:
+            run.put("model", Field.number(key, got[0], "", run.cite(got[1]), name))
+        elif key not in ("kv_heads", "head_dim"):  # null: as many KV heads as heads, d_model / heads per head
+            run.put("model", Field.todo(key, f"{name}: not a number in the config dump"))
+    act = _word(cfg, "model.activation")
+    if act and act[0] in ACTIVATIONS:
+        run.put("model", Field.name("ffn", ACTIVATIONS[act[0]], run.cite(act[1]), f"model.activation {act[0]}"))
+    else:
+        run.put("model", Field.todo("ffn", "model.activation: not in the config dump"))
+    if state.vocab:
+        run.put("model", Field.number("vocab", state.vocab[0], "", run.cite(state.vocab[1]), "Padded vocab_size"))
+    else:
+        run.put("model", Field.todo("vocab", "the padded vocabulary: the log does not print it"))
+    tied = _word(cfg, "model.share_embeddings_and_output_weights")
+    if tied and tied[0].lower() in ("true", "false"):
+        run.put("model", Field.name("tied_embeddings", tied[0].lower(), run.cite(tied[1]),
+                                    "model.share_embeddings_and_output_weights"))
+
+
+def _layout(run: ImportedRun, cfg: dict[str, tuple[str, int]]) -> None:
+    """tp, pp, cp, micro_batch and recompute from the config dump, where it gives them."""
+    for key, name in (("tp", "model.tensor_model_parallel_size"), ("pp", "model.pipeline_model_parallel_size"),
+                      ("cp", "model.context_parallel_size")):
+        got = _int(cfg, name)
+        if got:
+            run.put("parallelism", Field.number(key, got[0], "", run.cite(got[1]), name))
+    mbs = _int(cfg, "model.micro_batch_size")
+    if mbs:
+        run.put("parallelism", Field.number("micro_batch", mbs[0], "sequence", run.cite(mbs[1]), "model.micro_batch_size"))
+    for name in ("model.activations_checkpoint_granularity", "model.recompute_granularity"):
+        got = _word(cfg, name)
+        if got and got[0] in RECOMPUTE:
+            run.put("parallelism", Field.name("recompute", RECOMPUTE[got[0]], run.cite(got[1]), f"{name} {got[0]}"))
+            break
+
+
+def _dtype(run: ImportedRun, cfg: dict[str, tuple[str, int]]) -> Field | None:
+    """The matmul datatype: fp8 when model.fp8 is true, else trainer.precision."""
+    fp8 = _word(cfg, "model.fp8")
+    if fp8 and fp8[0].lower() == "true":
+        return Field.name("dtype", "fp8", run.cite(fp8[1]), "model.fp8 true")
+    precision = _word(cfg, "trainer.precision")
+    if precision and precision[0] in PRECISIONS:
+        return Field.name("dtype", PRECISIONS[precision[0]], run.cite(precision[1]), f"trainer.precision {precision[0]}")
+    return None

@@ -28,6 +28,10 @@ DATE_LINES = 100_000  # the first dated line is looked for this far (a log's sta
 # A timestamp on a log line (` [2024-03-30 12:00:01] iteration …`, `[2021-06-10 20:47:51,724] [INFO]`,
 # `… datetime: 2021-05-26 03:20:36`): the first one bounds the framework's checkout date from above.
 _DATED = re.compile(r"(?:^|[\[\s])(20\d\d-[01]\d-[0-3]\d)[ T][0-2]\d:[0-5]\d")
+# `date`'s own form (`Job End: Thu Jul 31 09:48:56 UTC 2025`, as job scripts print it): day, month, time, zone, year.
+_DATE_CMD = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) +([0-3]?\d) "
+                       r"[0-2]\d:[0-5]\d:[0-5]\d (?:[A-Z]{2,5} )?(20\d\d)\b")
+_MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
 
 
@@ -144,6 +148,10 @@ class LogReader:
         m = _DATED.search(text[:80]) or (_DATED.search(text, at, at + 40) if at >= 0 else None)
         if m:
             self.first_date = (m.group(1), number)
+            return
+        d = _DATE_CMD.search(text[:120])
+        if d and 1 <= int(d.group(2)) <= 31:
+            self.first_date = (f"{d.group(3)}-{_MONTHS.index(d.group(1)) + 1:02d}-{int(d.group(2)):02d}", number)
 
     def _decode(self, raw: bytes, number: int, warn: bool) -> str:
         raw = raw.rstrip(b"\n")

@@ -17,21 +17,27 @@ from array import array
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import cache
 from typing import IO
 
-# The grammar's NUMBER, without the `.5` form (never printed by a framework).
-_NUMBER = re.compile(r"[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from effspec.front import lexicon
+
 _UNIT = re.compile(r"[A-Za-z%][A-Za-z0-9%/*^-]{0,40}")
 # A claim's expression: literals, units, references and operators; no quotes,
 # braces, comments or line breaks.
 _EXPR = re.compile(r"[0-9A-Za-z_ .,/*%^()+-]{1,200}")
 
 
+@cache
+def _terminal(name: str) -> re.Pattern[str]:
+    """The grammar's NUMBER or NAME (effspec.front.lexicon), compiled."""
+    return re.compile(lexicon.terminal(name))
+
+
 def number(text: str) -> str:
     """``text`` if it is a plain decimal literal the grammar reads, else ValueError."""
     text = text.replace(",", "")  # thousands separators: "9,966"
-    if not _NUMBER.fullmatch(text):
+    if not _terminal("NUMBER").fullmatch(text):
         raise ValueError(f"not a number literal: {text[:40]!r}")
     return text
 
@@ -76,7 +82,7 @@ class Field:
 
     @staticmethod
     def name(key: str, word: str, source: Source | None = None, comment: str = "") -> Field:
-        if not _NAME.fullmatch(word) or word == "TODO":
+        if not _terminal("NAME").fullmatch(word) or word == "TODO":
             raise ValueError(f"not a name: {word!r}")
         return Field(key, word, source, comment)
 
@@ -107,7 +113,7 @@ class Claim:
     comment: str = ""
 
     def __post_init__(self) -> None:
-        if not _NAME.fullmatch(self.name) or not _EXPR.fullmatch(self.expr):
+        if not _terminal("NAME").fullmatch(self.name) or not _EXPR.fullmatch(self.expr):
             raise ValueError(f"not a claim: {self.name!r} = {self.expr!r}")
 
 

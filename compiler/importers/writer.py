@@ -86,8 +86,10 @@ def _csv_output(path: str, run: ImportedRun, rows: Callable[[ImportedRun], Itera
     return Output(path, lambda: _csv(rows(run)), lambda: b"".join(_csv(itertools.islice(rows(run), 4))))
 
 
-def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
-    """Every file to write: the CSVs, then OUT itself."""
+def render(out: str, runs: list[ImportedRun], command: str,
+           layout: Callable[[str], str] | None = None) -> list[Output]:
+    """Every file to write: the CSVs, then OUT itself (its text passed through ``layout`` when given: the CLI
+    gives `effspec fmt`'s, effspec.cli.import_.fmt_layout, which this layer may not import)."""
     folder = os.path.dirname(os.path.abspath(out))
     names = output_files(out, runs)
     files: list[Output] = []
@@ -95,7 +97,8 @@ def render(out: str, runs: list[ImportedRun], command: str) -> list[Output]:
         for kind, rows in (("steps", _steps_rows), ("ranks", _ranks_rows)):
             if f"{run.run_id}:{kind}" in names:
                 files.append(_csv_output(os.path.join(folder, names[f"{run.run_id}:{kind}"]), run, rows))
-    text = eff_text(runs, names, command).encode("utf-8")
+    eff = eff_text(runs, names, command)
+    text = (layout(eff) if layout else eff).encode("utf-8")
     files.append(Output(out, lambda: (text,), lambda: text))
     return files
 
@@ -145,10 +148,20 @@ def _run(run: ImportedRun, names: dict[str, str]) -> list[str]:
             continue
         lines.append("")
         lines.append(f"  {block} {{")
+        inner = [f for f in fields if "." in f.key]  # `mamba2.state_size`: a key of a block inside this one
+        fields = [f for f in fields if "." not in f.key]
         width = max(len(f.key) for f in fields)
         values = [_value(f, subst) for f in fields]
         vwidth = min(max((len(v) for v, f in zip(values, fields, strict=False) if f.source), default=0), 36)
         lines += [_field(f, v, width, vwidth) for f, v in zip(fields, values, strict=False)]
+        for sub in dict.fromkeys(f.key.split(".", 1)[0] for f in inner):
+            own = [Field(f.key.split(".", 1)[1], f.value, f.source, f.comment) for f in inner if f.key.startswith(sub + ".")]
+            lines.append(f"    {sub} {{")
+            w = max(len(f.key) for f in own)
+            vals = [_value(f, subst) for f in own]
+            vw = min(max((len(v) for v in vals), default=0), 36)
+            lines += ["  " + _field(f, v, w, vw) for f, v in zip(own, vals, strict=False)]
+            lines.append("    }")
         lines.append("  }")
     if run.claims:
         lines.append("")

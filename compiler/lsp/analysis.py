@@ -16,8 +16,8 @@ from typing import Any
 
 import effspec
 from effspec.diagnostics import Diagnostic, Span
+from effspec.version import report_a_bug
 
-BUG_URL = "https://github.com/effspec/effspec/issues"
 INTERNAL_CODE = "EFF000"  # not a rule: the server's own "the check crashed" diagnostic
 
 
@@ -56,7 +56,7 @@ class Analysis:
         if self.crash is not None:
             return [Diagnostic(INTERNAL_CODE, "error", Span(1, 1, 1, 1),
                                f"effspec crashed while checking this file: {self.crash}",
-                               f"this is a bug in effspec {effspec.__version__}; please report it with the spec: {BUG_URL}")]
+                               f"this is a bug in effspec {effspec.__version__}. {report_a_bug()}")]
         return self.result.diagnostics if self.result is not None else []
 
     @property

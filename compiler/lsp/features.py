@@ -226,9 +226,9 @@ def reference_tables() -> dict[tuple[str, str], dict[str, str]]:
     out: dict[tuple[str, str], dict[str, str]] = {}
     block = None
     for row in text.split("\n"):
-        heading = re.match(r"^#### `(\w+)[^`]*`(?: \(inside `(\w+)`\))?", row)
-        if heading:  # `lora { … }` (inside `model`) is the block `model.lora`
-            block = f"{heading.group(2)}.{heading.group(1)}" if heading.group(2) else heading.group(1)
+        heading = re.match(r"^#### `(\w+)", row)
+        if heading:
+            block = heading.group(1)
             continue
         cells = [c.strip() for c in re.split(r"(?<!\\)\|", row)[1:-1]]
         if block and len(cells) == 6 and cells[0].startswith("`") and cells[0] != "key":
@@ -444,30 +444,21 @@ def _completion_names(a: Analysis, ctx: scan.Context):
             return ["claim", *K.RUN_BLOCKS, *K.BLOCKS["run"]], C.Property, _key_detail("run")
         if block == "scaling":
             return ["claim", *K.BLOCKS["scaling"]], C.Property, _key_detail("scaling")
-        block = _table_name(block)
-        inner = list(K.SUB_BLOCKS.get(block, ()))  # `lora` inside `model`
-        return [*K.BLOCKS.get(block, {}), *inner], C.Property, _key_detail(block)
+        inner = list(K.SUB_BLOCKS.get(block or "", ()))  # `mamba2`, `gated_deltanet`, `lora` inside `model`
+        return [*K.BLOCKS.get(block or "", {}), *inner], C.Property, _key_detail(block or "")
     return _value_names(a, ctx)
-
-
-def _table_name(block: str | None) -> str:
-    """The key table of a block as the scanner names it: `lora` is `model.lora`."""
-    name = block or ""
-    if name in K.BLOCKS:
-        return name
-    return next((f"{p}.{name}" for p, subs in K.SUB_BLOCKS.items() if name in subs), name)
 
 
 def _value_names(a: Analysis, ctx: scan.Context):
     """What may follow `key =`: enum values, `catalog`, run ids, accelerators; or, after a number, its units."""
     from effspec.engine import catalog
 
-    block = _table_name(ctx.block)
+    block = ctx.block
     C = T.CompletionItemKind
-    key = K.BLOCKS.get(block, {}).get(ctx.key or "")
+    key = K.BLOCKS.get(block or "", {}).get(ctx.key or "")
     if key is None:
         return [], C.Text, None
-    if key.kind == "names" and ctx.where in ("value", "list"):
+    if key.kind == "words" and ctx.where in ("value", "list"):
         return list(key.choices), C.EnumMember, None
     if ctx.where == "unit":
         return list(units_for(block or "", key.name)), C.Unit, None

@@ -21,7 +21,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
+
+from effspec.front import lexicon
 
 _LINE_FIELDS = ("line", "end_line", "container_line", "container_end_line")
 _POS_FIELDS = ("start_pos", "end_pos", "container_start_pos", "container_end_pos")
@@ -74,21 +77,33 @@ class _Entry:
 # Strings, comments and braces: all that matters inside an item to find where it ends.
 _BRACES = re.compile(r'"(?:[^"\\\n]|\\.)*+"|#[^\n]*+|[{}"]')
 _SKIP = r"(?:[ \t\f\r\n]++|#[^\n]*+)*+"  # possessive: no backtracking on long runs of spaces or `#`
-_HEADER = re.compile(_SKIP + r"eff" + _SKIP + r"(?:[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?)(?![A-Za-z0-9_.])")
-_ITEM = re.compile(_SKIP + r"(run|scaling)(?![A-Za-z0-9_])" + _SKIP + r"[A-Za-z_][A-Za-z0-9_]*" + _SKIP + r"\{")
+
+
+@cache
+def _header() -> re.Pattern[str]:
+    """`eff` and the grammar's NUMBER (effspec.front.lexicon), after blanks and comments."""
+    return re.compile(_SKIP + r"eff" + _SKIP + lexicon.terminal("NUMBER") + r"(?![A-Za-z0-9_.])")
+
+
+@cache
+def _item() -> re.Pattern[str]:
+    """`run` or `scaling`, the grammar's NAME, `{`."""
+    return re.compile(_SKIP + r"(run|scaling)(?![A-Za-z0-9_])" + _SKIP + lexicon.terminal("NAME") + _SKIP + r"\{")
+
+
 _TAIL = re.compile(_SKIP + r"\Z")
 
 
 def split(text: str) -> tuple[int, list[tuple[int, int, int, int]]] | None:
     """(end offset of the header, [(start, end, line, column) of each top-level item]), or None when the
     text is not a header followed by balanced `run`/`scaling` items and comments."""
-    header = _HEADER.match(text)
+    header = _header().match(text)
     if header is None:
         return None
     items: list[tuple[int, int, int, int]] = []
     pos, line, line_start, counted = header.end(), 1, 0, 0
     while not _TAIL.match(text, pos):
-        item = _ITEM.match(text, pos)
+        item = _item().match(text, pos)
         if item is None:
             return None
         start = item.start(1)

@@ -11,18 +11,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import cache
 
 from effspec.diagnostics import Span
+from effspec.front import lexicon
 
-_TOKEN = re.compile(
-    r"(?P<comment>#[^\n]*)"
-    r"|(?P<string>\"(?:[^\"\\\n]|\\.)*\"?)"
-    r"|(?P<number>[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
-    r"|(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
-    r"|(?P<space>[ \t\f\r\n]+)"
-    r"|(?P<punct>.)",
-    re.S,
-)
+
+@cache
+def _token_pattern() -> re.Pattern[str]:
+    """One alternative per token kind; NUMBER, NAME and COMMENT are the grammar's (effspec.front.lexicon).
+    A string may be unterminated (half-typed text), so it is not the grammar's STRING."""
+    return re.compile(
+        rf"(?P<comment>{lexicon.terminal('COMMENT')})"
+        r"|(?P<string>\"(?:[^\"\\\n]|\\.)*\"?)"
+        rf"|(?P<number>{lexicon.terminal('NUMBER')})"
+        rf"|(?P<name>{lexicon.terminal('NAME')})"
+        r"|(?P<space>[ \t\f\r\n]+)"
+        r"|(?P<punct>.)",
+        re.S,
+    )
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ class Tok:
 def tokens(text: str) -> list[Tok]:
     out: list[Tok] = []
     line, line_start = 0, 0
-    for m in _TOKEN.finditer(text):
+    for m in _token_pattern().finditer(text):
         kind = m.lastgroup or "punct"
         start, end = m.span()
         if kind == "space":
@@ -64,11 +71,6 @@ def offset_of(text: str, line: int, col: int) -> int:
     end = text.find("\n", start)
     end = len(text) if end < 0 else end
     return min(start + col, end)
-
-
-def line_text(text: str, line: int) -> str:
-    lines = text.split("\n")
-    return lines[line] if 0 <= line < len(lines) else ""
 
 
 def to_utf16(line: str, col: int) -> int:

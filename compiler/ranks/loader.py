@@ -18,6 +18,7 @@ import io
 from effspec.diagnostics import Diagnostic, Span, name_list, sanitize
 from effspec.front.limits import LIMITS
 from effspec.ranks.table import (
+    BREAKDOWN_COLUMNS,
     COLUMNS,
     MAX_COMMENT_CHARS,
     MAX_COMMENT_LINES,
@@ -176,7 +177,13 @@ def _load(path: str, rel: str) -> RankTable:
     node, node_names = _nodes(np, buf, starts[:, index["node"]], ends[:, index["node"]], rank, rel, first)
     return RankTable(rank, node, node_names, step, values["compute"], values["comm"], values["stall"],
                      step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"), idle=values.get("idle"),
-                     other=values.get("other"), provenance=comments, provenance_checks=checks, first_row=first)
+                     other=values.get("other"), breakdown=_breakdown(values), provenance=comments,
+                     provenance_checks=checks, first_row=first)
+
+
+def _breakdown(values: dict) -> tuple:
+    """The idle-split and kernel-type columns the header names, in BREAKDOWN_COLUMNS order."""
+    return tuple((c, values[c]) for c in BREAKDOWN_COLUMNS if c in values)
 
 
 def _provenance_checks(path: str, comments: tuple[str, ...]) -> tuple[str, ...]:
@@ -227,8 +234,8 @@ def _load_fast(np, raw: bytes, rel: str, comments: tuple[str, ...], checks: tupl
         return None
     return RankTable(rank, node, node_names, values["step"].astype(np.int64), values["compute"], values["comm"],
                      values["stall"], step_time=values.get("step_time"), comm_exposed=values.get("comm_exposed"),
-                     idle=values.get("idle"), other=values.get("other"), provenance=comments, provenance_checks=checks,
-                     first_row=first)
+                     idle=values.get("idle"), other=values.get("other"), breakdown=_breakdown(values),
+                     provenance=comments, provenance_checks=checks, first_row=first)
 
 
 def _cell(buf, start, end) -> str:

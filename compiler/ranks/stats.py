@@ -332,6 +332,9 @@ class RankStats:
         stats._fill_evidence(np, C, M, T, big(total, axis=0), complete)
         if exposed:
             stats.evidence["comm_column"] = "comm_exposed"
+        if table.breakdown:  # the idle split and kernel types, seconds summed over every rank and step
+            stats.evidence["breakdown"] = {name: float(np.sum(values)) for name, values in table.breakdown} | \
+                {"comm": float(np.sum(table.comm)), "idle": float(np.sum(table.idle)) if table.idle is not None else None}
         if table.provenance:
             stats.evidence["provenance"] = list(table.provenance)
         if table.provenance_checks:

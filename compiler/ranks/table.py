@@ -12,7 +12,10 @@ if TYPE_CHECKING:  # numpy is imported when a table is loaded
 COLUMNS = ("rank", "node", "step", "compute", "comm", "stall")
 TIME_COLUMNS = ("compute", "comm", "stall")
 # Optional columns (written by `effspec traces`); read when the header names them.
-OPTIONAL_COLUMNS = ("step_time", "comm_exposed", "idle", "other")
+# The idle split and the kernel types (issue 32), seconds: kept as the table's breakdown and shown in the report.
+BREAKDOWN_COLUMNS = ("idle_host_wait", "idle_kernel_wait", "idle_other", "gemm", "attention", "memory",
+                     "elementwise_other")
+OPTIONAL_COLUMNS = ("step_time", "comm_exposed", "idle", "other", *BREAKDOWN_COLUMNS)
 MAX_NODE_NAME = 128
 MAX_COMMENT_LINES = 100_000  # `# …` lines before the header (one per trace file, and a few)
 MAX_COMMENT_CHARS = 4096
@@ -33,6 +36,7 @@ class RankTable:
     comm_exposed: NDArray[np.float64] | None = None
     idle: NDArray[np.float64] | None = None
     other: NDArray[np.float64] | None = None
+    breakdown: tuple[tuple[str, NDArray[np.float64]], ...] = ()  # (column, values) of BREAKDOWN_COLUMNS present
     provenance: tuple[str, ...] = ()  # the `# …` lines before the header, without "# "
     provenance_checks: tuple[str, ...] = ()  # per line: verified | differs | declared | "" (ranks/provenance.py)
     first_row: int = 2  # the file line of the first row (after the comments and the header)

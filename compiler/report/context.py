@@ -953,6 +953,7 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
                                 tuple((_clean(g.name), str(g.ranks), sig(g.compute_mean), sig(g.comm_mean),
                                        sig(g.stall_mean), percent(g.wait_share), f"{g.compute_excess:+.1%}")
                                       for g in groups)))
+    rows += _breakdown_rows(evidence.get("breakdown"))
     lines = list(evidence.get("provenance", ()))
     checks = list(evidence.get("provenance_checks", ()))
     checks += ["declared"] * (len(lines) - len(checks))  # what no check says: the CSV's claim
@@ -962,6 +963,40 @@ def _diagnosis(rr) -> tuple[tuple[Row, ...], tuple[Table, ...]]:
         rows.append(Row("provenance checked", _provenance_summary([check for _, check in files])))
     provenance = _provenance_table(files)
     return tuple(rows), tuple(tables) + ((provenance,) if provenance else ())
+
+
+_IDLE_CAUSES = (("idle_host_wait", "host wait"), ("idle_kernel_wait", "kernel wait"), ("idle_other", "other"))
+_KERNEL_TYPES = (("gemm", "GEMM"), ("attention", "attention"), ("comm", "communication"), ("memory", "memory"),
+                 ("elementwise_other", "elementwise/other"))
+
+
+def _duration(seconds: float) -> str:
+    """A summed trace time in the unit that keeps it short: µs, ms or s, four significant digits."""
+    if seconds == 0:
+        return "0 s"
+    scale, unit = (1e6, "µs") if seconds < 1e-3 else (1e3, "ms") if seconds < 1 else (1.0, "s")
+    return f"{sig(seconds * scale)} {unit}"
+
+
+def _breakdown_rows(breakdown: object) -> list[Row]:
+    """The trace table's idle split (shares of the idle time) and kernel types (seconds; each the union of its
+    type's device events, so types that overlap on two streams count in both), summed over ranks and steps."""
+    if not isinstance(breakdown, dict):
+        return []
+    rows = []
+    idle = sum(float(breakdown.get(k) or 0.0) for k, _ in _IDLE_CAUSES)
+    if any(k in breakdown for k, _ in _IDLE_CAUSES) and idle > 0:
+        parts = [f"{name} {_duration(float(breakdown.get(k) or 0.0))} ({percent(float(breakdown.get(k) or 0.0) / idle)})"
+                 for k, name in _IDLE_CAUSES]
+        rows.append(Row("idle by cause", ", ".join(parts),
+                        f"of {_duration(idle)} idle, summed over ranks and steps: host wait is the device waiting for a "
+                        "launch, kernel wait is queued work that did not start (another stream, a sync)"))
+    if any(k in breakdown for k in ("gemm", "attention", "memory", "elementwise_other")):
+        parts = [f"{name} {_duration(float(breakdown.get(k) or 0.0))}" for k, name in _KERNEL_TYPES]
+        rows.append(Row("device time by kernel type", ", ".join(parts),
+                        "summed over ranks and steps; each type is the union of its kernels' time, so two types "
+                        "running on two streams at once both count it"))
+    return rows
 
 
 def _diagnosis_significance(evidence: dict) -> Row | None:
@@ -1006,15 +1041,22 @@ def _provenance_table(files: list, shown: int = 20) -> Table | None:
     from urllib.parse import unquote
 
     rows = []
-    for line, check in files[:shown]:
-        kv = dict(t.split("=", 1) for t in str(line).split(": ", 1)[-1].split() if "=" in t)
+    parsed = [(dict(t.split("=", 1) for t in str(line).split(": ", 1)[-1].split() if "=" in t), check)
+              for line, check in files[:shown]]
+    # GPU traces with launches also give the launch delay (device start - launch call start), µs: its own column
+    delays = any("launch_delay_p50" in kv for kv, _ in parsed)
+    for kv, check in parsed:
         size = kv.get("bytes", "")
-        rows.append((_clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
-                     _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", "")),
-                     _clean(str(check))))
+        row = (_clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
+               _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", "")))
+        if delays:
+            p50, p95 = kv.get("launch_delay_p50"), kv.get("launch_delay_p95")
+            row += (f"{_clean(p50)} / {_clean(p95)}" if p50 and p95 else "—",)
+        rows.append((*row, _clean(str(check))))
     if len(files) > shown:
-        rows.append((f"… {len(files) - shown:,} more (all listed in the CSV)", "", "", "", "", ""))
-    return Table("Provenance", ("file", "bytes", "sha256", "rank", "node", "checked"), tuple(rows)) if rows else None
+        rows.append((f"… {len(files) - shown:,} more (all listed in the CSV)", *("",) * (6 if delays else 5)))
+    head = ("file", "bytes", "sha256", "rank", "node", *(("launch delay p50 / p95 µs",) if delays else ()), "checked")
+    return Table("Provenance", head, tuple(rows)) if rows else None
 
 
 def _assumed_rows(causes: RunCauses) -> tuple[InputView, ...]:

@@ -24,10 +24,6 @@ FONTS = (
 PAGE_SIZES = {"a4": "A4", "letter": "letter"}
 
 
-class FetchRefused(Exception):
-    """A URL outside the bundled assets was requested."""
-
-
 def _fetcher_class():
     from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
 

@@ -13,10 +13,9 @@ import os
 from urllib.parse import quote
 
 from effspec.report.rulepages import effective_base, known_page
-from effspec.version import __version__
+from effspec.version import __version__, project_url
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
-INFORMATION_URI = "https://github.com/effspec/effspec"
 SRCROOT = "%SRCROOT%"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
@@ -281,6 +280,16 @@ def _numbered(part: dict, artifact: int) -> list[dict]:
     return part["results"]
 
 
+def _driver(rules: list[dict]) -> dict:
+    """The tool's descriptor; ``informationUri`` only where the package metadata declares a home page."""
+    driver: dict = {"name": "effspec", "version": __version__, "semanticVersion": __version__}
+    home = project_url("homepage") or project_url("source")
+    if home:
+        driver["informationUri"] = home
+    driver["rules"] = rules
+    return driver
+
+
 def sarif_log(results, doc_base: str | None = None) -> dict:
     """A SARIF 2.1.0 log of several checked files: ``effspec.Result`` objects, or their
     :func:`sarif_file` parts (as the result cache gives them back); rule pages under
@@ -298,8 +307,7 @@ def sarif_log(results, doc_base: str | None = None) -> dict:
         "$schema": SCHEMA_URI,
         "version": "2.1.0",
         "runs": [{
-            "tool": {"driver": {"name": "effspec", "version": __version__, "semanticVersion": __version__,
-                                "informationUri": INFORMATION_URI, "rules": rules}},
+            "tool": {"driver": _driver(rules)},
             "artifacts": artifacts,
             "results": sarif_results,
             "columnKind": "unicodeCodePoints",

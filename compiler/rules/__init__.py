@@ -10,7 +10,9 @@ the sections What it does / Why is this bad? / Example / Use instead, which
 from __future__ import annotations
 
 import importlib
+import os
 import pkgutil
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache, cached_property
@@ -31,7 +33,20 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-FAMILIES = ("numerator", "denominator", "scaling", "time", "sampling", "claims", "numerics")
+def _families() -> tuple[str, ...]:
+    """The subpackages holding rule files (``EFFnnn.py``), in the order of their first code: a new
+    family is a new folder, found as its rules are."""
+    firsts = {}
+    for info in pkgutil.iter_modules(__path__):
+        if info.ispkg:
+            folders = [os.path.join(path, info.name) for path in __path__]
+            codes = sorted(m.name for m in pkgutil.iter_modules(folders) if re.fullmatch(r"EFF\d{3}", m.name))
+            if codes:
+                firsts[info.name] = codes[0]
+    return tuple(sorted(firsts, key=lambda family: firsts[family]))
+
+
+FAMILIES = _families()  # numerator (1xx), denominator (2xx), scaling, time, sampling, claims, numerics (7xx)
 PAGE_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead")
 
 

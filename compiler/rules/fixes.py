@@ -41,8 +41,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import cache
 
 from effspec.diagnostics import Diagnostic, Fix, Span
+from effspec.front import lexicon
 
 __all__ = ["Fix", "Offer", "fixes_for", "claim_units", "apply", "value_fix", "vet", "chosen", "counts", "held_back"]
 
@@ -50,12 +52,18 @@ _WRITE = re.compile(r"^write `([^`\n]+)`(, the unit `[^`\n]+` takes)?$")
 _WRITE_EITHER = re.compile(r"^write `([^`\n]+)` or `([^`\n]+)`$")
 _DID_YOU_MEAN = re.compile(r"did you mean `([^`\n]+)`\?")
 _BACKTICKED = re.compile(r"`([^`\n]+)`")
-_BARE_NUMBER = re.compile(r"^[0-9][0-9_]*(\.[0-9_]+)?([eE][+-]?[0-9]+)?$")
 _RATIO_CLAIM_CODES = ("EFF601", "EFF604")
-_KEY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 _FLOPS_WORD = re.compile(r"[kKmMgGtTpPeE]?FLOPS", re.IGNORECASE)
 _EXPECTS = re.compile(r"^`([^`\n]+)` expects `([^`\n]+)`, found `([^`\n]+)`$")
+
+
+
+@cache
+def _terminal(name: str) -> re.Pattern[str]:
+    """The grammar's NUMBER or NAME (effspec.front.lexicon), compiled."""
+    return re.compile(lexicon.terminal(name))
+
 
 SourceUnder = Callable[[Span], str]
 ClaimUnit = Callable[[Span], "str | None"]
@@ -88,9 +96,9 @@ def fixes_for(diag: Diagnostic, source_under: SourceUnder, claim_unit: ClaimUnit
     if either and diag.code == "EFF001" and written in named and "," in written:
         out.append(Fix(f"Write `{either.group(1)}`", diag.span, either.group(1), safe=False, preferred=False))
     mean = _DID_YOU_MEAN.search(diag.help or "")
-    if mean and written in named and _KEY.fullmatch(mean.group(1)):
+    if mean and written in named and _terminal("NAME").fullmatch(mean.group(1)):
         out.append(Fix(f"Change `{written}` to `{mean.group(1)}`", diag.span, mean.group(1), safe=False))
-    if diag.code in _RATIO_CLAIM_CODES and _BARE_NUMBER.match(written) and claim_unit(diag.span) == "":
+    if diag.code in _RATIO_CLAIM_CODES and _terminal("NUMBER").fullmatch(written) and claim_unit(diag.span) == "":
         value = float(written.replace("_", ""))
         if value > 1:
             out.append(Fix(f"Write `{written} %` (a bare ratio above 1 reads as {value * 100:g} %)", diag.span,

@@ -204,7 +204,8 @@ def to_csv(summaries: list[TraceSummary], missing: list[tuple[int, int]], world:
                      f"node={s.node} node_from={s.node_source} kind={s.kind} steps={len(s.rows)} events={s.events}"
                      + (f" skipped={s.skipped}" if s.skipped else "")
                      + (f" launch_delay_p50={s.launch_delay[0]:.3f} launch_delay_p95={s.launch_delay[1]:.3f}"
-                        if s.launch_delay else ""))
+                        if s.launch_delay else "")
+                     + (f" queue_mean={s.queue[0]:.3f} queue_max={s.queue[1]}" if s.queue else ""))
     lines += ["# " + line for line in skew_lines(problems, summaries)]
     lines += ["# " + line for line in kernel_lines(summaries)]
     lines.append(",".join(HEADER))

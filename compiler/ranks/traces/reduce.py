@@ -17,8 +17,9 @@ GPU traces (any ``kernel``, ``gpu_memcpy`` or ``gpu_memset`` event):
   before a step's first kernel (a host stall) is that step's idle time;
 - inside a window, by time: compute = union of non-communication kernels;
   comm = union of collective kernels (NCCL, RCCL, NVSHMEM,
-  symmetric memory, custom all-reduce, oneCCL, HCCL: COLLECTIVE_FAMILIES); comm_exposed = comm where no compute
-  kernel runs; other = memcpy/memset where no kernel runs; idle = the rest.
+  symmetric memory, custom all-reduce, oneCCL, HCCL: COLLECTIVE_FAMILIES; and any kernel launched inside
+  a ``record_param_comms`` span of its launch's thread); comm_exposed = comm where no compute kernel runs;
+  other = memcpy/memset where no kernel runs; idle = the rest.
 
 CPU traces (gloo): the step window is the ``ProfilerStep#N`` span; compute is
 the union of the main thread's ``cpu_op`` events outside its ``c10d::*`` ops;
@@ -94,15 +95,21 @@ def _mtia_class(name: str) -> int:
 # these, case-insensitively, is a collective; every other kernel is compute.  (family, pattern)
 COLLECTIVE_FAMILIES: tuple[tuple[str, str], ...] = (
     ("NCCL / RCCL", r"[nr]ccl"),
-    ("NVSHMEM", r"nvshmem"),
+    # NVSHMEM's on-stream collectives are named without `nvshmem` (nvshmemi_h_to_d_coll_defs.cuh).
+    ("NVSHMEM", r"nvshmem|(?<![A-Za-z0-9])(?:alltoall|barrier|broadcast|fcollect|rdxn|reducescatter|sync)"
+                r"_on_stream_kernel"),
     ("symmetric memory, multimem", r"multimem_"),
     ("symmetric memory, one/two-shot", r"(?:one|two)_shot_all_reduce"),
     ("vLLM / SGLang custom all-reduce", r"cross_device_reduce"),
-    ("oneCCL", r"(?<![A-Za-z0-9])ccl_"),
-    ("HCCL", r"hccl"),
+    ("oneCCL", r"(?<![A-Za-z0-9])(?:one)?ccl_"),  # XCCL's kernels: `oneccl_reduce_base<…>`
+    ("HCCL", r"hccl|(?<![A-Za-z0-9])hcom_"),  # Ascend's communication ops: `hcom_allReduce__606_0_1`
     ("Gloo", r"(?<![A-Za-z0-9])gloo"),
 )
 _COLLECTIVE = re.compile("|".join(f"(?:{p})" for _, p in COLLECTIVE_FAMILIES), re.IGNORECASE)
+# The profiler's own record of a collective call (PyTorch's RECORD_PARAM_COMMS, a `cpu_op` around the call,
+# args `Collective name`, `Process Group Name`…): a kernel launched inside one, from its thread, is communication
+# whatever its name (spec/traces.md, "Collectives").
+RECORD_COMMS = "record_param_comms"
 _KERNEL_CLASS: dict[str, int] = {}
 _KERNEL_CLASS_MAX = 1 << 16  # distinct names remembered (a trace has a few thousand)
 
@@ -218,6 +225,7 @@ class TraceSummary:
     # The kernels taking the most device time: (name, type, µs summed over launches, launches), at most TOP_KERNELS.
     top: tuple[tuple[str, str, float, int], ...] = field(default=())
     launch_delay: tuple[float, float] | None = None  # median and p95 of launch → device start, µs
+    queue: tuple[float, int] | None = None  # device events launched and not finished: time-weighted mean, max
 
 
 def node_name(raw: str) -> str:
@@ -264,7 +272,10 @@ class _Collector:
         self.name_cls: list[int] = []  # each name's class (-1: an MTIA event that is not activity)
         self.types: Any = None  # the device events' kernel types, once made (_types)
         self.launch_delay: tuple[float, float] | None = None  # median and p95, µs (GPU traces with launches)
-        self.rt_ts, self.rt_corr = array("d"), array("q")
+        self.queue: tuple[float, int] | None = None  # queue length over the device windows: mean, max (_queue)
+        self.rt_ts, self.rt_corr, self.rt_thread = array("d"), array("q"), array("q")  # launches: when, which, thread
+        self.by_span: tuple[int, float] = (0, 0.0)  # kernels counted as communication by RECORD_COMMS alone, and µs
+        # Host ops; op_c10d: 1 for a `c10d::*` op, 2 for a RECORD_COMMS span, 0 for any other.
         self.op_ts, self.op_dur, self.op_thread, self.op_c10d = array("d"), array("d"), array("q"), array("b")
         self.gloo_ts, self.gloo_dur = array("d"), array("d")
         self.threads: dict[Any, int] = {}
@@ -354,32 +365,45 @@ class _Collector:
             else:
                 e["ts"], e["dur"] = ts, dur
 
-    def add_structs(self, events: Structs) -> None:  # noqa: C901 - add_dicts for msgspec's objects
-        """``add_dicts`` for the events msgspec decoded: the same checks on
-        attributes (``args`` is then an object with ``correlation``, or None)."""
+    def add_structs(self, events: Structs) -> None:
+        """Collect a batch msgspec decoded: each event's fields come as a tuple, made in C (``args`` is then
+        an object with ``correlation``, or None)."""
+        self._add(map(_struct_fields(), events))
+        self.events += len(events)
+
+    def add_dicts(self, events: Iterable[Any]) -> None:
+        """Collect events the general parser read (dicts; anything else is counted and passed over)."""
+        seen = [0]
+        self._add(_dict_fields(events, seen))
+        self.events += seen[0]
+
+    def _add(self, rows: Iterable[tuple]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
+        """Keep what the reduction needs of each event, given as its FIELDS: the one loop of both parsers,
+        and a reduction's hot loop.  Checks are inlined (a number is an int or float, not a bool, within
+        ±MAX_TIME_US; NaN fails the comparison)."""
         dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
         dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr = self.rt_ts, self.rt_corr
+        rt_ts, rt_corr, rt_thread = self.rt_ts, self.rt_corr, self.rt_thread
         op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
         threads, categories = self.threads, self.categories
         prefix, step_re = self.prefix, self.step_re
         big = MAX_TIME_US
         skipped = 0
-        for e in events:
-            if e.ph != "X":
+        cat: Any
+        name: Any
+        ts: Any
+        dur: Any
+        args: Any
+        corr: Any
+        for ph, cat, name, ts, dur, pid, tid, args in rows:
+            if ph != "X":
                 continue
-            cat: Any = e.cat
-            ts: Any = e.ts
-            dur: Any
-            name: Any
             if cat == "cpu_op" or cat == "user_annotation":
-                name = e.name
                 if type(name) is not str:
                     skipped += 1
                     continue
                 if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
                     continue
-                dur = e.dur
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
@@ -388,101 +412,7 @@ class _Collector:
                     self.gloo_ts.append(ts)
                     self.gloo_dur.append(dur)
                     continue
-                thread = (e.pid, e.tid)
-                try:
-                    t = threads.get(thread)
-                except TypeError:
-                    thread = (None, None)
-                    t = threads.get(thread)
-                if name.startswith(prefix):
-                    m = step_re.match(name)
-                    if m:
-                        self.steps.append((int(m.group(1)) if m.group(1) else -1, ts, dur, thread))
-                        continue
-                    if cat == "user_annotation":
-                        continue
-                if t is None:
-                    t = threads[thread] = len(threads)
-                op_ts.append(ts)
-                op_dur.append(dur)
-                op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 0)
-            elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.dur
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                corr: Any = e.args.correlation if e.args is not None else None
-                cls = _DEVICE_CATS[cat]
-                nid = -2
-                if cls < 0:
-                    name = e.name
-                    if type(name) is not str:
-                        cls, nid = COMPUTE, -1
-                    elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
-                        cls = name_cls[nid]
-                        if cls < 0:
-                            continue
-                    else:
-                        cls = kernel_class(name) if cls == _BY_NAME else _mtia_class(name)
-                        if len(names) < MAX_NAMES:
-                            nid = names[name] = len(names)
-                            name_cls.append(cls)
-                        if cls < 0:  # an MTIA wait or marker: not activity
-                            continue
-                dev_ts.append(ts)
-                dev_dur.append(dur)
-                dev_cls.append(cls)
-                dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
-                dev_name.append(nid)
-            elif type(cat) is str and cat in _LAUNCH_CATS:
-                corr = e.args.correlation if e.args is not None else None
-                if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
-                    rt_ts.append(ts)
-                    rt_corr.append(corr)
-            elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
-                categories[cat] = categories.get(cat, 0) + 1
-        self.events += len(events)
-        self.skipped += skipped
-
-    def add_dicts(self, events: Iterable[Any]) -> None:  # noqa: C901 - one flat dispatch over event kinds, the hot loop
-        """Keep what the reduction needs of each event.  The hot loop of a
-        reduction: checks are inlined (a number is an int or float, not a
-        bool, within ±MAX_TIME_US; NaN fails the comparison)."""
-        dev_ts, dev_dur, dev_cls, dev_corr = self.dev_ts, self.dev_dur, self.dev_cls, self.dev_corr
-        dev_name, names, name_cls = self.dev_name, self.names, self.name_cls
-        rt_ts, rt_corr = self.rt_ts, self.rt_corr
-        op_ts, op_dur, op_thread, op_c10d = self.op_ts, self.op_dur, self.op_thread, self.op_c10d
-        threads, categories = self.threads, self.categories
-        prefix, step_re = self.prefix, self.step_re
-        big = MAX_TIME_US
-        count = skipped = 0
-        for e in events:
-            count += 1
-            if type(e) is not dict or e.get("ph") != "X":
-                continue
-            cat: Any = e.get("cat")
-            ts: Any = e.get("ts")
-            dur: Any
-            name: Any
-            if cat == "cpu_op" or cat == "user_annotation":
-                name = e.get("name")
-                if type(name) is not str:
-                    skipped += 1
-                    continue
-                if cat == "user_annotation" and not (name.startswith(prefix) or name.startswith("gloo:")):
-                    continue
-                dur = e.get("dur")
-                if not ((type(ts) is float or type(ts) is int) and -big < ts < big
-                        and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
-                    skipped += 1
-                    continue
-                if name.startswith("gloo:"):
-                    self.gloo_ts.append(ts)
-                    self.gloo_dur.append(dur)
-                    continue
-                thread = (e.get("pid"), e.get("tid"))
+                thread = (pid, tid)
                 try:
                     t = threads.get(thread)
                 except TypeError:  # a list or an object as a pid: not a thread anyone can name
@@ -500,19 +430,17 @@ class _Collector:
                 op_ts.append(ts)
                 op_dur.append(dur)
                 op_thread.append(t)
-                op_c10d.append(1 if name.startswith("c10d::") else 0)
+                op_c10d.append(1 if name.startswith("c10d::") else 2 if name == RECORD_COMMS else 0)
             elif type(cat) is str and cat in _DEVICE_CATS:  # a list as `cat` is not hashable
-                dur = e.get("dur")
                 if not ((type(ts) is float or type(ts) is int) and -big < ts < big
                         and (type(dur) is float or type(dur) is int) and 0 <= dur < big):
                     skipped += 1
                     continue
-                args: Any = e.get("args")
-                corr: Any = args.get("correlation") if type(args) is dict else None
+                # `args`: msgspec's object or None, or (the general parser) a dict; any other JSON value has none.
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 cls = _DEVICE_CATS[cat]
                 nid = -2
                 if cls < 0:
-                    name = e.get("name")
                     if type(name) is not str:
                         cls, nid = COMPUTE, -1
                     elif (nid := names.get(name, -1)) >= 0:  # a name seen before: its class, one lookup
@@ -532,15 +460,57 @@ class _Collector:
                 dev_corr.append(corr if type(corr) is int and 0 <= corr < 2**63 else -1)
                 dev_name.append(nid)
             elif type(cat) is str and cat in _LAUNCH_CATS:
-                args = e.get("args")
-                corr = args.get("correlation") if type(args) is dict else None
+                corr = args.get("correlation") if type(args) is dict else getattr(args, "correlation", None)
                 if type(corr) is int and 0 <= corr < 2**63 and (type(ts) is float or type(ts) is int) and -big < ts < big:
+                    thread = (pid, tid)
+                    try:
+                        t = threads.get(thread)
+                    except TypeError:
+                        thread = (None, None)
+                        t = threads.get(thread)
+                    if t is None:
+                        t = threads[thread] = len(threads)
                     rt_ts.append(ts)
                     rt_corr.append(corr)
+                    rt_thread.append(t)
             elif type(cat) is str and (cat in categories or len(categories) < MAX_CATEGORIES):
                 categories[cat] = categories.get(cat, 0) + 1
-        self.events += count
         self.skipped += skipped
+
+
+# The fields of an event the collector reads, in _Collector._add's order: the order of msgspec's Event
+# (parse._decoders), whose msgspec.structs.astuple makes the tuple in C, faster than reading them one by one.
+FIELDS = ("ph", "cat", "name", "ts", "dur", "pid", "tid", "args")
+_AS_TUPLE: list = []
+
+
+def _struct_fields() -> Any:
+    """A function from one of msgspec's events to its FIELDS (astuple; attrgetter were its order another)."""
+    if not _AS_TUPLE:
+        import operator
+
+        import msgspec
+
+        from effspec.ranks.traces.parse import _decoders
+
+        decoders = _decoders()
+        try:  # the batch decoder's type is list[Event]
+            same = decoders is not None and tuple(decoders[1].type.__args__[0].__struct_fields__) == FIELDS
+        except (AttributeError, IndexError, TypeError):
+            same = False
+        _AS_TUPLE.append(msgspec.structs.astuple if same else operator.attrgetter(*FIELDS))
+    return _AS_TUPLE[0]
+
+
+def _dict_fields(events: Iterable[Any], seen: list[int]) -> Iterable[tuple]:
+    """The FIELDS of each dict event (None where absent); ``seen[0]``: how many events there were, any kind."""
+    n = 0
+    for e in events:
+        n += 1
+        if type(e) is dict:
+            get = e.get
+            yield get("ph"), get("cat"), get("name"), get("ts"), get("dur"), get("pid"), get("tid"), get("args")
+    seen[0] = n
 
 
 SINGLE_PROCESS_NOTE = ("no `distributedInfo`: read as rank 0 of a world of 1 (a single-process profile, "
@@ -691,11 +661,15 @@ def reduce_trace(path: str, display: str | None = None, ranks_per_node: int | No
         else:
             kind, rows = "cpu", _cpu_rows(np, c, base)
         starts = tuple(offset + s[1] for s in c.steps)
+    if c.by_span[0]:
+        notes.append(f"{c.by_span[0]:,} kernel{'s' if c.by_span[0] > 1 else ''} ({c.by_span[1]:,.3f} µs) launched inside "
+                     f"the profiler's `{RECORD_COMMS}` spans are communication, though the collective table does not "
+                     "know their names")
     return TraceSummary(
         file=shown, bytes=source.bytes, sha256=source.sha256, parser=source.parser,
         rank=rank, world_size=world, node=node, node_source=node_source, kind=kind, rows=rows,
         step_starts=starts, events=c.events, skipped=c.skipped, notes=tuple(notes),
-        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay)
+        top=top_kernels(np, c) if kind == "gpu" else (), launch_delay=c.launch_delay, queue=c.queue)
 
 
 # From 2^43 µs (101 days: epoch µs, 1.7e15, not Kineto's since-boot clock, 1e12) a double is coarser than
@@ -768,12 +742,15 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     found[found] = rt_corr[at[found]] == corr[found]
     launch = np.full(len(corr), np.nan)
     launch[found] = rt_ts[at[found]]
+    cls = _by_record_comms(np, c, base, cls, start, end, launch, found,
+                           np.frombuffer(c.rt_thread, dtype=np.int64)[order][at[found]] if found.any() else None)
     types = _types(np, c, cls)
     delay = start[found] - launch[found]  # launch delay: the launch call's start to the device event's start
     if len(delay):
         c.launch_delay = (float(np.percentile(delay, 50)), float(np.percentile(delay, 95)))
     if whole:  # no steps: one window over every device event
         lo, hi = np.asarray([start.min()]), np.asarray([end.max()])
+        c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
         return _device_rows(np, start, end, cls, types, launch, np.zeros(1, np.int64), lo, hi)
     numbers, cpu_lo, cpu_hi = _step_spans(np, c, base)
     # The step holding each launch.
@@ -792,7 +769,59 @@ def _gpu_rows(np, c: _Collector, base: float, whole: bool = False) -> tuple[Step
     lo = np.empty(S)
     lo[0] = first[0]
     lo[1:] = hi[:-1]
+    c.queue = _queue(np, launch[found], end[found], float(lo[0]), float(hi[-1]))
     return _device_rows(np, start, end, cls, types, launch, numbers, lo, hi)
+
+
+def _by_record_comms(np, c: _Collector, base: float, cls, start, end, launch, found, thread):
+    """``cls`` with every kernel (COMPUTE by its name) whose launch lies in a RECORD_COMMS span of the launch's
+    thread (span start <= launch < span end) made COMM; ``c.by_span``: how many and their µs.  One sort of the
+    spans and one search per launch, per thread holding spans: ``reach`` (the latest end of the spans starting
+    at or before a time) makes nested or overlapping spans need no merge."""
+    flag = np.frombuffer(c.op_c10d, dtype=np.int8) if len(c.op_c10d) else np.zeros(0, np.int8)
+    spans = np.flatnonzero(flag == 2)
+    if not len(spans) or thread is None:
+        return cls
+    lo = np.frombuffer(c.op_ts, dtype=np.float64)[spans] - base
+    hi = lo + np.frombuffer(c.op_dur, dtype=np.float64)[spans]
+    span_thread = np.frombuffer(c.op_thread, dtype=np.int64)[spans]
+    events = np.flatnonzero(found)
+    inside = np.zeros(len(events), bool)
+    for t in np.unique(span_thread).tolist():
+        mine = span_thread == t
+        order = np.argsort(lo[mine], kind="stable")
+        s_lo, reach = lo[mine][order], np.maximum.accumulate(hi[mine][order])
+        on = np.flatnonzero(thread == t)
+        at = launch[events[on]]
+        k = np.searchsorted(s_lo, at, side="right") - 1
+        ok = k >= 0
+        ok[ok] = at[ok] < reach[k[ok]]
+        inside[on[ok]] = True
+    hit = events[inside]
+    hit = hit[cls[hit] == COMPUTE]
+    if not len(hit):
+        return cls
+    out = cls.copy()
+    out[hit] = COMM
+    c.by_span = (len(hit), float((end[hit] - start[hit]).sum()))
+    return out
+
+
+def _queue(np, launched, ended, w0: float, w1: float) -> tuple[float, int] | None:
+    """The queue length (HTA's term): how many device events are launched and not yet finished, from each
+    launch call's start to the event's end, over the device windows [w0, w1): its time-weighted mean and its
+    largest value.  Over the whole device, not per stream; an event ending as another is launched does not
+    count twice.  None without launches."""
+    a, b = np.clip(launched, w0, w1), np.clip(ended, w0, w1)
+    keep = b > a
+    a, b = a[keep], b[keep]
+    if not len(a) or not w1 > w0:
+        return None
+    t = np.concatenate((a, b))
+    step = np.concatenate((np.ones(len(a), np.int64), np.full(len(b), -1, np.int64)))
+    order = np.lexsort((step, t))  # at one time, ends before launches
+    t, level = t[order], np.cumsum(step[order])
+    return float((level[:-1] * np.diff(t)).sum() / (w1 - w0)), int(level.max())
 
 
 def _types(np, c: _Collector, cls):

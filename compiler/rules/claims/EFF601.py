@@ -33,27 +33,43 @@ MAX_GAP_NOTES = 6
 
 
 def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
-    """The single changes that reproduce a mismatched claim (engine.gap), one note each."""
+    """The single changes that reproduce a mismatched claim (engine.gap), one note each, most plausible
+    first, each saying which kind of cause it is. Where a known cause reproduces the claim, the changes
+    that only happen to hit the number are counted, not listed."""
+    from effspec.engine.gap import KINDS
+
     hits = [e for e in cr.explanations
             if not (skip_standard_presets and e.candidate == "preset" and e.change.removeprefix("preset = ") in STANDARD_PRESETS)]
+    known = [e for e in hits if e.kind != "coincidence"]
+    coincidences = len(hits) - len(known) if known else 0
     # Presets that give the same figure (many framework presets agree on a shape) share one note.
-    grouped: dict[tuple[str, str], list[str]] = {}
-    for e in hits:
+    grouped: dict[tuple[str, str, str, str], list[str]] = {}
+    for e in known or hits:
         value = shown(e.value, cr.unit)
         if e.candidate == "preset":
-            grouped.setdefault(("preset", value), []).append(e.change.removeprefix("preset = "))
+            grouped.setdefault(("preset", value, e.kind, e.candidate), []).append(e.change.removeprefix("preset = "))
         else:
-            grouped.setdefault((e.change, value), []).append(e.change)
-    notes = [f"reproduced if {'preset = ' + ' or '.join(changes) if kind == 'preset' else changes[0]}: {value}"
-             for (kind, value), changes in list(grouped.items())[:MAX_GAP_NOTES]]
+            grouped.setdefault((e.change, value, e.kind, e.candidate), []).append(e.change)
+    notes = []
+    for (kind, value, why, candidate), changes in list(grouped.items())[:MAX_GAP_NOTES]:
+        if kind == "preset":
+            change = "if preset = " + " or ".join(changes)
+        elif candidate == "framework_version":  # "reproduced under megatron_lm's formula before …"
+            change = "under " + changes[0]
+        else:
+            change = "if " + changes[0]
+        notes.append(f"reproduced {change}: {value} ({KINDS[why]})")
     if len(grouped) > MAX_GAP_NOTES:
         notes.append(f"… and {len(grouped) - MAX_GAP_NOTES} more single changes (see `explanations` in the JSON)")
+    if coincidences:
+        notes.append(f"{coincidences} other single change{'s' if coincidences > 1 else ''} also reach{'' if coincidences > 1 else 'es'} "
+                     "the figure, by a numeric fit only (see `explanations` in the JSON)")
     if not cr.searched:
         notes.append("the single changes that could explain the gap were not searched: this spec's search budget "
                      "is spent on the runs before this one")
     elif not cr.explanations:
-        notes.append("no single change of the convention, the model's attention or experts, the peak, the padding, "
-                     "the warm-up, the step statistic or the device count reproduces the claim")
+        notes.append("no single change of the convention, the model's attention, windows, experts, MTP module or head size, "
+                     "the peak, the padding, the warm-up, the step statistic or the device count reproduces the claim")
     return notes
 
 
@@ -71,16 +87,24 @@ class EFF601(Rule):
 
     It then explains the gap: each single change of the declared inputs or the
     convention that would reproduce the claim within its tolerance is a note
-    ("reproduced if kv_heads = heads (GQA ignored): 52.64 %"). The changes
-    tried are every preset, attention full or causal, logits and embeddings in
-    or out, recomputation counted (or, for HFU, run), GQA ignored, MLA counted
-    as plain MHA, every other catalog peak of the accelerator (the sparse
-    figure, another datatype's), the peak the run's framework hard-codes in
-    its MFU (under `preset = nanogpt`, nanoGPT's 312 TFLOP/s and nanochat's
-    989 TFLOP/s, named as such),
-    padding counted, warm-up steps kept, mean
-    against median, and a figure off by the device count (per device against
-    aggregate). A framework preset (`torchtitan`, `megatron_lm`, …) is listed
+    ("reproduced if kv_heads = heads (GQA ignored): 52.64 % (a known
+    convention difference)"). The changes tried are the run's framework's
+    other version presets (an imported claim: "reproduced under megatron_lm's
+    formula 2024-03-25 to 2025-03-06 (preset = megatron_lm_2024)"), every
+    other preset, attention full or causal, logits and embeddings in or out,
+    recomputation counted (or, for HFU, run), GQA ignored, MLA counted as
+    plain MHA, the MTP modules counted or not, sliding windows counted or
+    ignored, `head_dim = d_model // heads`, every other catalog peak of the
+    accelerator (named by its own datatype and sparsity: the dense FP8 peak,
+    not a sparse BF16 twin of the same number), the peak the run's framework
+    hard-codes in its MFU (under `preset = nanogpt`, nanoGPT's 312 TFLOP/s and
+    nanochat's 989 TFLOP/s, named as such), padding counted, warm-up steps
+    kept, mean against median, and a figure off by the device count (per
+    device against aggregate). They are ranked by plausibility, and each note
+    says its kind: the framework at another version or a framework quirk,
+    then a known convention difference or input error, then a numeric fit
+    only, which is counted rather than listed where a known cause reproduces
+    the claim. A framework preset (`torchtitan`, `megatron_lm`, …) is listed
     only where no standard preset reproduces the claim, and presets that give
     the same figure share one note ("reproduced if preset = nanogpt or
     torchtitan: 53 %"). A scaling's claim (`claim efficiency = …` in a `scaling`) is

@@ -3,11 +3,13 @@
 The keywords are the grammar's quoted word literals (`"eff"`, `"scaling"`,
 `"claim"`, `"from"`, `"file"`, `"column"`) and the `RUN` terminal; the units
 are the `UNIT_WORD` alternatives, combined as the `UNIT` terminal combines
-them.  Every pattern is a single-line `match` written in the regex subset
+them; NUMBER and NAME are the grammar's own terminals, from
+effspec.front.lexicon (so the generator runs with effspec installed:
+`.venv/bin/python`).  Every pattern is a single-line `match` written in the regex subset
 Oniguruma (VS Code) and Python's `re` share, so tests/test_lsp_grammar.py
 can run the grammar over every example with `re` and check every token's scope.
 
-    python editors/vscode/scripts/generate_grammar.py          # rewrite the JSON
+    python editors/vscode/scripts/generate_grammar.py          # rewrite the JSON (and the configuration's wordPattern)
     python editors/vscode/scripts/generate_grammar.py --check  # fail if it is stale
 """
 
@@ -22,9 +24,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 LARK = ROOT / "grammar" / "eff.lark"
 OUT = HERE.parent / "syntaxes" / "eff.tmLanguage.json"
+CONFIG = HERE.parent / "language-configuration.json"
 
-NAME = r"[A-Za-z_][A-Za-z0-9_]*"
-NUMBER = r"(?:[0-9][0-9_]*(?:\.[0-9_]+)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
 
 
 def lark_tokens(text: str | None = None) -> tuple[list[str], list[str]]:
@@ -44,13 +45,16 @@ def unit_regex(units: list[str]) -> str:
 
 
 def grammar(lark_text: str | None = None) -> dict:
+    from effspec.front.lexicon import terminal
+
     keywords, units = lark_tokens(lark_text)
+    NAME, NUMBER = terminal("NAME"), terminal("NUMBER")  # the grammar's terminal names
     kw = "|".join(keywords)
     unit = unit_regex(units)
     patterns = [
         {"name": "comment.line.number-sign.eff", "match": r"#.*$"},
         {"name": "string.quoted.double.eff", "match": r'"(?:[^"\\]|\\.)*"'},
-        {"match": r"\b(eff)\s+([0-9]+)\b",
+        {"match": rf"\b(eff)\s+({NUMBER})\b",
          "captures": {"1": {"name": "keyword.control.header.eff"}, "2": {"name": "constant.numeric.eff"}}},
         {"match": rf"\b(run|scaling)\s+({NAME})",
          "captures": {"1": {"name": "keyword.control.eff"}, "2": {"name": "entity.name.type.eff"}}},
@@ -93,14 +97,29 @@ def render() -> str:
     return json.dumps(grammar(), indent=2, ensure_ascii=False) + "\n"
 
 
+def word_pattern() -> str:
+    """What VS Code takes for one word (double-click, word navigation): a dotted name or a signed NUMBER."""
+    from effspec.front.lexicon import terminal
+
+    name, number = terminal("NAME"), terminal("NUMBER")
+    return rf"{name}(?:\.{name})*|-?{number}"
+
+
+def render_configuration(current: str) -> str:
+    """language-configuration.json (hand-written but for its `wordPattern` line, which is the grammar's) with that line set."""
+    line = f'  "wordPattern": {json.dumps(word_pattern())},'
+    return re.sub(r'^  "wordPattern": .*,$', lambda _: line, current, count=1, flags=re.M)
+
+
 def main(argv: list[str]) -> int:
-    text = render()
+    outputs = {OUT: render(), CONFIG: render_configuration(CONFIG.read_text(encoding="utf-8"))}
     if "--check" in argv:
-        if not OUT.exists() or OUT.read_text(encoding="utf-8") != text:
-            print(f"{OUT} is stale: run python {Path(__file__).relative_to(ROOT)}", file=sys.stderr)
-            return 1
-        return 0
-    OUT.write_text(text, encoding="utf-8")
+        stale = [path for path, text in outputs.items() if not path.exists() or path.read_text(encoding="utf-8") != text]
+        for path in stale:
+            print(f"{path} is stale: run python {Path(__file__).relative_to(ROOT)}", file=sys.stderr)
+        return 1 if stale else 0
+    for path, text in outputs.items():
+        path.write_text(text, encoding="utf-8")
     return 0
 
 
