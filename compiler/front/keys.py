@@ -158,8 +158,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         e("head_dim", ("declared", "d_model_over_heads"),
           "the per-head size the count uses: the model's, or d_model // heads (a framework quirk, section 6)"),
         e("frozen_wgrad", ("excluded", "counted"),
-          "model.lora: the frozen base's weight-gradient matmuls counted (as full fine-tuning) or not"),
-        e("adapters", ("counted", "excluded"), "model.lora: the adapters' own matmuls counted or not"),
+          "with `lora`: the frozen base's weight-gradient matmuls counted (as full fine-tuning) or not"),
+        e("adapters", ("counted", "excluded"), "with `lora`: the adapters' own matmuls counted or not"),
     )},
     "work": {k.name: k for k in (
         q("seq_len", "token/sequence", "tokens per sequence (s)", positive=True, maximum=1e9),
