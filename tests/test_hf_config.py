@@ -242,3 +242,28 @@ def test_standalone_hybrid_config_compiles(tmp_path):
     text = out.read_text()
     assert "    mamba2 {\n      state_size  = 128" in text
     assert not [d for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+
+
+@pytest.mark.parametrize("fixture", ["nemotron-h-8b.json", "qwen3-next-80b-a3b.json", "mamba2-2.7b.json"])
+def test_hybrid_config_values_of_any_type_are_eff810_or_compile(fixture):
+    """Every key of the hybrid fixtures replaced by a hostile value: the reader refuses (ConfigError) or
+    writes a model block that compiles; it never raises anything else (a list where a string was, say)."""
+    import json
+
+    from effspec.importers.record import ImportedRun
+    from effspec.importers.writer import eff_text
+
+    cfg = json.loads((FIX / fixture).read_text())
+    hostile = [None, "x", "M*\"}", [1], [["moe"]], {"a": 1}, -1, 0, 1.5, 1e12, True]
+    for key in list(cfg) + ["layer_types", "layers_block_type"]:
+        for value in hostile:
+            data = json.dumps({**cfg, key: value}).encode()
+            try:
+                fields = read(data, "config.json")
+            except ConfigError:
+                continue
+            run = ImportedRun("hf-config", "Hugging Face config", "config.json", run_id="model")
+            run.blocks["model"] = list(fields)
+            text = eff_text([run], {}, "effspec import hf-config")
+            codes = [d.code for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+            assert codes == [], (key, value, codes)   # what the reader passes on compiles
