@@ -564,8 +564,6 @@ def test_gemma_3_multimodal_config_is_read_from_text_config():
 
 
 @pytest.mark.parametrize("fixture", ["nemotron-h-8b.json", "qwen3-next-80b-a3b.json", "mamba2-2.7b.json"])
-
-
 def test_hybrid_config_values_of_any_type_are_eff810_or_compile(fixture):
     """Every key of the hybrid fixtures replaced by a hostile value: the reader refuses (ConfigError) or
     writes a model block that compiles; it never raises anything else (a list where a string was, say)."""
