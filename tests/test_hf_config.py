@@ -189,6 +189,7 @@ run r {{
 
 # ---------------------------------------------------------------------------- hybrid stacks (issue 28)
 
+
 def _hybrid_run(fields, seq_len: int = 4096) -> object:
     """The fields as a `model` block (keys `mamba2.x` inside their block), under Megatron-LM's counting."""
     plain = "  ".join(f"{f.key} = {f.value}" for f in fields if "." not in f.key)
@@ -338,6 +339,7 @@ run r {{
 
 
 # ---------------------------------------------------------------------------- more families (issue 25)
+
 
 def _palm_flops(fields, attention: str = "excluded", seq_len: int = 4096) -> float:
     """FLOP/token of the fields as a `model` block, under PaLM's counting (m = 2, training = 3 x forward)."""
@@ -559,3 +561,28 @@ def test_gemma_3_multimodal_config_is_read_from_text_config():
     assert got["d_ff"] == ("21504", f"config.json:{lines['intermediate_size']}")
     assert got["sliding_window"] == ("1024 token", f"config.json:{lines['sliding_window']}")
     assert got["kind"][1] == "config.json:5"                     # the outer model_type
+
+
+@pytest.mark.parametrize("fixture", ["nemotron-h-8b.json", "qwen3-next-80b-a3b.json", "mamba2-2.7b.json"])
+def test_hybrid_config_values_of_any_type_are_eff810_or_compile(fixture):
+    """Every key of the hybrid fixtures replaced by a hostile value: the reader refuses (ConfigError) or
+    writes a model block that compiles; it never raises anything else (a list where a string was, say)."""
+    import json
+
+    from effspec.importers.record import ImportedRun
+    from effspec.importers.writer import eff_text
+
+    cfg = json.loads((FIX / fixture).read_text())
+    hostile = [None, "x", "M*\"}", [1], [["moe"]], {"a": 1}, -1, 0, 1.5, 1e12, True]
+    for key in list(cfg) + ["layer_types", "layers_block_type"]:
+        for value in hostile:
+            data = json.dumps({**cfg, key: value}).encode()
+            try:
+                fields = read(data, "config.json")
+            except ConfigError:
+                continue
+            run = ImportedRun("hf-config", "Hugging Face config", "config.json", run_id="model")
+            run.blocks["model"] = list(fields)
+            text = eff_text([run], {}, "effspec import hf-config")
+            codes = [d.code for d in check_text(text).diagnostics if d.code < "EFF100" and d.code != "EFF040"]
+            assert codes == [], (key, value, codes)   # what the reader passes on compiles

@@ -290,7 +290,7 @@ def test_completion_offers_the_keys_valid_in_each_block(lsp):
     for block in K.RUN_BLOCKS:
         n = next(i for i, ln in enumerate(lines) if ln.strip().startswith(block + " {"))
         labels = complete(lsp, uri, COMPLETION_DOC, n, lines[n].index("{") + 2)
-        assert labels == [*K.BLOCKS[block], *K.SUB_BLOCKS.get(block, ())], block  # `lora` in `model`
+        assert labels == list(K.BLOCKS[block]) + (list(K.MODEL_BLOCKS) if block == "model" else []), block
     run_level = complete(lsp, uri, COMPLETION_DOC, 13, 2)  # the empty line inside run a
     assert run_level[0] == "claim" and set(K.RUN_BLOCKS) <= set(run_level) and {"title", "source"} <= set(run_level)
     scaling_level = complete(lsp, uri, COMPLETION_DOC, 19, 2)

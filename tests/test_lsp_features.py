@@ -95,3 +95,21 @@ def test_completion_inside_a_lora_block_offers_its_keys_and_targets():
     assert labels == {"rank", "targets"}
     labels = {i.label for i in F.completion(a, T.Position(line=7, character=17)).items}  # after `targets = [`
     assert labels == {"q", "k", "v", "o", "gate", "up", "down"}
+
+
+def test_hybrid_mixer_blocks_have_hover_and_completion():
+    example = ROOT / "examples" / "nemotron_h_56b.eff"
+    text = example.read_text(encoding="utf-8")
+    a = analyze(example.as_uri(), text)
+    lines = text.split("\n")
+    n = next(i for i, line in enumerate(lines) if line.strip().startswith("state_size"))
+    value = F.hover(a, T.Position(line=n, character=lines[n].index("state_size") + 1)).contents.value
+    assert "SSM state size per head" in value                  # the mamba2 table's row, not model's
+    m = next(i for i, line in enumerate(lines) if line.strip().startswith("mamba2 {"))
+    block = F.hover(a, T.Position(line=m, character=lines[m].index("mamba2") + 1)).contents.value
+    assert "**`mamba2 { … }`** block" in block and "required: `state_size`" in block
+    k = next(i for i, line in enumerate(lines) if line.strip().startswith("pattern"))
+    blank = "\n".join(lines[:k + 1] + ["    "] + lines[k + 1:])     # an empty line inside `model`, after a string
+    b = analyze(example.as_uri(), blank)
+    labels = [item.label for item in F.completion(b, T.Position(line=k + 1, character=4)).items]
+    assert "mamba2" in labels and "gated_deltanet" in labels and "pattern" in labels

@@ -233,8 +233,6 @@ MODEL_BLOCKS = ("mamba2", "gated_deltanet", "lora")
 HYBRID_BLOCKS = ("mamba2", "gated_deltanet")
 
 RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
-# Blocks written inside a run block, by parent (the LSP's completion lists them after the parent's keys).
-SUB_BLOCKS: dict[str, tuple[str, ...]] = {"model": MODEL_BLOCKS}
 REPEATABLE_BLOCKS = ("hardware",)
 
 REQUIRED: dict[str, tuple[str, ...]] = {

@@ -315,7 +315,7 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
                 raise ConfigError("EFF810", f"{name}: `hybrid_override_pattern` is not {layers} layer letters "
                                   "(M, *, -, E)", lines.get((1, "hybrid_override_pattern"), 1))
             out.append(Field.string("pattern", pattern, src("hybrid_override_pattern")))
-        elif isinstance(types, list) and all(t in _HF_LAYER_TYPES for t in types) and types:
+        elif isinstance(types, list) and types and all(isinstance(t, str) and t in _HF_LAYER_TYPES for t in types):
             out.append(Field("layer_types", "[" + ", ".join(types) + "]", src("layers_block_type")))
         else:
             raise ConfigError("EFF810", f"{name}: neither `hybrid_override_pattern` nor `layers_block_type` names the "
@@ -326,9 +326,10 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
                               lines.get((1, "mlp_hidden_act"), 1))
         out.append(Field.name("ffn", "relu", src("mlp_hidden_act" if "mlp_hidden_act" in cfg else "hidden_act"),
                               "squared ReLU: two matmuls"))
-        put("d_ff", "intermediate_size", required=False)
+        stack = pattern if isinstance(pattern, str) else "".join({"moe": "E", "mlp": "-"}.get(t, "") for t in types or [])
+        moe_in_stack = "E" in stack  # the pattern, or the layers_block_type list as its letters (both valid here)
+        put("d_ff", "intermediate_size", required="-" in stack)
         experts = integer("n_routed_experts", required=False)
-        moe_in_stack = "E" in (pattern or "") or "moe" in (types or [])
         if experts and moe_in_stack:
             put("experts", "n_routed_experts")
             put("top_k", "num_experts_per_tok")
@@ -350,7 +351,7 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
     out.append(Field.name("attention_gate", "true", src("model_type"),
                           "Qwen3-Next's attention gates its output (q_proj is 2·H·Q wide)"))
     if isinstance(types, list) and types:
-        if not all(t in ("linear_attention", "full_attention") for t in types):
+        if not all(isinstance(t, str) and t in ("linear_attention", "full_attention") for t in types):
             raise ConfigError("EFF810", f"{name}: `layer_types` has a type other than linear_attention and "
                               "full_attention", lines.get((1, "layer_types"), 1))
         out.append(Field("layer_types", "[" + ", ".join(types) + "]", src("layer_types")))

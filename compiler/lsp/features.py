@@ -203,7 +203,7 @@ def hover(a: Analysis, pos: T.Position) -> T.Hover | None:
         text = key_markdown(block, tok.text)
         if tok.text == "peak" and block == "hardware":
             text = (text or "") + "\n\n---\n\n" + (_peak_markdown(a, tok) or "")
-    elif nxt is not None and nxt.text == "{" and block == "run":
+    elif nxt is not None and nxt.text == "{" and (block == "run" or block == "model" and tok.text in K.MODEL_BLOCKS):
         text = _block_markdown(tok.text)
     elif tok.text in run_ids(a.text) and (nxt is None or nxt.text not in ("=", "{") or (prev is not None and prev.text == "run")):
         text = _run_markdown(a, tok.text)
@@ -444,8 +444,9 @@ def _completion_names(a: Analysis, ctx: scan.Context):
             return ["claim", *K.RUN_BLOCKS, *K.BLOCKS["run"]], C.Property, _key_detail("run")
         if block == "scaling":
             return ["claim", *K.BLOCKS["scaling"]], C.Property, _key_detail("scaling")
-        inner = list(K.SUB_BLOCKS.get(block or "", ()))  # `mamba2`, `gated_deltanet`, `lora` inside `model`
-        return [*K.BLOCKS.get(block or "", {}), *inner], C.Property, _key_detail(block or "")
+        if block == "model":  # its keys, then the mixer blocks a hybrid stack may hold
+            return [*K.BLOCKS["model"], *K.MODEL_BLOCKS], C.Property, _key_detail("model")
+        return list(K.BLOCKS.get(block or "", {})), C.Property, _key_detail(block or "")
     return _value_names(a, ctx)
 
 
