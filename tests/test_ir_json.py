@@ -670,6 +670,17 @@ def test_a_whole_number_written_as_a_float_in_a_span() -> None:
             {k: m.value for k, m in run.metrics.items()}
 
 
+def test_a_span_beyond_any_spec_is_refused_not_padded() -> None:
+    """A line of 10**12 would make the writer pad a trillion lines: the schema bounds every span member by a spec's
+    byte limit (10 MiB), so the document is refused with a coded diagnostic before anything is written."""
+    d = copy.deepcopy(CALLBACK)
+    d["runs"][0]["blocks"][0]["span"]["line"] = 10**12
+    result = api.check_ir(d, "f", str(ROOT / "examples" / "callback"))
+    _ends_well(result)
+    assert result.spec is None and result.has_errors
+    assert any("10485760" in d.message or "maximum" in d.message for d in result.diagnostics), result.diagnostics
+
+
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.data())
 def test_any_text_edit(data) -> None:
