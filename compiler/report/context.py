@@ -1040,15 +1040,16 @@ def _provenance_table(files: list, shown: int = 20) -> Table | None:
     that hash was checked against the file beside the CSV (verified, differs) or is the CSV's claim (declared)."""
     from urllib.parse import unquote
 
-    rows = []
+    rows: list[tuple[str, ...]] = []
     parsed = [(dict(t.split("=", 1) for t in str(line).split(": ", 1)[-1].split() if "=" in t), check)
               for line, check in files[:shown]]
     # GPU traces with launches also give the launch delay (device start - launch call start), µs: its own column
     delays = any("launch_delay_p50" in kv for kv, _ in parsed)
     for kv, check in parsed:
         size = kv.get("bytes", "")
-        row = (_clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
-               _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", "")))
+        row: tuple[str, ...] = (
+            _clean(printable(unquote(kv.get("file", "")))), f"{int(size):,}" if size.isdigit() else _clean(size),
+            _clean(kv.get("sha256", "")), _clean(kv.get("rank", "")), _clean(kv.get("node", "")))
         if delays:
             p50, p95 = kv.get("launch_delay_p50"), kv.get("launch_delay_p95")
             row += (f"{_clean(p50)} / {_clean(p95)}" if p50 and p95 else "—",)
