@@ -124,3 +124,17 @@ def test_megatron_bridge_lora_row():
     # × 80 layers × m 2 × (1 + backward) 3 = 2,485,125,120 FLOP/token (0.89 %).
     counted = check_text(MB_LORA.replace("  adapters = excluded", "")).evaluation.runs["gb200"]
     assert counted.metrics["flops_per_token"].value == frozen + 5_177_344 * 80 * 2 * 3 == 280_491_982_848
+
+
+def test_lora_on_a_hybrid_stack_is_refused_not_silently_ignored():
+    """The adapters are counted on dense and MoE stacks; on a hybrid one the block had no effect at all. Now it is
+    EFF003 at the block, and the help names the term that can carry a hand count."""
+    from pathlib import Path
+
+    text = (Path(__file__).parent.parent / "examples" / "nemotron_h_56b.eff").read_text(encoding="utf-8")
+    at = text.index("  model {") + len("  model {")
+    line = text[:at].count("\n") + 2  # the block goes on the line after `model {`
+    result = check_text(text[:at] + "\n    lora { rank = 16  targets = [up, down] }" + text[at:])
+    (d,) = [d for d in result.diagnostics if d.code == "EFF003"]
+    assert d.span.line == line and d.span.column == 5 and "not counted on a hybrid stack" in d.message
+    assert "extra_flops_per_token" in d.help

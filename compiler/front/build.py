@@ -378,6 +378,11 @@ def _check_lora(ctx: BuildContext, blocks: list[Block]) -> None:
         ctx.error("EFF003", lora.span, "`lora` needs the model's shape; `kind = custom` gives only a total",
                   "write the shape (`kind = dense_transformer` …), or fold the LoRA count into `flops_per_token`")
         return
+    if model.text("kind") == "hybrid":  # the adapters are counted on dense and MoE stacks only
+        ctx.error("EFF003", lora.span, "`lora` is not counted on a hybrid stack (its Mamba-2 and Gated DeltaNet "
+                  "projections have no adapter targets yet)",
+                  "count the adapters' FLOPs in `extra_flops_per_token`, or leave the block out")
+        return
     if targets is None or not isinstance(targets.value, tuple):
         return
     if "gate" in targets.value and model.text("ffn") in ("gelu", "relu"):
