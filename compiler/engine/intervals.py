@@ -443,6 +443,11 @@ class LazyInterval:
     contributions = property(lambda self: self.resolve().contributions)
     exact = property(lambda self: self.resolve().exact)
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled (a result sent between processes, `check -j`) as the interval itself, computed first."""
+        fi = self.resolve()
+        return (FigureInterval, (fi.lo, fi.hi, fi.method, fi.contributions))
+
     def to_json(self) -> dict[str, object]:
         if self._done is None and _LEAVE_OUT_UNRESOLVED.get():
             return {}
