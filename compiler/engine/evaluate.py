@@ -577,6 +577,7 @@ def evaluate(spec: Spec) -> Evaluation:
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
     for sr in scalings.values():
         intervals.apply_scaling(sr, results)
+        sensitivity.apply_scaling(sr)
     evaluation = Evaluation(spec, results, scalings, diags)
     with intervals.unresolved_left_out():  # the intervals are computed when an output asks for them
         finite.guard(evaluation)  # the one boundary: no figure that is not finite reaches an output (EFF702)

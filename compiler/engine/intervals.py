@@ -667,7 +667,3 @@ def apply_scaling(sr, results: dict[str, RunResult]) -> None:
         fi = resolved(metric.interval)
         if cr.status == "inconclusive" and fi is not None:
             cr.decided_by = deciding(cr, fi)
-        if cr.status in ("mismatch", "inconclusive") and target is not None:
-            from effspec.engine.sensitivity import scaling_flips
-
-            cr.flips = scaling_flips(cr, claim.name, target.run_id, sr.baseline.run_id)

@@ -240,3 +240,17 @@ def scaling_flips(cr: ClaimResult, figure: str, run_id: str, base_id: str) -> tu
                 break
     out.sort(key=lambda f: abs(f.change))
     return tuple(out)
+
+
+def apply_scaling(sr) -> None:
+    """The sensitivity of each mismatched or inconclusive claim of a scaling (engine.scaling.ScalingResult)."""
+    if sr.baseline is None:
+        return
+    for cr in sr.claims.values():
+        if cr.status not in ("mismatch", "inconclusive"):
+            continue
+        claim = cr.claim
+        target = (next((r for r in sr.runs if r.run_id == claim.point), None) if claim.point is not None
+                  else sr.final_point)
+        if target is not None:
+            cr.flips = scaling_flips(cr, claim.name, target.run_id, sr.baseline.run_id)
