@@ -157,8 +157,8 @@ def sampling_interval(st: stats_mod.StepStats, statistic: str) -> tuple[float, f
         return st.min, st.max, (f"the range of the {n} samples, too few for a bootstrap: it covers the median "
                                 f"with probability {coverage * 100:.1f} %")
     if statistic == "mean":
-        lo, hi, how = stats_mod.mean_ci(list(st.kept))
-        return lo, hi, f"{LEVEL * 100:.0f} % CI of the mean of {n} samples, {how}"
+        lo, hi, mean_how = stats_mod.mean_ci(list(st.kept))
+        return lo, hi, f"{LEVEL * 100:.0f} % CI of the mean of {n} samples, {mean_how}"
     ci, how = st.median_ci, st.median_ci_method
     assert ci is not None  # n >= MIN_CI_SAMPLES
     detail = (f"seeded bootstrap, {stats_mod.BOOTSTRAP_RESAMPLES} resamples" if how == "bootstrap"
@@ -236,7 +236,7 @@ def variant(run: Run, settings: dict[Source, int], scale: dict[Source, float] | 
     """``run`` with each source of ``settings`` at its lower (-1) or upper (+1) end. ``scale`` shrinks a
     source's half-widths (what-if: more samples, more digits)."""
     scale = scale or {}
-    per_block: dict[int, dict[str, object]] = {}
+    per_block: dict[int, dict[str, float]] = {}
     sample_ops: dict[int, list[tuple[Source, int]]] = {}
     for src, side in settings.items():
         if side == 0:
@@ -633,7 +633,7 @@ def _of_run(lazy: Interval | None, run_id: str) -> FigureInterval | None:
         for c in fi.contributions))
 
 
-def apply_scaling(sr, results: dict[str, RunResult]) -> None:
+def apply_scaling(sr: object, results: dict[str, RunResult]) -> None:
     """Intervals of a scaling's speedup and efficiencies from its runs' intervals, and its claims judged with them.
     The two runs' inputs are separate declarations, so their intervals combine as independent ones."""
     from effspec.engine.scaling import ScalingResult
@@ -652,7 +652,8 @@ def apply_scaling(sr, results: dict[str, RunResult]) -> None:
             num, den = sides[na].metrics.get(nf), sides[da].metrics.get(df)
             if metric is None or num is None or den is None:
                 continue
-            def make(metric=metric, num=num, den=den, na=na, da=da, sides=sides) -> FigureInterval:
+            def make(metric: Metric = metric, num: Metric = num, den: Metric = den, na: str = na, da: str = da,
+                     sides: dict[str, RunResult] = sides) -> FigureInterval:
                 return _quotient(metric, _of_run(num.interval, sides[na].run.id), _of_run(den.interval, sides[da].run.id),
                                  num.value, den.value)
             point.metrics[name] = dataclasses.replace(metric, interval=LazyInterval(make, metric.value))

@@ -29,10 +29,14 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from effspec.engine.intervals import Budget, EvaluateRun, _figures, reevaluate
 from effspec.engine.results import ClaimResult, RunResult
 from effspec.front.ir import Run, Samples
+
+if TYPE_CHECKING:
+    from effspec.engine.scaling import ScalingResult
 
 PROBE = 0.01
 REFINE = 4
@@ -242,7 +246,7 @@ def scaling_flips(cr: ClaimResult, figure: str, run_id: str, base_id: str) -> tu
     return tuple(out)
 
 
-def apply_scaling(sr) -> None:
+def apply_scaling(sr: ScalingResult) -> None:
     """The sensitivity of each mismatched or inconclusive claim of a scaling (engine.scaling.ScalingResult)."""
     if sr.baseline is None:
         return

@@ -414,7 +414,8 @@ def _plus_minus(ctx: BuildContext, key: K.Key, tree: Node, value: Value, unit: s
             return False
         if samples:
             return PlusMinus(amount / 100, written, span, relative=True)
-        half = amount / 100 * abs(float(value))  # numeric, checked above
+        assert isinstance(value, (int, float))  # numeric, checked above
+        half = amount / 100 * abs(float(value))
     else:
         factor, dims = parse_unit(str(unit_tok)) if unit_tok is not None else (1.0, DIMENSIONLESS)
         if dims != dims_of(unit):
@@ -424,6 +425,7 @@ def _plus_minus(ctx: BuildContext, key: K.Key, tree: Node, value: Value, unit: s
                       "write the `±` as a plain number or in `%` of the value", "incompatible unit")
             return False
         half = amount * factor
+    assert isinstance(value, (Samples, int, float))
     least = min(value.values) if isinstance(value, Samples) else abs(float(value))
     if not half < least:
         ctx.error("EFF011", span, f"{where} reaches zero or below: the half-width must be smaller than the value",
