@@ -384,6 +384,8 @@ def _objects(doc: dict):
             stack.append(("Provenance", f"{pointer}/provenance", obj["provenance"]))
             if obj["kind"] in ("samples", "file"):
                 stack.append(("Samples" if obj["kind"] == "samples" else "FileRef", f"{pointer}/value", obj["value"]))
+            if "plus_minus" in obj:
+                stack.append(("PlusMinus", f"{pointer}/plus_minus", obj["plus_minus"]))
         if name == "Claim":
             stack.append(("Provenance", f"{pointer}/provenance", obj["provenance"]))
             stack.append(({"number": "Number", "ref": "Ref", "binop": "BinOp", "neg": "Neg"}[obj["expr"]["node"]],

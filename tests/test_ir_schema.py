@@ -43,8 +43,9 @@ NON_DATACLASS_DEFS = {"Expr", "Identifier"}
 # Optional members of the JSON document that are no dataclass field: `$schema`, which `effspec export`
 # writes first and ir.to_json does not (tests/test_ir_json.py checks that it is read).
 DOCUMENT_ONLY = {"Spec": {"$schema"}}
-# Fields to_json leaves out at their empty default, so that a document from before them reads the same.
-OPTIONAL = {"Block": {"blocks"}}
+# Fields to_json leaves out at their empty default (`blocks`), or writes only where the spec writes them (an
+# explicit `±`): optional in the schema, so that a document from before them reads the same.
+OPTIONAL = {"Block": {"blocks"}, "Entry": {"plus_minus"}}
 
 
 @pytest.fixture(scope="module")
@@ -93,7 +94,7 @@ run scaled {
   convention { preset = palm }
   work { seq_len = 128 token/sequence  global_batch = 8 sequence }
   hardware { accelerator = "A100-SXM4-40GB"  count = 4 device  dtype = bf16  peak = 312 TFLOP/s from datasheet "A100" }
-  timing { step_time = [0.5, 0.5, 0.6] s  warmup = 0 step }
+  timing { step_time = [0.5, 0.5, 0.6] s ± 0.01 s  warmup = 0 step }
   claim speedup = run.base.step_time / step_time
 }
 
@@ -174,6 +175,8 @@ def _emitted_keys(doc) -> dict[str, set[str]]:
             note("Samples", e["value"])
         if e["kind"] == "file":
             note("FileRef", e["value"])
+        if "plus_minus" in e:
+            note("PlusMinus", e["plus_minus"])
 
     note("Spec", doc)
     for run in doc["runs"]:
@@ -215,7 +218,7 @@ def test_dataclass_fields_match_schema(name: str, schema) -> None:
     assert props == expected_properties(cls), (
         f"$defs.{name}: schema has {sorted(props - expected_properties(cls))} extra, "
         f"misses {sorted(expected_properties(cls) - props)}")
-    # to_json writes every field (but the OPTIONAL ones at their empty default), so every other property is required.
+    # to_json writes every field (but the OPTIONAL ones, at their empty default), so every other property is required.
     assert set(definition["required"]) == props - OPTIONAL.get(name, set())
 
 

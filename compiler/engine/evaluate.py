@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import exact_digits, exact_operands, metric_value, quantity
-from effspec.engine import finite, flops, gap
+from effspec.engine import catalog, finite, flops, gap, intervals, sensitivity
 from effspec.engine.claims import check_claims
 from effspec.engine.pools import hardware_pools as _pools
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input
@@ -530,13 +530,23 @@ def evaluate(spec: Spec) -> Evaluation:
         result.time_to_target = scaling_mod.time_to_target(result)
         if result.run.block("ranks") is not None:
             result.diagnosis = _rank_diagnosis(result, diags)
+    spent = intervals.Budget()
+    for result in results.values():  # every figure's interval, then each claim judged with it
+        intervals.apply(result, results, evaluate_run, spent)
     budget = gap.Budget()
     for result in results.values():  # after every run's claims: a claim may refer to another run
         if any(cr.status == "mismatch" for cr in result.claims.values()):
             gap.explain(result, results, evaluate_run, budget=budget)
+    flips = intervals.Budget()
+    for result in results.values():  # which input, changed by how much, would make each claim consistent
+        sensitivity.apply(result, results, evaluate_run, flips)
     scalings = {s.id: scaling_mod.evaluate_scaling(s, spec, results, diags) for s in spec.scalings}
+    for sr in scalings.values():
+        intervals.apply_scaling(sr, results)
+        sensitivity.apply_scaling(sr)
     evaluation = Evaluation(spec, results, scalings, diags)
-    finite.guard(evaluation)  # the one boundary: no figure that is not finite reaches an output (EFF702)
+    with intervals.unresolved_left_out():  # the intervals are computed when an output asks for them
+        finite.guard(evaluation)  # the one boundary: no figure that is not finite reaches an output (EFF702)
     return evaluation
 
 

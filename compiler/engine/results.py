@@ -17,7 +17,9 @@ from effspec.front.ir import Block, Claim, Run, Spec, Value
 
 if TYPE_CHECKING:  # the stages that fill these in import this module
     from effspec.engine.breakdown import CalendarTable, Reconciliation
+    from effspec.engine.intervals import Interval
     from effspec.engine.scaling import ScalingResult
+    from effspec.engine.sensitivity import Flip
     from effspec.ranks.stats import Diagnosis
 
 V = TypeVar("V", bound=Value, covariant=True)
@@ -58,14 +60,20 @@ class Metric:
     inputs: tuple[Input[Value], ...]
     assumed: bool = False
     basis: str = "inputs"  # inputs, or the claim an implied figure rests on
+    # The figure's interval (engine.intervals): set once the run is evaluated; None in re-evaluations.
+    interval: Interval | None = field(default=None, compare=False)
 
     def as_input(self) -> Input[float]:
         return Input(self.name, self.value, self.unit, "derived", None, None, self.assumed)
 
     def to_json(self) -> dict[str, object]:
-        return {"value": self.value, "unit": self.unit, "formula": self.formula,
-                "substituted": self.substituted, "inputs": [i.describe() for i in self.inputs],
-                "input_details": [i.to_json() for i in self.inputs], "assumed": self.assumed, "basis": self.basis}
+        out: dict[str, object] = {
+            "value": self.value, "unit": self.unit, "formula": self.formula,
+            "substituted": self.substituted, "inputs": [i.describe() for i in self.inputs],
+            "input_details": [i.to_json() for i in self.inputs], "assumed": self.assumed, "basis": self.basis}
+        if self.interval is not None:
+            out.update(self.interval.to_json())
+        return out
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,7 @@ class ClaimResult:
     claim: Claim
     claimed: float | None
     reconstructed: float | None
-    status: str  # consistent | mismatch | unrecoverable
+    status: str  # consistent | mismatch | inconclusive | unrecoverable
     unit: str
     tolerance: float | None = None
     basis: str = "inputs"
@@ -117,12 +125,23 @@ class ClaimResult:
     explanations: tuple[Explanation, ...] = ()
     searched: bool = False  # False for a mismatch past the spec's search budget
     by_preset: dict[str, float] = field(default_factory=dict)
+    # engine.intervals: the reconstruction's interval; for an inconclusive claim, what would decide it.
+    interval: tuple[float, float] | None = None
+    decided_by: str | None = None
+    # engine.sensitivity (mismatch and inconclusive): the inputs whose smallest relative change makes it consistent.
+    flips: tuple[Flip, ...] = ()
 
     def to_json(self) -> dict[str, object]:
         out: dict[str, object] = {"claimed": self.claimed, "reconstructed": self.reconstructed, "status": self.status,
                                   "unit": self.unit, "basis": self.basis}
         if self.tolerance is not None:
             out["tolerance"] = self.tolerance
+        if self.interval is not None:
+            out["interval"] = list(self.interval)
+        if self.decided_by is not None:
+            out["decided_by"] = self.decided_by
+        if self.flips:
+            out["sensitivity"] = [f.to_json() for f in self.flips]
         if self.missing:
             out["missing"] = list(self.missing)
         if self.explanations:

@@ -332,6 +332,9 @@ def _statement(r: _Reader) -> Node:
         node = Node("assign", word)
     if node.kind != "block":
         node.value = _value(r)
+        if node.kind == "assign" and r.accept("±"):  # `13.7 s ± 0.2 s`
+            unit = (r.number(), r.maybe_unit())
+            node.value += f" ± {unit[0]}" + (f" {unit[1]}" if unit[1] else "")
         node.provenance = _provenance(r)
         node.last_line = r.last_line
         node.trailing = r.trailing()

@@ -88,6 +88,17 @@ Value = float | int | str | bool | tuple[str, ...] | Samples | FileRef
 
 
 @dataclass(frozen=True)
+class PlusMinus:
+    """An explicit `± …` on a value: its half-width, in the entry's canonical unit (the half-width of
+    each sample for step-time samples), and the text after the `±` as written."""
+
+    half: float
+    text: str  # `0.2 s`, `2 %`
+    span: Span
+    relative: bool = False  # step-time samples only: `half` is a fraction of each sample (`± 2 %`)
+
+
+@dataclass(frozen=True)
 class Entry:
     key: str
     kind: str
@@ -97,6 +108,7 @@ class Entry:
     provenance: Provenance
     span: Span  # the key
     value_span: Span
+    plus_minus: PlusMinus | None = None  # an explicit `± …`; None: the written precision applies
 
 
 @dataclass(frozen=True)
@@ -256,6 +268,8 @@ def to_json(node: object) -> object:
             out[f.name] = to_json(getattr(node, f.name))
         if isinstance(node, Entry):
             out["value"] = _value_json(node.value)
+            if node.plus_minus is None:  # written only where the spec writes one: older documents read the same
+                del out["plus_minus"]
         return out
     if isinstance(node, tuple):
         return [to_json(x) for x in node]

@@ -416,6 +416,8 @@ def _entries(w: _Writer, entries: list[dict[str, Any]], pointer: str) -> None:
         w.write(e["key"], f"{p}/key", e["span"])
         w.write("=", f"{p}/key")
         w.write(e["text"], f"{p}/text", e["value_span"])
+        if e.get("plus_minus") is not None:
+            w.write(f"± {e['plus_minus']['text']}", f"{p}/plus_minus/text", e["plus_minus"]["span"])
         _provenance(w, e["provenance"], p)
 
 

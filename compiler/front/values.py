@@ -19,6 +19,7 @@ from effspec.front.ir import (
     Entry,
     Expr,
     FileRef,
+    PlusMinus,
     Provenance,
     Ref,
     Samples,
@@ -472,9 +473,60 @@ def _placeholder(ctx: BuildContext, block: str, key: K.Key, w: _Written) -> bool
     return True
 
 
+def _plus_minus(ctx: BuildContext, key: K.Key, tree: Node, value: Value, unit: str) -> PlusMinus | None | bool:
+    """The `± N [UNIT]` after a value: its half-width in the value's canonical unit (for step-time samples,
+    each sample's; `%` of each sample is kept relative, ``PlusMinus.relative``). False: reported as an error."""
+    number_tok, *rest = tree.children
+    unit_tok = rest[0] if rest and rest[0] is not None else None
+    span = Span.of(tree)
+    written = ctx.source(span).lstrip("±").strip()
+    where = f"`{key.name} = … ± {written}`"
+    numeric = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if key.kind == "integer" or (key.kind != "samples" and not numeric) or key.whole:
+        ctx.error("EFF003", span, f"{where}: `{key.name}` is " + (
+            "a count, exact as written" if key.kind == "integer" or key.whole else "not a measured quantity") + ": it takes no `±`",
+                  "write `±` on a measured quantity (a time, a rate, a peak, a parameter count)", "no `±` here")
+        return False
+    try:
+        amount = float(str(number_tok).replace("_", ""))
+    except ValueError:
+        amount = math.inf
+    if not math.isfinite(amount):
+        ctx.error("EFF011", span, f"{where} is not a finite number", "")
+        return False
+    samples = isinstance(value, Samples)
+    if unit_tok is not None and str(unit_tok) == "%":
+        if not amount < 100:
+            ctx.error("EFF011", span, f"{where} reaches zero or below: the half-width must be smaller than the value",
+                      "a `±` states how far the true value may be from the written one", "too wide")
+            return False
+        if samples:
+            return PlusMinus(amount / 100, written, span, relative=True)
+        assert isinstance(value, (int, float))  # numeric, checked above
+        half = amount / 100 * abs(float(value))
+    else:
+        factor, dims = parse_unit(str(unit_tok)) if unit_tok is not None else (1.0, DIMENSIONLESS)
+        if dims != dims_of(unit):
+            ctx.error("EFF010", span, f"{where}: the `±` is in {f'`{unit_tok}`' if unit_tok is not None else 'no unit'}, "
+                      f"the value in {f'`{unit}`' if unit else 'no unit'}",
+                      f"write the `±` in a unit of the value's dimension (`{unit}`) or in `%` of the value" if unit else
+                      "write the `±` as a plain number or in `%` of the value", "incompatible unit")
+            return False
+        half = amount * factor
+    assert isinstance(value, (Samples, int, float))
+    least = min(value.values) if isinstance(value, Samples) else abs(float(value))
+    if not half < least:
+        ctx.error("EFF011", span, f"{where} reaches zero or below: the half-width must be smaller than the value",
+                  "a `±` states how far the true value may be from the written one", "too wide")
+        return False
+    return PlusMinus(half, written, span)
+
+
 def build_entry(ctx: BuildContext, key: K.Key, assign: Node, block: str = "") -> Entry | None:
-    """One `key = value [from …]` statement as an Entry, or None with the error reported."""
-    name_tok, value_tree, *prov = assign.children
+    """One `key = value [± …] [from …]` statement as an Entry, or None with the error reported."""
+    name_tok, value_tree, *rest = assign.children
+    plus_minus_tree = next((t for t in rest if getattr(t, "data", None) == "plusminus"), None)
+    prov = [t for t in rest if t is not plus_minus_tree]
     provenance = _provenance(ctx, prov[0] if prov else None)
     value_span = Span.of(value_tree)
     kind = getattr(value_tree, "data", None)
@@ -487,4 +539,10 @@ def build_entry(ctx: BuildContext, key: K.Key, assign: Node, block: str = "") ->
         return None
     value, unit = built
     kind_built = "quantity" if key.kind == "enum" and not isinstance(value, str) else key.kind  # a share
-    return Entry(key.name, kind_built, value, unit, w.text, provenance, Span.of(name_tok), value_span)
+    plus_minus = None
+    if plus_minus_tree is not None:
+        pm = _plus_minus(ctx, key, plus_minus_tree, value, unit)
+        if pm is False:
+            return None
+        plus_minus = pm if isinstance(pm, PlusMinus) else None
+    return Entry(key.name, kind_built, value, unit, w.text, provenance, Span.of(name_tok), value_span, plus_minus)

@@ -26,11 +26,11 @@ from dataclasses import dataclass
 from effspec.engine import flops
 from effspec.report.assumptions import assumed_inputs, named
 from effspec.report.verdict import PEAK_FIGURES, Correction, peak_corrections
-from effspec.report.words import clean, label, value_text
+from effspec.report.words import clean, interval_text, label, value_text
 
 # A run's lead sentence is about its most telling claim: a mismatch before a claim that cannot be
 # checked before one that holds, and among equals the headline metrics first, then the order written.
-_STATUS_ORDER = {"mismatch": 0, "unrecoverable": 1, "consistent": 2}
+_STATUS_ORDER = {"mismatch": 0, "inconclusive": 1, "unrecoverable": 2, "consistent": 3}
 _METRIC_ORDER = ("mfu", "hfu", "valid_tokens_per_second", "achieved_flops_per_device", "step_time", "flops_per_token")
 # What a wrong-peak finding says the declared peak is.
 _PEAK_IS = {
@@ -42,7 +42,8 @@ _PEAK_IS = {
 # The basis kinds, as the reports label them.
 BASIS_LABELS = {"inputs": "declared inputs", "assumed": "assumed values", "claim": "another claim", "none": "—"}
 _NAMED_CLAIM = re.compile(r"claims? `[^`]*`(?: and `[^`]*`)? \((line \d+)\)")  # an implied figure's basis
-VERDICT_LABELS = {"consistent": "holds", "mismatch": "not supported", "unrecoverable": "cannot be checked"}
+VERDICT_LABELS = {"consistent": "holds", "mismatch": "not supported", "inconclusive": "inconclusive",
+                  "unrecoverable": "cannot be checked"}
 
 
 @dataclass(frozen=True)
@@ -163,6 +164,9 @@ def _line(owner: str, scaling: bool, cr, rr, correction: Correction | None, figu
                          "unrecoverable", "cannot be checked", claimed, "", "none", "", missing=missing,
                          sentence=sentence)
     reconstructed = value_text(cr.reconstructed, cr.unit, shown_name)
+    if figure is not None and getattr(figure, "value", None) == cr.reconstructed:
+        bounds = interval_text(figure, shown_name)  # the point figure and its interval, in one line
+        reconstructed += f" {bounds}" if bounds else ""
     kind, basis = _basis(rr, cr, figure)
     corrected = ""
     if correction is not None and metric_name in PEAK_FIGURES:
@@ -178,6 +182,11 @@ def _line(owner: str, scaling: bool, cr, rr, correction: Correction | None, figu
         gives += f"; it counts recomputation, so it is HFU-like: {hfu} without it (EFF102)"
     if cr.status == "mismatch":
         verdict, sentence = "not supported", f"The claimed {subject} is not supported: {gives}."
+    elif cr.status == "inconclusive":
+        decide = f"; {cr.decided_by} would decide it" if cr.decided_by else ""
+        verdict = "inconclusive"
+        sentence = (f"The claimed {subject} is inconclusive: {gives}, an interval its tolerance meets, "
+                    f"but not the point figure{decide}.")
     elif kind == "claim":
         verdict = f"agrees with {basis}, not with measurements"
         sentence = f"The claimed {subject} agrees with {basis}, not with measurements: that claim implies {reconstructed}."

@@ -27,7 +27,7 @@ from effspec.report.claim_summary import hfu_like as _hfu_like
 from effspec.report.mapping import as_mapping
 from effspec.report.rulepages import effective_base, rule_page
 from effspec.report.verdict import PEAK_FIGURES, peak_corrections
-from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS, METRIC_LABELS, elide, label, value_text  # noqa: F401 (re-exported)
+from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS, METRIC_LABELS, elide, interval_how, interval_text, label, value_text  # noqa: F401 (re-exported)
 from effspec.report.words import clean as _clean
 from effspec.report.words import title as _title
 from effspec.rules import code_table
@@ -126,6 +126,8 @@ class MetricView:
     basis: str  # "inputs", or the claim an implied figure rests on
     implied: bool
     causes: tuple[Cause, ...] = ()  # what makes it assumed: links to a finding or an input row
+    interval: str = ""  # "[46.44 %, 50.86 %]"; "" for an exact figure
+    interval_how: str = ""  # how it was formed: each uncertain input and the figure's range under it
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,7 @@ class HeadlineView:
     finding: str = ""  # the code of the finding that calls the input wrong
     finding_line: int | None = None
     causes: tuple[Cause, ...] = ()  # what an "assumed" figure rests on: links to a finding or an input row
+    interval: str = ""  # the figure's interval beside it, "[46.44 %, 50.86 %]"; "" when exact
 
     @property
     def number(self) -> str:
@@ -660,7 +663,8 @@ def metric_view(metric, implied: bool = False, name: str | None = None, title: s
     return MetricView(key, title or label(key), value_text(metric.value, metric.unit, metric.name), _clean(metric.formula),
                       _clean(metric.substituted), tuple(input_view(i) for i in metric.inputs if i is not None),
                       bool(metric.assumed), _clean(metric.basis), implied,
-                      causes.of(metric) if causes is not None and metric.assumed else ())
+                      causes.of(metric) if causes is not None and metric.assumed else (),
+                      interval_text(metric, metric.name), _clean(interval_how(metric)))
 
 
 def _claimed(rr, name: str, verdicts: dict[str, ClaimLine]) -> str:
@@ -719,7 +723,7 @@ def _headline(rr, correction=None, causes: RunCauses | None = None,
         exact = name == "step_time" and rr.step_stats is not None and name in rr.metrics
         shown = quantity(metric.value, "s", exact_digits(metric.value)) if exact else value_text(metric.value, metric.unit, name)
         rows.append(HeadlineView(head, shown, note, status, corrected,
-                                 _claimed(rr, name, verdicts), code, at, why))
+                                 _claimed(rr, name, verdicts), code, at, why, interval_text(metric, name)))
     return tuple(rows)
 
 

@@ -79,11 +79,16 @@ def _fenced(lines: list[str]) -> list[str]:
 
 
 def _derivation(metric) -> list[str]:
-    return [f"{metric.name} = {metric.formula}", f"  = {metric.substituted}"]
+    lines = [f"{metric.name} = {metric.formula}", f"  = {metric.substituted}"]
+    if metric.interval:
+        lines.append(f"  interval: {metric.interval_how}")
+    return lines
 
 
 def _headline_cell(h) -> str:
     value = f"~~{esc(h.value)}~~" if h.finding else esc(h.value)
+    if h.interval:
+        value += f" {esc(h.interval)}"
     extra = [f"wrong input: {h.finding}" + (f", line {h.finding_line}" if h.finding_line else "")] if h.finding else []
     extra += [x for x in (h.corrected, h.claimed) if x]
     extra += [h.note] if h.note and not h.finding else []

@@ -46,6 +46,28 @@ def value_text(value: float, unit: str, name: str = "") -> str:
     return metric_value(value, unit)
 
 
+def interval_text(metric, name: str = "") -> str:
+    """``[46.44 %, 50.86 %]``: a figure's interval as the report prints it, "" for an exact figure (no clutter)."""
+    fi = getattr(metric, "interval", None)
+    if fi is None or fi.method != "interval arithmetic":
+        return ""
+    lo, hi = value_text(fi.lo, metric.unit, name), value_text(fi.hi, metric.unit, name)
+    (lo_num, _, lo_unit), (hi_num, _, hi_unit) = lo.partition(" "), hi.partition(" ")
+    if lo_unit == hi_unit and lo_unit:  # one unit for both ends: `[47.09–47.15 %]`, short enough for a card
+        return f"[{lo_num}–{hi_num} {lo_unit}]"
+    return f"[{lo}, {hi}]"
+
+
+def interval_how(metric) -> str:
+    """How a figure's interval was formed (engine.intervals.formation), "" for an exact figure."""
+    from effspec.engine.intervals import formation
+
+    fi = getattr(metric, "interval", None)
+    if fi is None or fi.method != "interval arithmetic":
+        return ""
+    return formation(fi, metric.name, metric.unit)
+
+
 # A long unbroken string made PDF layout superlinear (a 20,000-character title
 # took 12.7 s), and CSS break opportunities (overflow-wrap: anywhere) made it
 # slower still.  Every spec string shown outside the Source section is cut, the

@@ -73,6 +73,21 @@ def gap_notes(cr, skip_standard_presets: bool) -> list[str]:
     return notes
 
 
+def uncertainty_notes(cr, metric) -> list[str]:
+    """The reconstruction's interval, where its inputs are not exact, and the sensitivity of the verdict."""
+    from effspec.engine import intervals, sensitivity
+
+    notes = []
+    fi = metric.interval if metric is not None else None
+    if fi is not None and fi.contributions and cr.tolerance is not None and cr.claimed is not None:
+        notes.append(f"the claim's tolerance {intervals.bounds_text(cr.claimed - cr.tolerance, cr.claimed + cr.tolerance, cr.unit)} "
+                     f"does not reach the reconstruction's interval: " + intervals.formation(fi, cr.claim.name, cr.unit))
+    flip = sensitivity.note(cr)
+    if flip:
+        notes.append(flip)
+    return notes
+
+
 class EFF601(Rule):
     """## What it does
 
@@ -181,6 +196,9 @@ class EFF601(Rule):
                 notes = [f"{claim.name.replace('_', ' ')} = {result.final_point.metrics[claim.name].substituted}"]  \
                     if claim.point is None and result.final_point is not None and claim.name in result.final_point.metrics \
                     else []
+                point = (next((r for r in result.runs if r.run_id == claim.point), None) if claim.point is not None
+                         else result.final_point)
+                notes += uncertainty_notes(cr, point.metrics.get(claim.name) if point is not None else None)
                 if claim.point is None:
                     notes.append("an unqualified scaling claim is checked at the series' final point (the compared run "
                                  "with the most devices); write `claim " + claim.written + "[RUN] = …` for another point")
@@ -216,8 +234,9 @@ class EFF601(Rule):
                 elif claim.name == "hfu" and cr.by_preset:
                     notes.append(self._hfu_presets_note(cr))
                     table = True
-                notes += gap_notes(cr, skip_standard_presets=table)
                 metric = result.figure(claim.name)
+                notes += uncertainty_notes(cr, metric)
+                notes += gap_notes(cr, skip_standard_presets=table)
                 if metric is not None and metric.assumed:
                     notes.append("the reconstruction rests on assumed values (see the derivation); declare them to firm it up")
                 against = "another claim" if cr.basis != "inputs" else "the declared inputs"
