@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import exact_digits, exact_operands, metric_value, quantity
-from effspec.engine import catalog, finite, flops, gap, intervals, sensitivity
+from effspec.engine import finite, flops, gap, intervals, sensitivity
 from effspec.engine.claims import check_claims
 from effspec.engine.pools import hardware_pools as _pools
 from effspec.engine.rates import entry_input, rate_metrics, required_input, written_input

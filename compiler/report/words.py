@@ -52,10 +52,23 @@ def interval_text(metric, name: str = "") -> str:
     if fi is None or fi.method != "interval arithmetic":
         return ""
     lo, hi = value_text(fi.lo, metric.unit, name), value_text(fi.hi, metric.unit, name)
+    for digits in (5, 6):  # ends that print alike get the digits that tell them apart; none at 6: not shown
+        if lo != hi:
+            break
+        lo, hi = _digits(fi.lo, metric.unit, digits), _digits(fi.hi, metric.unit, digits)
+    if lo == hi:
+        return ""
     (lo_num, _, lo_unit), (hi_num, _, hi_unit) = lo.partition(" "), hi.partition(" ")
     if lo_unit == hi_unit and lo_unit:  # one unit for both ends: `[47.09–47.15 %]`, short enough for a card
         return f"[{lo_num}–{hi_num} {lo_unit}]"
     return f"[{lo}, {hi}]"
+
+
+def _digits(value: float, unit: str, digits: int) -> str:
+    """A figure to ``digits`` significant digits, as :func:`value_text` prints it at four."""
+    from effspec.display import percent, quantity
+
+    return percent(value, digits) if unit == "" else quantity(value, unit, digits)
 
 
 def interval_how(metric) -> str:
