@@ -247,8 +247,21 @@ def test_example_c_efficiency_claims() -> None:
         assert hits == ([] if status == "consistent" else [("EFF601", 38, 22)])
     from effspec.report.text import result_json
     js = result_json(result)["scalings"]["dp_strong"]["claims"]["efficiency"]
+    # Issue 27: the interval is the step times' intervals combined, base_8's over scaled_64's, over 8:
+    # [lo_8 / (hi_64 · 8), hi_8 / (lo_64 · 8)]; the sensitivity, the smallest change that reaches the tolerance's
+    # low end 0.9 − 0.014 = 0.886: scaled_64's step time × 0.828512 / 0.886 = 0.93512, −6.49 %, printed −6.5 %
+    # (0.828512 / 0.935 = 0.886109); base_8's × 0.886 / 0.828512 = 1.06939, printed +7 % (0.828512 × 1.07 = 0.886508).
+    runs = result.evaluation.runs
+    (lo8, hi8), (lo64, hi64) = ((runs[r].metrics["step_time"].interval.lo, runs[r].metrics["step_time"].interval.hi)
+                                for r in ("base_8", "scaled_64"))
     assert js == {"claimed": 0.9, "reconstructed": pytest.approx(0.828512, abs=1e-6), "status": "mismatch", "unit": "",
-                  "basis": "`scaled_64` against `base_8`", "tolerance": pytest.approx(0.014)}
+                  "basis": "`scaled_64` against `base_8`", "tolerance": pytest.approx(0.014),
+                  "interval": [pytest.approx(lo8 / (hi64 * 8), rel=1e-12), pytest.approx(hi8 / (lo64 * 8), rel=1e-12)],
+                  "sensitivity": [
+                      {"input": "run.scaled_64.step_time", "change": -0.065,
+                       "figure": pytest.approx(4.01 / 0.605 / 8 / 0.935, rel=1e-9)},
+                      {"input": "run.base_8.step_time", "change": 0.07,
+                       "figure": pytest.approx(4.01 / 0.605 / 8 * 1.07, rel=1e-9)}]}
 
 
 def test_scaling_claim_per_point_and_errors() -> None:

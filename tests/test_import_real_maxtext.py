@@ -145,7 +145,8 @@ def maxtext_flops(b: int, s: int, d: int, h: int, kv: int, f: int, layers: int, 
 
 def explained(c: dict) -> list[dict]:
     """The single changes that EFF601's explainer says reproduce a claim (`{"change": …, "value": …}`)."""
-    found = [v for v in c.values() if isinstance(v, list) and v and isinstance(v[0], dict) and "change" in v[0]]
+    found = [v for v in c.values() if isinstance(v, list) and v and isinstance(v[0], dict) and "change" in v[0]
+             and "value" in v[0]]  # not the sensitivity (issue 27), whose items are {input, change, figure}
     assert len(found) == 1, c
     return found[0]
 

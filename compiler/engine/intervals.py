@@ -41,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import dataclasses
+import functools
 import math
 import re
 from collections.abc import Callable, Iterator
@@ -49,6 +50,7 @@ from dataclasses import dataclass
 from effspec.diagnostics import Diagnostic
 from effspec.engine import stats as stats_mod
 from effspec.engine.results import ClaimResult, Metric, RunResult
+from effspec.front import lexicon
 from effspec.front.ir import Block, Entry, Run, Samples
 
 # Re-evaluations per spec for the intervals: about 2 per source and 2 per distinct corner, so
@@ -58,8 +60,10 @@ LEVEL = stats_mod.CI_LEVEL
 
 EvaluateRun = Callable[[Run, list[Diagnostic]], RunResult]
 
-_NUMBER = r"(?:[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9]+)?|\.[0-9][0-9_]*(?:[eE][+-]?[0-9]+)?)"
-_LITERAL = re.compile(rf"^\s*(?P<number>{_NUMBER})\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
+@functools.cache
+def _literal() -> re.Pattern[str]:
+    """One literal: the grammar's NUMBER (effspec.front.lexicon), then a unit if any."""
+    return re.compile(rf"^\s*(?P<number>{lexicon.terminal('NUMBER')})\s*(?P<unit>%|[A-Za-z][A-Za-z0-9^*/-]*)?\s*$")
 
 
 class Budget:
@@ -90,7 +94,7 @@ def written_half(number: str, unit: str = "") -> float | None:
 def literal_half(text: str) -> float | None:
     """:func:`written_half` of a value written as one literal with its unit (``"989.4 TFLOP/s"``); None for
     an expression (``14.8e12 token / (2664000 h / 2048)``: its precision is not inferred) or a whole number."""
-    m = _LITERAL.match(text or "")
+    m = _literal().match(text or "")
     return written_half(m["number"], m["unit"] or "") if m else None
 
 
@@ -107,7 +111,7 @@ def samples_half(text: str) -> float | None:
     for item in body.split(","):
         if not item.strip():
             continue
-        m = _LITERAL.match(item)
+        m = _literal().match(item)
         if m is None:
             return None
         h = written_half(m["number"], m["unit"] or unit)
@@ -407,7 +411,8 @@ _LEAVE_OUT_UNRESOLVED: contextvars.ContextVar[bool] = contextvars.ContextVar("le
 @contextlib.contextmanager
 def unresolved_left_out() -> Iterator[None]:
     """Inside, a figure's JSON leaves out an interval not computed yet: for the finiteness guard, which walks
-    every figure's JSON and must not force the intervals (their bounds are finite by construction: :func:`_finite`)."""
+    every figure's JSON and must not force the intervals (their bounds are finite by construction: :func:`_finite`),
+    and for `check`'s terminal summary, which shows an interval only where a verdict already needed it."""
     token = _LEAVE_OUT_UNRESOLVED.set(True)
     try:
         yield
@@ -420,6 +425,11 @@ def _finite(fi: FigureInterval, value: float) -> FigureInterval:
     if math.isfinite(fi.lo) and math.isfinite(fi.hi):
         return fi
     return FigureInterval(value, value, NOT_COMPUTED)
+
+
+def left_out(fi: object) -> bool:
+    """Whether a figure's interval is one not computed yet, inside :func:`unresolved_left_out` (left out there)."""
+    return isinstance(fi, LazyInterval) and fi._done is None and _LEAVE_OUT_UNRESOLVED.get()
 
 
 class LazyInterval:

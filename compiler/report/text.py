@@ -23,9 +23,11 @@ def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
     counts = {s: sum(d.severity == s for d in result.diagnostics) + omitted.get(s, 0) for s in ("error", "warning", "info")}
     summary = ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
     summary = summary or ("no findings shown" if suppressed else "no findings")
+    from effspec.engine.intervals import unresolved_left_out
     from effspec.report.claim_summary import claim_lines, summary_text
 
-    claims = summary_text(claim_lines(result), printable(result.file))
+    with unresolved_left_out():  # an interval no verdict needed is not computed for the terminal (numpy stays out)
+        claims = summary_text(claim_lines(result), printable(result.file))
     if claims:
         parts.append(claims)
     parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))

@@ -48,8 +48,10 @@ def value_text(value: float, unit: str, name: str = "") -> str:
 
 def interval_text(metric, name: str = "") -> str:
     """``[46.44 %, 50.86 %]``: a figure's interval as the report prints it, "" for an exact figure (no clutter)."""
+    from effspec.engine.intervals import left_out
+
     fi = getattr(metric, "interval", None)
-    if fi is None or fi.method != "interval arithmetic":
+    if fi is None or left_out(fi) or fi.method != "interval arithmetic":
         return ""
     lo, hi = value_text(fi.lo, metric.unit, name), value_text(fi.hi, metric.unit, name)
     for digits in (5, 6):  # ends that print alike get the digits that tell them apart; none at 6: not shown
