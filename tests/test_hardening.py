@@ -433,7 +433,8 @@ def test_html_and_css_injection_in_every_string_field(tmp_path):
     for field in ("title", "source", "accelerator", "citation", "boundary", "target", "claim_citation"):
         assert f"&lt;script&gt;alert(&#34;{field}&#34;)" in page or f"&lt;script&gt;alert(&quot;{field}&quot;)" in page \
             or f'&lt;script&gt;alert(\\&#34;{field}\\&#34;)' in page, field
-    assert "&lt;script&gt;alert(file)" in page  # the CSV's name, which cannot hold `"` or `/`
+    # the CSV's name, which cannot hold `"` or `/` (a long value carries <wbr> break marks, which are not text)
+    assert "&lt;script&gt;alert(file)" in page.replace("<wbr>", "")
 
 
 # ----------------------------------------------------------------------------
