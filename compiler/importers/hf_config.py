@@ -266,6 +266,20 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
         if v is not None:
             out.append(Field.number(key, str(v), "", src(cfg_key or "model_type") if cfg_key else None, note))
 
+    def experts_of(count_key: str, shared_key: str) -> None:
+        """The routed experts (count, top-k, width) and the shared expert as a whole number of experts; Nemotron-H
+        and Qwen3-Next name the count and the shared width differently."""
+        put("experts", count_key)
+        put("top_k", "num_experts_per_tok")
+        expert = integer("moe_intermediate_size")
+        put("d_ff_expert", "moe_intermediate_size")
+        shared = integer(shared_key, required=False)
+        if shared and expert:
+            if shared % expert:
+                raise ConfigError("EFF810", f"{name}: the shared expert ({shared}) is not a whole number of experts "
+                                  f"({expert})", lines.get((1, shared_key), 1))
+            put("shared_experts", shared_key, value=shared // expert, note=f"{shared} / moe_intermediate_size {expert}")
+
     first = next((k for k in ("num_hidden_layers", "n_layer") if k in cfg), "num_hidden_layers")
     out.append(Field.name("kind", "hybrid", src("model_type" if "model_type" in cfg else first), "model_type " + mtype))
     d_key = "d_model" if "d_model" in cfg and "hidden_size" not in cfg else "hidden_size"
@@ -331,17 +345,7 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
         put("d_ff", "intermediate_size", required="-" in stack)
         experts = integer("n_routed_experts", required=False)
         if experts and moe_in_stack:
-            put("experts", "n_routed_experts")
-            put("top_k", "num_experts_per_tok")
-            expert = integer("moe_intermediate_size")
-            put("d_ff_expert", "moe_intermediate_size")
-            shared = integer("moe_shared_expert_intermediate_size", required=False)
-            if shared and expert:
-                if shared % expert:
-                    raise ConfigError("EFF810", f"{name}: the shared expert ({shared}) is not a whole number of experts "
-                                      f"({expert})", lines.get((1, "moe_shared_expert_intermediate_size"), 1))
-                put("shared_experts", "moe_shared_expert_intermediate_size", value=shared // expert,
-                    note=f"{shared} / moe_intermediate_size {expert}")
+            experts_of("n_routed_experts", "moe_shared_expert_intermediate_size")
         m2 = [("state_size", "ssm_state_size"), ("heads", "mamba_num_heads"), ("head_dim", "mamba_head_dim"),
               ("groups", "n_groups"), ("conv_kernel", "conv_kernel"), ("chunk_size", "chunk_size")]
         for key, cfg_key in m2:
@@ -364,17 +368,7 @@ def _hybrid_fields(cfg: dict, mtype: str, lines: dict, name: str) -> list[Field]
     out.append(Field.name("ffn", "swiglu", src("hidden_act")))
     put("d_ff", "intermediate_size", required=False)
     if integer("num_experts", required=False):
-        put("experts", "num_experts")
-        put("top_k", "num_experts_per_tok")
-        expert = integer("moe_intermediate_size")
-        put("d_ff_expert", "moe_intermediate_size")
-        shared = integer("shared_expert_intermediate_size", required=False)
-        if shared and expert:
-            if shared % expert:
-                raise ConfigError("EFF810", f"{name}: the shared expert ({shared}) is not a whole number of experts "
-                                  f"({expert})", lines.get((1, "shared_expert_intermediate_size"), 1))
-            put("shared_experts", "shared_expert_intermediate_size", value=shared // expert,
-                note=f"{shared} / moe_intermediate_size {expert}")
+        experts_of("num_experts", "shared_expert_intermediate_size")
         dense = cfg.get("mlp_only_layers") or []
         step = integer("decoder_sparse_step", required=False) or 1
         if not isinstance(dense, list):
