@@ -7,7 +7,8 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
-.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden docs vscode
+.PHONY: demo test test-fast check lint sysdeps sysdeps-report python-version clean rules-pages bench golden docs vscode \
+        generated language-reference import-examples
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -126,6 +127,18 @@ test: lint sysdeps-report
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules
 
+# The generated files that are committed, each rewritten by its generator in scripts/ (the tests that
+# check them only read): `make generated` runs them all.
+# The generated tables of spec/language.md: keys, codes, presets, the catalog and its matching rules.
+language-reference: $(VENV)/.installed-test
+	$(PY) scripts/write_language_reference.py
+
+# examples/*_import.eff, their steps CSVs and reports: a fresh import of each log plus its fill-ins.
+import-examples: $(VENV)/.installed-test
+	$(PY) scripts/write_import_examples.py
+
+generated: rules-pages language-reference import-examples golden
+
 # The documentation site (mkdocs.yml: spec/ and the rule pages) in out/site; --strict makes a
 # broken Markdown link or anchor an error, and scripts/check_links.py then checks every internal
 # link of the built HTML (tests/test_docs.py does both in `make test`).
@@ -145,7 +158,7 @@ bench: $(VENV)/.installed-test
 # The page-1 PNGs people look at (tests/golden/*_page1.png, 60 dpi), rendered
 # afresh from the examples; needs pdftoppm (make sysdeps).
 golden: $(VENV)/.installed-test
-	$(PY) tests/test_report.py
+	$(PY) scripts/write_goldens.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -22,6 +22,12 @@ import pytest
 # tests/test_result_cache.py turns it on for its own runs.
 os.environ["EFFSPEC_NO_CACHE"] = "1"
 
+# The generators of checked-in files (scripts/write_*.py: the language reference's tables, the import
+# examples, the golden PNGs) are importable by the tests that check their output is current.
+SCRIPTS = Path(__file__).resolve().parent.parent / "scripts"
+if str(SCRIPTS) not in sys.path:
+    sys.path.insert(0, str(SCRIPTS))
+
 
 def _per_process_caches() -> list:
     """The package's memos of what a fresh process reads afresh: the configuration found above a folder

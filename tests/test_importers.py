@@ -35,6 +35,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peak import PEAK_KB
 from real_logs import has
+from write_import_examples import EXAMPLES, QWEN3_4B_LIKE, fill, make_example
 
 from effspec import load
 from effspec.cli import main
@@ -52,16 +53,6 @@ def run_import(tmp_path: Path, fmt: str, log: str, *extra: str, out: str = "run.
     target = tmp_path / out
     proc = run_effspec("import", fmt, str(LOGS / log), "-o", str(target), *extra, cwd=tmp_path)
     return proc.returncode, proc.stderr, target
-
-
-def fill(path: Path, values: dict[str, str]) -> None:
-    """Replace `KEY = TODO` by `KEY = VALUE` for each key (each exactly once); no TODO may be left."""
-    text = path.read_text(encoding="utf-8")
-    for key, value in values.items():
-        text, n = re.subn(rf"^(\s+{key}\s+= |.*\{{ {key} = )TODO\b", lambda m, v=value: m.group(1) + v, text, flags=re.M)
-        assert n == 1, f"{key}: {n} TODO lines"
-    assert " = TODO" not in text
-    path.write_text(text, encoding="utf-8")
 
 
 def check_json(path: Path) -> tuple[int, dict]:
@@ -459,11 +450,6 @@ def test_nanochat_needs_nothing_filled_and_reproduces_its_three_figures(tmp_path
 # torchtitan
 
 
-QWEN3_4B_LIKE = {"kind": "dense_transformer", "layers": "36", "d_model": "2560",
-                 "heads": "32  head_dim = 128  kv_heads = 8  tied_embeddings = true", "ffn": "swiglu", "d_ff": "9728",
-                 "vocab": "151936", "count": "8 device", "dtype": "bf16"}
-
-
 def test_torchtitan_import_strips_colours_and_claims_its_rates(tmp_path: Path) -> None:
     status, err, out = run_import(tmp_path, "torchtitan", "torchtitan_train.log")
     assert status == 0, err
@@ -773,36 +759,9 @@ def test_the_fixtures_are_what_make_fixtures_writes() -> None:
     assert (LOGS / "megatron_broken.log").read_bytes() == make_fixtures.megatron_broken().encode("utf-8", errors="surrogateescape")
 
 
-# The examples of examples/README.md: each is a fresh import of its log plus these fill-ins, nothing else.
-EXAMPLES = {
-    "megatron_import": ("megatron", {"accelerator": '"H100-SXM5-80GB"', "peak": "catalog"}),
-    "torchtitan_import": ("torchtitan", {**QWEN3_4B_LIKE}),
-    "maxtext_import": ("maxtext", {"kind": "moe_transformer  experts = 64  top_k = 6  shared_experts = 2  d_ff_expert = 1408  "
-                                           "moe_layers = 26", "layers": "27",
-                                   "heads": "16  q_lora_rank = 0  kv_lora_rank = 512  qk_nope_head_dim = 128  qk_rope_head_dim = 64  "
-                                            "v_head_dim = 128", "d_ff": "10944",
-                                   "vocab": "102400", "ffn": "swiglu", "dtype": "bf16", "peak": "459 TFLOP/s"}),
-}
-
-
-def make_example(name: str, folder: Path) -> Path:
-    """The import, the fill-ins, then the report (`effspec report -o NAME_report.md`)."""
-    fmt, values = EXAMPLES[name]
-    if folder != ROOT / "examples":
-        shutil.copy(ROOT / "examples" / f"{name}.log", folder / f"{name}.log")
-    proc = run_effspec("import", fmt, f"{name}.log", "-o", f"{name}.eff", "--force", cwd=folder)
-    assert proc.returncode == 0, proc.stderr
-    fill(folder / f"{name}.eff", values)
-    proc = run_effspec("fmt", f"{name}.eff", cwd=folder)  # the fill-ins laid out as the import is (`effspec fmt`)
-    assert proc.returncode == 0, proc.stderr
-    proc = run_effspec("report", f"{name}.eff", "-o", f"{name}_report.md", cwd=folder)
-    assert proc.returncode in (0, 1), proc.stderr
-    return folder / f"{name}.eff"
-
-
 @pytest.mark.parametrize("name", sorted(EXAMPLES))
 def test_examples_are_a_fresh_import_plus_their_fill_ins(tmp_path: Path, name: str) -> None:
-    made = make_example(name, tmp_path)
+    made = make_example(name, tmp_path, run_effspec)
     assert made.read_bytes() == (ROOT / "examples" / f"{name}.eff").read_bytes()
     for written in [*tmp_path.glob("*.csv"), tmp_path / f"{name}_report.md"]:
         assert written.read_bytes() == (ROOT / "examples" / written.name).read_bytes(), written.name
@@ -814,13 +773,6 @@ def test_examples_are_a_fresh_import_plus_their_fill_ins(tmp_path: Path, name: s
 
 EXAMPLE_FINDINGS = {"megatron_import": {"EFF503"}, "torchtitan_import": {"EFF602", "EFF605"},
                     "maxtext_import": {"EFF502"}}
-
-
-if __name__ == "__main__":  # python tests/test_importers.py --write-examples
-    if sys.argv[1:] == ["--write-examples"]:
-        for example in EXAMPLES:
-            make_example(example, ROOT / "examples")
-            print(ROOT / "examples" / f"{example}.eff")
 
 
 # ----------------------------------------------------------------------------

@@ -28,7 +28,6 @@ from effspec.report.text import result_json
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 FORMATS = ("html", "pdf", "json", "sarif", "md", "tex")
-GOLDEN = ROOT / "tests" / "golden"
 
 
 def _example(name: str) -> pathlib.Path:
@@ -346,17 +345,3 @@ def test_report_view_degrades_without_optional_attributes():
     assert view.shapes[0].columns == ("name", "m", "n", "k")
     assert view.shapes[0].rows == (("qkv", "4096", "1536", "2048"),)
     # (the per-rank charts read the diagnosis' RankProfile: tests/test_report_reviewer.py)
-
-
-def regenerate_golden() -> None:
-    """Write the page-1 PNGs people look at (``python tests/test_report.py``)."""
-    for name, example in (("example_a_page1", "example_a_measured.eff"), ("example_b_page1", "example_b_vendor_claim.eff"),
-                          ("example_c_page1", "example_c_scaling.eff"), ("straggler_page1", "straggler_ranks.eff"),
-                          ("llama3_page1", "llama3_405b_table4.eff")):
-        data = render(effspec.load(_example(example)), "pdf")
-        subprocess.run(["pdftoppm", "-r", "60", "-png", "-f", "1", "-l", "1", "-singlefile", "-", str(GOLDEN / name)],
-                       input=data, check=True)
-
-
-if __name__ == "__main__":
-    regenerate_golden()

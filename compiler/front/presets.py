@@ -258,7 +258,7 @@ def page(name: str) -> str | None:
     return "\n".join(lines)
 
 
-TABLE_BEGIN = "<!-- preset table: generated from compiler/front/presets.py by tests/test_language_reference.py --write -->"
+TABLE_BEGIN = "<!-- preset table: generated from compiler/front/presets.py by scripts/write_language_reference.py -->"
 TABLE_END = "<!-- end of preset table -->"
 
 
