@@ -16,11 +16,24 @@ from effspec.cli.common import ToolError
 from effspec.diagnostics import Diagnostic, Span, printable, render_text
 
 
+class _FormatsHelp(argparse.HelpFormatter):
+    """Lists every trace format (effspec.ranks.traces.formats), with its file names, under the options."""
+
+    def format_help(self) -> str:
+        from effspec.ranks.traces.formats import all_formats
+
+        lines = ["", "trace formats (a file's name says which; a folder's entries with these names are read):"]
+        for name, fmt in all_formats().items():
+            lines.append(f"  {name:<10}{' '.join(fmt.suffixes):<22}{fmt.summary}")
+        return super().format_help() + "\n".join(lines) + "\n"
+
+
 def add_parser(sub) -> None:
     t = sub.add_parser("traces", help="reduce per-rank PyTorch profiler traces to a per-rank CSV",
+                       formatter_class=_FormatsHelp,
                        description="Reduce per-rank PyTorch profiler (Kineto) traces to the per-rank, per-step table "
                        "that `ranks { samples = file \"…\" }` reads (method: spec/traces.md).")
-    t.add_argument("paths", nargs="+", metavar="PATH", help=".json / .json.gz traces, or folders of them")
+    t.add_argument("paths", nargs="+", metavar="PATH", help="traces (.json / .json.gz, or another format below), or folders of them")
     t.add_argument("-o", "--output", metavar="CSV", help="the table to write (replaced only when complete); "
                    "with --diff, the comparison (else it goes to stdout)")
     t.add_argument("-j", "--jobs", type=int, default=None, help="workers (default: CPUs; 1 reduces serially)")

@@ -40,8 +40,11 @@ class Side:
 
 
 def load(path: str, shown: str) -> Side:
-    """A table (any file not ending .json / .json.gz) or traces; TraceError for anything that is neither."""
-    if os.path.isdir(path) or path.endswith((".json", ".json.gz")):
+    """A table (any file whose name has no trace format's suffix: .json, .json.gz…) or traces; TraceError for
+    anything that is neither."""
+    from effspec.ranks.traces.formats import suffixes
+
+    if os.path.isdir(path) or path.endswith(suffixes()):
         return _from_traces(path, shown)
     return _from_table(path, shown)
 

@@ -43,6 +43,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from effspec.ranks.traces.formats import format_for
 from effspec.ranks.traces.parse import (
     MAX_TRACE_BYTES,
     WHOLE_LIMIT,
@@ -50,7 +51,6 @@ from effspec.ranks.traces.parse import (
     StructBatches,
     Structs,
     TraceError,
-    read_trace,
 )
 
 _STEP = re.compile(r"ProfilerStep#(\d{1,18})\Z")
@@ -689,12 +689,13 @@ def _collect(reading: tuple[str, int, int, bool, bool], window: str | None, exac
     paused = gc.isenabled()
     gc.disable()
     try:
-        top, events, source = read_trace(*reading, exact=exact)
+        top, events, source = format_for(reading[0]).read(*reading, exact=exact)
         c = _Collector(window, exact)
         try:
             try:
                 c.add(events)
             except NotFit:  # a batch of events msgspec's schema does not fit: the general parser reads it all again
+                assert isinstance(events, StructBatches)  # only msgspec's batches raise it
                 c = _Collector(window, exact)
                 c.add(events.fallback(source))
         except ReadExactly:

@@ -28,10 +28,14 @@ import time
 from dataclasses import dataclass
 
 from effspec.diagnostics import printable
+from effspec.ranks.traces.formats import suffixes
 from effspec.ranks.traces.parse import MAX_TRACE_BYTES, WHOLE_LIMIT, TraceError
 from effspec.ranks.traces.reduce import TraceSummary, reduce_trace
 
-SUFFIXES = (".json", ".json.gz")
+
+def suffix_list(names: tuple[str, ...]) -> str:
+    """``.json or .json.gz``; ``.a, .b or .c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " or " + names[-1]
 
 
 @dataclass(frozen=True)
@@ -67,15 +71,16 @@ class Failure:
 
 
 def discover(paths: list[str]) -> tuple[list[Item], list[Failure]]:
-    """Every trace: files as given, a folder's ``*.json`` / ``*.json.gz``
-    entries (not recursive; anything else with those names, a symlink
-    leading outside or a FIFO, is refused when it is opened), sorted by name."""
+    """Every trace: files as given, a folder's entries whose names end with a trace format's suffix
+    (``*.json`` / ``*.json.gz``: effspec.ranks.traces.formats; not recursive; anything else with those
+    names, a symlink leading outside or a FIFO, is refused when it is opened), sorted by name."""
+    known = suffixes()
     found: list[Item] = []
     problems: list[Failure] = []
     for arg in paths:
         if os.path.isdir(arg):
             try:
-                names = sorted(n for n in os.listdir(arg) if n.endswith(SUFFIXES))
+                names = sorted(n for n in os.listdir(arg) if n.endswith(known))
             except OSError as exc:
                 problems.append(Failure(arg, "EFF020", f"the folder cannot be read: {exc.strerror or exc}"))
                 continue
@@ -83,7 +88,7 @@ def discover(paths: list[str]) -> tuple[list[Item], list[Failure]]:
             children = [Item(os.path.join(real, n), os.path.join(arg, n), True) for n in names
                         if not os.path.isdir(os.path.join(real, n))]
             if not children:
-                problems.append(Failure(arg, "EFF020", "the folder holds no .json or .json.gz trace"))
+                problems.append(Failure(arg, "EFF020", f"the folder holds no {suffix_list(known)} trace"))
             found += children
         elif os.path.lexists(arg):
             found.append(Item(arg, arg))
