@@ -423,3 +423,58 @@ def test_the_example_counts_nemotron_h_56b_as_its_header_says():
     assert run.params_from_shape == 54 * 438_386_688 + 10 * 150_994_944 + 54 * 536_870_912 + 2 * 131072 * 8192
     assert run.params_from_shape == 56_321_343_488
     assert not [d for d in result.diagnostics if d.severity in ("error", "warning")]
+
+
+# ---------------------------------------------------------------------------- every layer kind (effspec.front.mixers)
+# Each module of compiler/front/mixers/ is a layer kind (CONTRIBUTING.md, "Add a layer kind"); these hold every
+# one found to what the language derives from it, so a new kind is checked with nothing listed here.
+
+
+def _kinds() -> list[str]:
+    from effspec.front.mixers import all_mixers
+
+    return list(all_mixers())
+
+
+def test_mamba2_and_gated_deltanet_are_layer_kinds_in_that_order():
+    assert _kinds()[:2] == ["mamba2", "gated_deltanet"]
+
+
+@pytest.mark.parametrize("name", _kinds())
+def test_a_layer_kind_is_in_the_vocabulary(name: str):
+    from effspec.front import keys, layers
+    from effspec.front.mixers import all_mixers
+
+    kind = all_mixers()[name]
+    assert kind.name == name and kind.symbol.startswith("L_") and kind.model and kind.keys
+    assert name in keys.MODEL_BLOCKS and name in keys.HYBRID_BLOCKS and name in layers.MIXERS
+    assert keys.BLOCKS[name] == {k.name: k for k in kind.keys}
+    assert keys.REQUIRED[name] == kind.required and set(kind.required) <= set(keys.BLOCKS[name])
+    assert set(kind.defaults) <= set(keys.BLOCKS[name]) - set(kind.required)
+    for written in (name, *kind.aliases):
+        assert layers.LAYER_TYPES[written] == name
+    if kind.letter is not None:
+        assert len(kind.letter) == 1 and layers.PATTERN_LETTERS[kind.letter] == name
+        assert f"{kind.letter} {name}, " in keys.BLOCKS["model"]["pattern"].doc
+    assert len(set(layers.PATTERN_LETTERS)) == len(layers.PATTERN_LETTERS)
+    assert layers.page(name) == kind.page and kind.page.startswith(f"{name} {{")
+
+
+@pytest.mark.parametrize("name", _kinds())
+def test_a_layer_kind_block_outside_a_hybrid_model_is_eff003(name: str):
+    from effspec.front.mixers import all_mixers
+
+    kind = all_mixers()[name]
+    sizes = "  ".join(f"{k} = 8" for k in kind.required)
+    text = spec(f"kind = dense_transformer  layers = 2  d_model = 256  heads = 4  ffn = gelu  d_ff = 1024  vocab = 1000  "
+                f"{name} {{ {sizes} }}", 128)
+    assert [(c, m) for c, _, _, m in diagnostics(text)] == [
+        ("EFF003", f"a `{name}` block is a layer of a hybrid stack; this model is `dense_transformer`")]
+
+
+@pytest.mark.parametrize("name", _kinds())
+def test_a_stack_of_a_kind_without_its_block_is_eff003(name: str):
+    text = spec(f"kind = hybrid  layers = 2  d_model = 256  heads = 4  ffn = gelu  d_ff = 1024  vocab = 1000  "
+                f"layer_types = [{name}, mlp]", 128)
+    assert [(c, m) for c, _, _, m in diagnostics(text)] == [
+        ("EFF003", f"the stack has {name} layers and `model` has no `{name}` block")]

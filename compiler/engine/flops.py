@@ -23,12 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from typing import Any
 
 from effspec.engine.lora import Lora, applied, lora_of
 from effspec.front import layers as layer_forms
 from effspec.front import presets as preset_table
 from effspec.front.ir import Block, Run, Value
 from effspec.front.layers import Layout
+from effspec.front.mixers import all_mixers
 
 # Every preset comes from the one table in effspec.front.presets (name, knobs, upstream formula).
 PRESETS: dict[str, dict[str, str]] = {p.name: dict(p.knobs) for p in preset_table.PRESETS}
@@ -144,40 +146,11 @@ def _share_or_text(value: Value) -> str | float:
 
 
 @dataclass(frozen=True)
-class Mamba2:
-    """A Mamba-2 (SSD) mixer's sizes: N state, H_m heads of P channels (d_in = H_m·P), G groups, K conv."""
-
-    state_size: int
-    heads: int
-    head_dim: int
-    groups: int = 1
-    conv_kernel: int = 4
-    chunk_size: int = 256
-
-    @property
-    def d_inner(self) -> int:
-        return self.heads * self.head_dim
-
-
-@dataclass(frozen=True)
-class GatedDeltaNet:
-    """A Gated DeltaNet mixer's sizes: H_k query/key heads of D_k, H_v value heads of D_v, K conv."""
-
-    key_heads: int
-    value_heads: int
-    key_head_dim: int
-    value_head_dim: int
-    conv_kernel: int = 4
-    chunk_size: int = 64
-
-
-@dataclass(frozen=True)
 class Hybrid:
     """A hybrid stack: how many layers of each kind (effspec.front.layers.Layout), and the mixers' sizes."""
 
     layout: Layout
-    mamba2: Mamba2 | None = None
-    gated_deltanet: GatedDeltaNet | None = None
+    kinds: tuple[tuple[str, Any], ...] = ()  # (layer kind, its sizes) for each kind the stack has (effspec.front.mixers)
 
 
 @dataclass(frozen=True)
@@ -292,35 +265,25 @@ def _hybrid_shape(model: Block) -> Shape | None:
     layers, d_model, vocab = v("layers"), v("d_model"), v("vocab")
     if layers is None or d_model is None or vocab is None:
         return None
-    m2, gdn = model.block("mamba2"), model.block("gated_deltanet")
+    blocks = {name: b for name in layer_forms.KINDS if (b := model.block(name)) is not None}
     pattern, types, interval = model.value("pattern"), model.value("layer_types"), v("full_attention_interval")
     moe = model.get("experts") is not None
     sublayers = layer_forms.sublayers_of(pattern if isinstance(pattern, str) else None,
                                          types if isinstance(types, tuple) else None, interval, layers,
-                                         m2 is not None, gdn is not None, moe)
+                                         set(blocks), moe)
     if sublayers is None or (pattern is not None or types is not None) and len(
             pattern if isinstance(pattern, str) else types if isinstance(types, tuple) else ()) != layers:
         return None
     written = "pattern" if pattern is not None else "layer_types" if types is not None else "full_attention_interval"
     moe_layers_written = v("moe_layers")
     layout = layer_forms.layout(sublayers, written, moe_layers_written if written != "pattern" else None)
-    mamba = None
-    if m2 is not None:
-        state = m2.integer("state_size")
-        if state is None:
+    kinds = []
+    for name, block in blocks.items():
+        sizes = all_mixers()[name].sizes(block, d_model)
+        if sizes is None:
             return None
-        head_dim = m2.integer("head_dim", 64)
-        heads = m2.integer("heads", m2.integer("expand", 2) * d_model // head_dim)
-        mamba = Mamba2(state, heads, head_dim, m2.integer("groups", 1), m2.integer("conv_kernel", 4),
-                       m2.integer("chunk_size", 256))
-    delta = None
-    if gdn is not None:
-        sizes = [gdn.integer(k) for k in ("key_heads", "value_heads", "key_head_dim", "value_head_dim")]
-        if any(x is None for x in sizes):
-            return None
-        kh, vh, kd, vd = (int(x) for x in sizes if x is not None)
-        delta = GatedDeltaNet(kh, vh, kd, vd, gdn.integer("conv_kernel", 4), gdn.integer("chunk_size", 64))
-    if (layout.mamba2 and mamba is None) or (layout.gated_deltanet and delta is None):
+        kinds.append((name, sizes))
+    if any(layout.count(name) and name not in blocks for name in layer_forms.KINDS):
         return None
     heads = v("heads", 1)
     if layout.attention and v("heads") is None:
@@ -349,7 +312,7 @@ def _hybrid_shape(model: Block) -> Shape | None:
         sliding_layers=min(v("sliding_layers", layout.attention), layout.attention) if window is not None else 0,
         extra_flops=float(model.number("extra_flops_per_token", 0.0)),
         attention_gate=bool(model.value("attention_gate", False)),
-        hybrid=Hybrid(layout, mamba, delta),
+        hybrid=Hybrid(layout, tuple(kinds)),
     )
 
 
@@ -515,43 +478,11 @@ def _count(shape: Shape, knobs: Knobs, seq_len: float | None, recompute: str | f
     return FlopCount(tuple(terms), forward, training, extra, total, shape.extra_flops)
 
 
-def mamba2_macs(d: int, mixer: Mamba2) -> list[tuple[str, str, float]]:
-    """Multiply-adds per token of one Mamba-2 layer, as Megatron-LM counts them.
-
-    Megatron-LM ``num_floating_point_operations`` → ``mamba_layer_flops`` (megatron/training/training.py,
-    NVIDIA/Megatron-LM at 001b00c2734d8f0fad096fe48a382fedf755d321): in_proj d → 2·d_in + 2·G·N + H_m
-    (z, x, B, C, dt), out_proj d_in → d, and the SSD scan as 7·d_in·N FLOPs (3.5 multiply-adds),
-    independent of the chunk size.  The depthwise convolution, the norms and the gating are not counted.
-    Megatron takes d_in = 2·d (expand 2); here d_in = H_m·P, the same for every published Nemotron-H.
-    """
-    d_in, N, G, H = mixer.d_inner, mixer.state_size, mixer.groups, mixer.heads
-    return [("mamba_in_proj", "m·d·(2·d_in + 2·G·N + H_m)", float(d * (2 * d_in + 2 * G * N + H))),
-            ("mamba_scan", "3.5·m·d_in·N (7·d_in·N at m = 2)", 3.5 * d_in * N),
-            ("mamba_out_proj", "m·d_in·d", float(d_in * d))]
-
-
-def gated_deltanet_macs(d: int, mixer: GatedDeltaNet) -> list[tuple[str, str, float]]:
-    """Multiply-adds per token of one Gated DeltaNet layer, as Megatron-LM counts them.
-
-    Megatron-LM ``num_floating_point_operations`` (gated_delta_net branch and ``gdn_layer_flops``,
-    megatron/training/training.py at 001b00c2734d8f0fad096fe48a382fedf755d321): in_proj d → 2·H_k·D_k +
-    2·H_v·D_v + 2·H_v (q, k, v, the output gate z, and β, α), the causal conv over q, k, v
-    (K·(2·H_k·D_k + H_v·D_v)), the delta rule as 4 state-sized products per value head (KKᵀ, VKᵀ,
-    S(α(I − βKKᵀ)), SQ: 4·H_v·D_k·D_v; Megatron writes D_v², the same where D_k = D_v, as in Qwen3-Next),
-    and out_proj H_v·D_v → d.  Per token and independent of s and of the chunk size: the recurrent form's count.
-    """
-    kd, vd = mixer.key_heads * mixer.key_head_dim, mixer.value_heads * mixer.value_head_dim
-    return [("gdn_in_proj", "m·d·(2·H_k·D_k + 2·H_v·D_v + 2·H_v)", float(d * (2 * kd + 2 * vd + 2 * mixer.value_heads))),
-            ("gdn_conv", "m·K·(2·H_k·D_k + H_v·D_v)", float(mixer.conv_kernel * (2 * kd + vd))),
-            ("gdn_delta_rule", "4·m·H_v·D_k·D_v", float(4 * mixer.value_heads * mixer.key_head_dim * mixer.value_head_dim)),
-            ("gdn_out_proj", "m·H_v·D_v·d", float(vd * d))]
-
-
 def _hybrid_count(shape: Shape, hybrid: Hybrid, knobs: Knobs, s: float, mode: str | float) -> FlopCount:
     """A hybrid stack term by term: each kind of layer times its count (L_attn, L_mamba, L_gdn, L_mlp, L_moe).
 
     Attention layers count as the dense path does (GQA or MLA, windows, the output gate); Mamba-2 and
-    Gated DeltaNet layers as Megatron-LM counts them (:func:`mamba2_macs`, :func:`gated_deltanet_macs`);
+    Gated DeltaNet layers as Megatron-LM counts them (each layer kind's ``macs``, effspec.front.mixers);
     `selective` recomputation re-runs the attention scores, `full` every layer.
     """
     m, d, H = knobs.multiply_add, shape.d_model, shape.heads
@@ -570,11 +501,10 @@ def _hybrid_count(shape: Shape, hybrid: Hybrid, knobs: Knobs, s: float, mode: st
             terms.append(("attention_scores_windowed", f"L_window·m·keys·H·(Q_qk + Q_v), keys = {knobs.attention} window",
                           windowed * per_key * keys_per_query(knobs.attention, s, shape.sliding_window)))
         scores = sum(v for n, _, v in terms if n.startswith("attention_scores"))
-    if lay.mamba2 and hybrid.mamba2 is not None:
-        terms += [(name, f"L_mamba·{formula}", lay.mamba2 * m * macs) for name, formula, macs in mamba2_macs(d, hybrid.mamba2)]
-    if lay.gated_deltanet and hybrid.gated_deltanet is not None:
-        terms += [(name, f"L_gdn·{formula}", lay.gated_deltanet * m * macs)
-                  for name, formula, macs in gated_deltanet_macs(d, hybrid.gated_deltanet)]
+    for kind, sizes in hybrid.kinds:
+        mixer, count = all_mixers()[kind], lay.count(kind)
+        if count:
+            terms += [(name, f"{mixer.symbol}·{formula}", count * m * macs) for name, formula, macs in mixer.macs(d, sizes)]
     n = shape.ffn_matmuls
     if lay.mlp:
         terms.append(("ffn", f"L_mlp·{n}·m·d·f", lay.mlp * n * m * d * shape.d_ff))
@@ -608,13 +538,9 @@ def _hybrid_params(shape: Shape, hybrid: Hybrid) -> float:
     d, lay = shape.d_model, hybrid.layout
     attention, dense_ffn, moe_ffn = _layer_params(shape)
     total = lay.attention * attention + lay.mlp * dense_ffn + lay.moe * moe_ffn
-    if hybrid.mamba2 is not None and lay.mamba2:
-        mx = hybrid.mamba2
-        conv = mx.conv_kernel * (mx.d_inner + 2 * mx.groups * mx.state_size)
-        total += lay.mamba2 * (sum(v for n, _, v in mamba2_macs(d, mx) if n != "mamba_scan") + conv)
-    if hybrid.gated_deltanet is not None and lay.gated_deltanet:
-        total += lay.gated_deltanet * sum(v for n, _, v in gated_deltanet_macs(d, hybrid.gated_deltanet)
-                                          if n != "gdn_delta_rule")
+    for kind, sizes in hybrid.kinds:
+        if lay.count(kind):
+            total += lay.count(kind) * all_mixers()[kind].params(d, sizes)
     return total + shape.vocab * d * (1 if shape.tied_embeddings else 2)
 
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from effspec.diagnostics import Diagnostic, Span
 from effspec.front import keys as K
-from effspec.front import layers
+from effspec.front import layers, mixers
 from effspec.front.context import BuildContext, suggest
 from effspec.front.expr import refs_in, to_expr
 from effspec.front.ir import (
@@ -265,11 +265,13 @@ def _check_hybrid(ctx: BuildContext, entries: list[Entry], sub_blocks: list[Bloc
     sublayers = layers.sublayers_of(
         value if isinstance(value, str) else None, value if isinstance(value, tuple) else None,
         value if isinstance(value, int) and not isinstance(value, bool) else None,
-        n_layers, "mamba2" in subs, "gated_deltanet" in subs, "experts" in by_key)
+        n_layers, set(subs), "experts" in by_key)
     if sublayers is None:
+        linear = [m for m in mixers.all_mixers().values() if m.linear]
         ctx.error("EFF003", entry.span, f"`linear_attention` in `{entry.key}` means the model's linear mixer, and "
-                  + ("there is none" if not subs else "there are two"),
-                  "write one mixer block: `mamba2 { … }` (Nemotron-H) or `gated_deltanet { … }` (Qwen3-Next)")
+                  + ("there is none" if not {m.name for m in linear} & set(subs) else "there are two"),
+                  "write one mixer block: " + " or ".join(", ".join(f"`{m.name} {{ … }}` ({m.model})" for m in linear)
+                                                          .rsplit(", ", 1)))
         return
     _check_stack_needs(ctx, by_key, subs, sublayers, entry, span)
 
@@ -278,7 +280,7 @@ def _check_stack_needs(ctx: BuildContext, by_key: dict[str, Entry], subs: dict[s
                        entry: Entry, span: Span) -> None:
     """The mixer blocks and the keys the stack's layers need; windows within its attention layers."""
     used = set(sublayers)
-    for mixer in ("mamba2", "gated_deltanet"):
+    for mixer in layers.KINDS:
         if mixer in used and mixer not in subs:
             ctx.error("EFF003", entry.span, f"the stack has {mixer} layers and `model` has no `{mixer}` block",
                       f"add `{mixer} {{ … }}` with its sizes to `model`")

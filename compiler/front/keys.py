@@ -7,49 +7,11 @@ language reference in spec/ documents it key by key.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TypedDict, Unpack
-
-from effspec.front import presets
+from effspec.front import mixers, presets
+from effspec.front.keyspec import Key as Key  # re-exported: the key type lives in effspec.front.keyspec
+from effspec.front.keyspec import e, i, q
 
 PROVENANCE_KINDS = ("measured", "datasheet", "paper", "profiler", "log", "estimate", "assumed")
-
-
-@dataclass(frozen=True)
-class Key:
-    name: str
-    kind: str  # quantity | integer | enum | string | bool | samples | peak | run | runs | file | pattern | names
-    unit: str = ""  # canonical unit of a quantity ("" = dimensionless)
-    alt_units: tuple[str, ...] = ()  # other accepted dimensions (breakdown: share or seconds)
-    choices: tuple[str, ...] = ()
-    minimum: float = 0.0  # inclusive
-    maximum: float | None = None  # inclusive, in the canonical unit
-    positive: bool = False  # strictly greater than zero
-    shares: bool = False  # an enum that also takes a share (ratio or %) in [minimum, maximum]
-    whole: bool = False  # a quantity that counts whole things (devices, steps): 5e-324 device is no count
-    doc: str = ""
-
-
-class _Range(TypedDict, total=False):
-    """The range a quantity or integer key may take (Key's fields of that name)."""
-
-    minimum: float
-    maximum: float | None
-    positive: bool
-    whole: bool
-
-
-def q(name: str, unit: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
-    return Key(name, "quantity", unit=unit, doc=doc, **kw)
-
-
-def i(name: str, doc: str = "", **kw: Unpack[_Range]) -> Key:
-    return Key(name, "integer", doc=doc, **kw)
-
-
-def e(name: str, choices: Iterable[str], doc: str = "") -> Key:
-    return Key(name, "enum", choices=tuple(choices), doc=doc)
 
 
 # The convention presets, from their one table (effspec.front.presets), then `custom`.
@@ -97,7 +59,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
         q("sliding_window", "token", "sliding-window attention: the keys one query may see (W)", positive=True, maximum=1e9),
         i("sliding_layers", "layers that use the sliding window; default all layers", maximum=1e5),
         Key("pattern", "pattern", doc="hybrid: the stack as a hybrid_override_pattern string, one letter a layer: "
-            "M mamba2, * attention, - dense MLP, E MoE (Megatron-LM's Symbols)"),
+            + "".join(f"{m.letter} {m.name}, " for m in mixers.all_mixers().values() if m.letter)
+            + "* attention, - dense MLP, E MoE (Megatron-LM's Symbols)"),
         Key("layer_types", "names", doc="hybrid: the stack as a list of layer types (HF `layer_types`), one a layer"),
         i("full_attention_interval", "hybrid: every n-th layer is full attention, the others the linear mixer "
           "(Qwen3-Next)", positive=True, maximum=1e5),
@@ -107,30 +70,8 @@ BLOCKS: dict[str, dict[str, Key]] = {
           positive=True, maximum=1e20),
         q("flops_per_token", "FLOP/token", "kind = custom: training FLOPs per token, given directly", positive=True, maximum=1e20),
     )},
-    # A Mamba-2 (SSD) mixer: Dao & Gu 2024, arXiv:2405.21060; names as in mamba_ssm's Mamba2 and HF's Mamba2Config.
-    "mamba2": {k.name: k for k in (
-        i("state_size", "SSM state size per head (N; d_state, ssm_state_size)", positive=True, maximum=1e6),
-        i("heads", "SSM heads (H_m; nheads, mamba_num_heads); default expand·d_model / head_dim", positive=True,
-          maximum=1e6),
-        i("head_dim", "per-head channels (P; headdim, mamba_head_dim); default 64", positive=True, maximum=1e6),
-        i("expand", "inner width d_in = expand·d_model when `heads` is not written; default 2", positive=True,
-          maximum=1000),
-        i("groups", "groups sharing B and C (G; ngroups, n_groups); default 1", positive=True, maximum=1e6),
-        i("conv_kernel", "depthwise causal convolution width (K; d_conv); default 4", positive=True, maximum=1e4),
-        i("chunk_size", "chunk length of the chunked (SSD) scan; default 256; not in the count", positive=True,
-          maximum=1e9),
-    )},
-    # A Gated DeltaNet mixer: Yang et al. 2024, arXiv:2412.06464; names as in Qwen3-Next's config (linear_*).
-    "gated_deltanet": {k.name: k for k in (
-        i("key_heads", "query/key heads (H_k; linear_num_key_heads)", positive=True, maximum=1e6),
-        i("value_heads", "value heads (H_v; linear_num_value_heads)", positive=True, maximum=1e6),
-        i("key_head_dim", "per-head query/key size (D_k; linear_key_head_dim)", positive=True, maximum=1e6),
-        i("value_head_dim", "per-head value size (D_v; linear_value_head_dim)", positive=True, maximum=1e6),
-        i("conv_kernel", "depthwise causal convolution width (K; linear_conv_kernel_dim); default 4", positive=True,
-          maximum=1e4),
-        i("chunk_size", "chunk length of the chunked delta rule; default 64; not in the count", positive=True,
-          maximum=1e9),
-    )},
+    # The blocks of the layer kinds of a hybrid stack (`mamba2 { … }`, `gated_deltanet { … }`): effspec.front.mixers.
+    **{m.name: {k.name: k for k in m.keys} for m in mixers.all_mixers().values()},
     # `model { … lora { rank = 16  targets = [q, k, v, o, gate, up, down] } }`: LoRA adapters, a block inside `model`.
     "lora": {k.name: k for k in (
         i("rank", "the adapters' rank (r): each adapted W (in × out) gains A (in × r) and B (r × out)", positive=True,
@@ -228,9 +169,9 @@ BLOCKS: dict[str, dict[str, Key]] = {
 }
 
 # Blocks inside `model` (the layer kinds of a hybrid stack), one each; their keys are above.
-MODEL_BLOCKS = ("mamba2", "gated_deltanet", "lora")
+MODEL_BLOCKS = (*mixers.all_mixers(), "lora")
 # The mixers of a hybrid stack (`kind = hybrid` only); `lora` goes with any shape.
-HYBRID_BLOCKS = ("mamba2", "gated_deltanet")
+HYBRID_BLOCKS = tuple(mixers.all_mixers())
 
 RUN_BLOCKS = ("model", "convention", "work", "parallelism", "hardware", "timing", "breakdown", "ranks", "calendar", "target")
 REPEATABLE_BLOCKS = ("hardware",)
@@ -240,8 +181,7 @@ REQUIRED: dict[str, tuple[str, ...]] = {
     "scaling": ("kind", "baseline", "runs"),
     "ranks": ("samples",),
     "target": ("metric", "value", "reached_at"),
-    "mamba2": ("state_size",),
-    "gated_deltanet": ("key_heads", "value_heads", "key_head_dim", "value_head_dim"),
+    **{m.name: m.required for m in mixers.all_mixers().values()},
     "lora": ("rank", "targets"),
 }
 

@@ -24,37 +24,53 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
-PATTERN_LETTERS = {"M": "mamba2", "*": "attention", "-": "mlp", "E": "moe"}
+from effspec.front.mixers import all_mixers
+
+# The layer kinds beside attention and the FFNs (effspec.front.mixers), in their order.
+KINDS = tuple(all_mixers())
+PATTERN_LETTERS = {**{m.letter: m.name for m in all_mixers().values() if m.letter}, "*": "attention", "-": "mlp",
+                   "E": "moe"}
 LAYER_TYPES = {"full_attention": "attention", "attention": "attention", "linear_attention": "linear",
-               "mamba2": "mamba2", "mamba": "mamba2", "gated_deltanet": "gated_deltanet",
+               **{n: m.name for m in all_mixers().values() for n in (m.name, *m.aliases)},
                "mlp": "mlp", "moe": "moe"}
-MIXERS = ("attention", "mamba2", "gated_deltanet")
+MIXERS = ("attention", *KINDS)
 FFNS = ("mlp", "moe")
 PATTERN_KEYS = ("pattern", "layer_types", "full_attention_interval")
 
 
 @dataclass(frozen=True)
 class Layout:
-    """How many of each kind of sub-layer the stack has, and the stack as one pattern string."""
+    """How many of each kind of sub-layer the stack has, and the stack as one pattern string.  A layer
+    kind's count is also an attribute of its name (``layout.mamba2``)."""
 
     attention: int = 0
-    mamba2: int = 0
-    gated_deltanet: int = 0
     mlp: int = 0
     moe: int = 0
+    kinds: tuple[tuple[str, int], ...] = ()  # (layer kind, count), for every kind of effspec.front.mixers
     written: str = ""  # pattern | layer_types | full_attention_interval
     letters: str = ""  # the stack in pattern letters (G for a Gated DeltaNet mixer), for display
 
+    def count(self, kind: str) -> int:
+        """How many sub-layers of ``kind`` (attention, mlp, moe or a layer kind)."""
+        if kind in ("attention", "mlp", "moe"):
+            return int(getattr(self, kind))
+        return dict(self.kinds).get(kind, 0)
+
+    def __getattr__(self, name: str) -> int:
+        if name in all_mixers():
+            return dict(self.kinds).get(name, 0)
+        raise AttributeError(name)
+
     @property
     def mixers(self) -> int:
-        return self.attention + self.mamba2 + self.gated_deltanet
+        return self.attention + sum(n for _, n in self.kinds)
 
 
-def linear_mixer(has_mamba2: bool, has_gdn: bool) -> str | None:
-    """What `linear_attention` means in this model: its one linear mixer block, or None if not one."""
-    if has_mamba2 == has_gdn:
-        return None
-    return "mamba2" if has_mamba2 else "gated_deltanet"
+def linear_mixer(present: set[str] | frozenset[str]) -> str | None:
+    """What `linear_attention` means in this model: its one linear mixer block (of those ``present``), or
+    None if not one."""
+    linear = [m.name for m in all_mixers().values() if m.linear and m.name in present]
+    return linear[0] if len(linear) == 1 else None
 
 
 def stack(kinds: list[str], linear: str | None, moe: bool) -> list[str]:
@@ -75,7 +91,7 @@ def interval_kinds(layers: int, interval: int) -> list[str]:
     return ["attention" if (i + 1) % interval == 0 else "linear" for i in range(layers)]
 
 
-_LETTER = {"attention": "*", "mamba2": "M", "gated_deltanet": "G", "mlp": "-", "moe": "E"}
+_LETTER = {"attention": "*", **{m.name: m.shown or m.letter or "?" for m in all_mixers().values()}, "mlp": "-", "moe": "E"}
 
 
 def layout(sublayers: list[str], written: str, moe_layers: int | None = None) -> Layout:
@@ -85,20 +101,21 @@ def layout(sublayers: list[str], written: str, moe_layers: int | None = None) ->
     moe, mlp = counts["moe"], counts["mlp"]
     if moe_layers is not None and moe_layers < moe:
         moe, mlp = moe_layers, mlp + moe - moe_layers
-    return Layout(counts["attention"], counts["mamba2"], counts["gated_deltanet"], mlp, moe, written,
+    return Layout(counts["attention"], mlp, moe, tuple((k, counts[k]) for k in KINDS), written,
                   "".join(_LETTER[k] for k in sublayers))
 
 
 def sublayers_of(pattern: str | None, layer_types: tuple[str, ...] | None, interval: int | None, layers: int,
-                 has_mamba2: bool, has_gdn: bool, moe: bool) -> list[str] | None:
-    """The resolved stack of one of the three forms, or None when `linear_attention` has no one meaning."""
+                 present: set[str] | frozenset[str], moe: bool) -> list[str] | None:
+    """The resolved stack of one of the three forms, or None when `linear_attention` has no one meaning
+    (``present``: the layer kinds whose blocks the model has)."""
     if pattern is not None:
         return [PATTERN_LETTERS[c] for c in pattern]
     kinds = ([LAYER_TYPES[n] for n in layer_types] if layer_types is not None
              else interval_kinds(layers, interval) if interval is not None else None)
     if kinds is None:
         return None
-    linear = linear_mixer(has_mamba2, has_gdn)
+    linear = linear_mixer(present)
     if "linear" in kinds and linear is None:
         return None
     return stack(kinds, linear, moe)
@@ -129,33 +146,7 @@ logits and embeddings as the convention says, training = forward x (1 + backward
 presets (`formula = eq3 | megatron_lm_2023 | megatron_deepspeed_2024`) know no hybrid stack: a hybrid
 is counted term by term whatever `formula` says.  `preset = megatron_lm` is the convention of the
 framework that publishes Nemotron-H's and Qwen3-Next's TFLOP/s ({_SOURCES}).""",
-    "mamba2": f"""mamba2 {{ state_size  heads  head_dim  expand  groups  conv_kernel  chunk_size }}: a Mamba-2 (SSD) mixer
-
-Dao & Gu 2024, "Transformers are SSMs", arXiv:2405.21060; sizes as in mamba_ssm's Mamba2 module.
-d_in = heads x head_dim (heads default expand x d_model / head_dim; head_dim 64; expand 2), N = state_size,
-G = groups (default 1), K = conv_kernel (default 4).
-
-Per token, as multiply-adds (m FLOPs each), as {_SOURCES} counts them (mamba_layer_flops):
-  in_proj   m·d·(2·d_in + 2·G·N + heads)     z, x, B, C and dt
-  scan      3.5·m·d_in·N                     Megatron's 7·d_in·N FLOPs for the SSD scan
-  out_proj  m·d_in·d
-Independent of the sequence length and of chunk_size (recorded, not counted); the depthwise
-convolution, norms and gating are not counted.  Megatron takes d_in = 2·d_model; every published
-Nemotron-H has heads x head_dim = 2·d_model (Nemotron Nano 2 does not: there Megatron's count differs).
-Parameters: in_proj + conv1d K·(d_in + 2·G·N) + out_proj (A, D, dt bias and norms left out).""",
-    "gated_deltanet": f"""gated_deltanet {{ key_heads  value_heads  key_head_dim  value_head_dim  conv_kernel  chunk_size }}
-
-Gated DeltaNet (Yang, Kautz & Hatamizadeh 2024, arXiv:2412.06464), the linear attention of Qwen3-Next
-(flash-linear-attention's chunked gated delta rule).  H_k, D_k = key heads and size; H_v, D_v = value heads
-and size; K = conv_kernel (default 4).
-
-Per token, as multiply-adds, as {_SOURCES} counts them (gated_delta_net, gdn_layer_flops):
-  in_proj     m·d·(2·H_k·D_k + 2·H_v·D_v + 2·H_v)    q, k, v, the output gate z, and beta, alpha
-  conv        m·K·(2·H_k·D_k + H_v·D_v)              the causal conv over q, k, v
-  delta rule  4·m·H_v·D_k·D_v                        KK^T, VK^T, S(a(I - bKK^T)) and SQ (Megatron writes D_v²)
-  out_proj    m·H_v·D_v·d
-The recurrent form's count: independent of the sequence length and of chunk_size (recorded, not counted).
-Parameters: in_proj + conv1d + out_proj.""",
+    **{m.name: m.page for m in all_mixers().values()},
     "attention": f"""the attention layers of a stack (`*`, full_attention)
 
 Counted as in a dense transformer, per attention layer: the projections (GQA: m·d·(H·Q + 2·G·Q) and
