@@ -268,3 +268,203 @@ def test_a_new_rule_family_is_a_new_folder(package_copy: Path, tmp_path: Path):
     assert families.stdout.strip() == "numerator,denominator,scaling,time,sampling,claims,provenance,numerics", families.stderr
     listed = run(package_copy, "explain", "--list", cwd=tmp_path)
     assert re.search(r"^EFF699\s+warning\s+claim cites no source", listed.stdout, re.M)
+
+
+# ---------------------------------------------------------------------------- issue 30: the trace format and layer
+# kind recipes, the catalog row's gap, each recipe named.  (One block at the end, to merge cleanly.)
+
+ACMEPROF = "compiler/ranks/traces/formats/acmeprof.py"
+ACMEPROF_TRACE = "tests/fixtures/traces/formats/acmeprof/rank0.acmeprof"
+ACMEPROF_TABLE = "tests/fixtures/traces/formats/acmeprof/expected.csv"
+ACME_MIXER = "compiler/front/mixers/acme_mixer.py"
+# The table the recipe's trace reduces to, by hand (µs; the CSV is in seconds).  Step 1: its window runs from the
+# first kernel's start, 100, to the all-reduce's end, 900 (800): GEMM 500, all-reduce 300 with no GEMM under it
+# (exposed 300), no gap.  Step 2: from 900 to the copy's end, 1980 (1080): GEMM 1100-1600 (500), all-reduce
+# 1500-1900 (400, 100 of it under the GEMM: exposed 300), the copy 1950-1980 (other 30, memory 30), idle
+# 900-1100 and 1900-1950 (250, each gap before a launch: host wait), stall = idle + other = 280.
+ACMEPROF_ROWS = [
+    "rank,node,step,step_time,compute,comm,comm_exposed,idle,other,stall,idle_host_wait,idle_kernel_wait,idle_other,"
+    "gemm,attention,memory,elementwise_other",
+    "0,node-a,1,0.0008,0.0005,0.0003,0.0003,0.0,0.0,0.0,0.0,0.0,0.0,0.0005,0.0,0.0,0.0",
+    "0,node-a,2,0.00108,0.0005,0.0004,0.0003,0.00025,3e-05,0.00028,0.00025,0.0,0.0,0.0005,0.0,3e-05,0.0",
+]
+
+
+def _table(path: Path) -> list[str]:
+    """A CSV effspec traces wrote, without its provenance comment lines (they hold the files' hashes)."""
+    return [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
+
+
+def _followed_word_for_word(title: str, tmp_path: Path, files: dict[str, str]) -> tuple[Path, dict[str, str]]:
+    """A copy of the tree with the recipe's new files added as given and its ```sh commands run as written
+    (the copy's package first on the path, laid out as the wheel lays it out, made of links into the copy so
+    what the commands write lands there); the copy and the environment to run its tests in."""
+    repo = tree_copy(tmp_path / "repo")
+    for name, text in files.items():
+        assert not (repo / name).exists(), name  # the recipe adds files; it edits none
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+    (site / "effspec").mkdir(parents=True)
+    for entry in (repo / "compiler").iterdir():
+        (site / "effspec" / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
+    for data in ("grammar", "templates", "spec"):
+        (site / "effspec" / data).symlink_to(repo / data, target_is_directory=True)
+    env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONHASHSEED", None)
+    section = CONTRIBUTING.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
+    for command in (recipe_commands(title) if "```sh\n" in section else []):
+        done = subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
+    return repo, env
+
+
+def _pytest(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *args],
+                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+
+
+def test_contributing_names_every_recipe_this_file_proves():
+    for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer",
+                  "Add a trace format", "Add a layer kind"):
+        assert f"\n## {title}\n" in CONTRIBUTING, title
+
+
+def test_recipe_add_a_catalog_row_is_not_there_without_the_row(package_copy: Path, tmp_path: Path):
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a catalog row", "eff"), encoding="utf-8")
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    doc = json.loads(checked.stdout)[0]
+    # line 4, `  hardware { accelerator = "Acme X1"  count = 16 device  dtype = bf16  peak = catalog }`: `catalog` at 79
+    assert [(d["code"], d["line"], d["column"], d["message"]) for d in doc["diagnostics"] if d["code"] < "EFF100"] == [
+        ("EFF020", 4, 79, "`Acme X1` is not in the peak catalog")]
+    assert doc["runs"] == {}  # an error in the front end: the run is not evaluated
+
+
+def test_recipe_add_a_catalog_row_followed_word_for_word_keeps_the_catalog_tests_green(tmp_path: Path):
+    """The row appended to the copy's peaks.json as the recipe says; the catalog's own tests (its schema, every
+    row's citation and address) run there, on the copy's package."""
+    repo, env = _followed_word_for_word("Add a catalog row", tmp_path, {})
+    row = json.loads(recipe_block("Add a catalog row", "json"))
+    peaks = repo / "compiler" / "data" / "peaks.json"
+    catalog = json.loads(peaks.read_text(encoding="utf-8"))
+    catalog["accelerators"].append(row)
+    peaks.write_text(json.dumps(catalog, indent=2) + "\n", encoding="utf-8")
+    # "a new vendor (Acme is one) is added to the `vendor` enum of compiler/data/peaks.schema.json too"
+    section = " ".join(CONTRIBUTING.split("## Add a catalog row", 1)[1].split("\n## ", 1)[0].split())
+    assert "a new vendor (Acme is one) is added to the `vendor` enum of `compiler/data/peaks.schema.json`" in section
+    schema_path = repo / "compiler" / "data" / "peaks.schema.json"
+    schema = json.loads(schema_path.read_text(encoding="utf-8"))
+    vendors = schema["$defs"]["accelerator"]["properties"]["vendor"]["enum"]
+    assert row["vendor"] not in vendors
+    vendors.append(row["vendor"])
+    schema_path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
+    done = _pytest(repo, env, "-x", "tests/test_catalog.py")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    where = subprocess.run([sys.executable, "-c", "from effspec.engine import catalog; print(catalog.__file__)"],
+                           cwd=repo, env=env, capture_output=True, text=True, timeout=120)
+    assert where.stdout.strip().startswith(str(tmp_path / "site")), where.stdout + where.stderr
+
+
+def test_recipe_add_a_trace_format_is_one_new_file(package_copy: Path, tmp_path: Path):
+    files = recipe_files("Add a trace format")
+    assert sorted(files) == [ACMEPROF, ACMEPROF_TABLE, ACMEPROF_TRACE]
+    assert files[ACMEPROF_TABLE].splitlines() == ACMEPROF_ROWS
+    (package_copy / "effspec" / ACMEPROF.removeprefix("compiler/")).write_text(files[ACMEPROF], encoding="utf-8")
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "rank0.acmeprof").write_text(files[ACMEPROF_TRACE], encoding="utf-8")
+    (tmp_path / "traces" / "notes.txt").write_text("not a trace\n", encoding="utf-8")
+
+    helped = run(package_copy, "traces", "--help", cwd=tmp_path)
+    assert re.search(r"^  acmeprof  \.acmeprof\s+Acme Profiler text: `step\|kernel\|memcpy START_US DUR_US NAME` lines$",
+                     helped.stdout, re.M), helped.stdout
+    # a folder: its .acmeprof entry is picked up (and notes.txt is not)
+    done = run(package_copy, "traces", "traces", "-o", "ranks.csv", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "effspec traces: 1 trace (serial), 2 rows -> ranks.csv" in done.stderr
+    assert _table(tmp_path / "ranks.csv") == ACMEPROF_ROWS
+    # the file named on the command line: the same table
+    done = run(package_copy, "traces", "traces/rank0.acmeprof", "-o", "one.csv", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert _table(tmp_path / "one.csv") == ACMEPROF_ROWS
+    # a bad line is a coded error at its line, never a traceback
+    (tmp_path / "bad.acmeprof").write_text(files[ACMEPROF_TRACE].replace("kernel 600 300", "kernel 600"), encoding="utf-8")
+    done = run(package_copy, "traces", "bad.acmeprof", "-o", "bad.csv", cwd=tmp_path)
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert "error[EFF003]: not a span line: `step|kernel|memcpy START_US DUR_US NAME`\n --> bad.acmeprof:4:1" in done.stderr
+
+
+def test_recipe_add_a_trace_format_is_not_there_without_the_file(package_copy: Path, tmp_path: Path):
+    (tmp_path / "traces").mkdir()
+    (tmp_path / "traces" / "rank0.acmeprof").write_text(recipe_files("Add a trace format")[ACMEPROF_TRACE], encoding="utf-8")
+    assert "acmeprof" not in run(package_copy, "traces", "--help", cwd=tmp_path).stdout
+    done = run(package_copy, "traces", "traces", "-o", "ranks.csv", cwd=tmp_path)
+    assert done.returncode == 1 and "error[EFF020]: the folder holds no .json or .json.gz trace\n --> traces\n" in done.stderr
+    done = run(package_copy, "traces", "traces/rank0.acmeprof", "-o", "ranks.csv", cwd=tmp_path)  # read as Kineto JSON
+    assert done.returncode == 1
+    assert "error[EFF003]: invalid JSON: expected '{', found '#'\n --> traces/rank0.acmeprof:1:1" in done.stderr
+    assert not (tmp_path / "ranks.csv").exists()
+
+
+def test_recipe_add_a_trace_format_followed_word_for_word_keeps_the_suite_green(tmp_path: Path):
+    """The reader, its fixture and its expected table as given, in a copy of the tree; the trace-format tests
+    run there (every format's contract, and each format's fixture against its table)."""
+    repo, env = _followed_word_for_word("Add a trace format", tmp_path, recipe_files("Add a trace format"))
+    done = _pytest(repo, env, "-x", "tests/test_trace_formats.py")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    listed = _pytest(repo, env, "--collect-only", "tests/test_trace_formats.py")
+    assert "test_the_fixture_reduces_to_its_expected_table[acmeprof]" in listed.stdout, listed.stdout[-2000:]
+    assert "test_a_bad_file_is_a_coded_error[empty-acmeprof]" in listed.stdout
+
+
+def test_recipe_add_a_layer_kind_is_one_new_file(package_copy: Path, tmp_path: Path):
+    files = recipe_files("Add a layer kind")
+    assert sorted(files) == [ACME_MIXER]
+    (package_copy / "effspec" / ACME_MIXER.removeprefix("compiler/")).write_text(files[ACME_MIXER], encoding="utf-8")
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a layer kind", "eff"), encoding="utf-8")
+
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    (doc,) = json.loads(checked.stdout)
+    assert not [d for d in doc["diagnostics"] if d["code"] < "EFF100"], checked.stdout + checked.stderr
+    run_json = doc["runs"]["acme"]
+    # By hand (CONTRIBUTING's derivation): d = 256, H·D = 4·64 = 256, s = 128, m = 2, training = 3 × forward.
+    # Acme layer: in_proj 4·256·256 = 262,144, state 2·4·64² = 32,768, out_proj 256·256 = 65,536;
+    # attention: 256·(256 + 512) + 256·256 + 64 keys·4·128 = 294,912; MLPs 2 × 2·256·1024 = 1,048,576;
+    # logits 256·1000 = 256,000.  6 × 1,959,936 = 11,759,616.
+    assert run_json["metrics"]["flops_per_token"]["value"] == 11_759_616
+    terms = {name: (t["formula"], t["forward_flops_per_token"]) for name, t in run_json["terms"].items()}
+    assert terms["acme_in_proj"] == ("L_acme·m·d·4·H·D", 2 * 262_144)
+    assert terms["acme_state"] == ("L_acme·2·m·H·D²", 2 * 32_768)
+    assert terms["acme_out_proj"] == ("L_acme·m·H·D·d", 2 * 65_536)
+    explained = run(package_copy, "explain", "acme_mixer", cwd=tmp_path)
+    assert explained.returncode == 0 and explained.stdout.startswith("acme_mixer { heads  head_dim }")
+    # a stack of it without its block is refused by name
+    stack = recipe_block("Add a layer kind", "eff").replace("    acme_mixer { heads = 4  head_dim = 64 }\n", "")
+    (tmp_path / "bare.eff").write_text(stack, encoding="utf-8")
+    bare = json.loads(run(package_copy, "check", "bare.eff", "--format", "json", cwd=tmp_path).stdout)[0]
+    assert [(d["code"], d["message"]) for d in bare["diagnostics"] if d["code"] < "EFF100"] == [
+        ("EFF003", "the stack has acme_mixer layers and `model` has no `acme_mixer` block")]
+
+
+def test_recipe_add_a_layer_kind_is_not_there_without_the_file(package_copy: Path, tmp_path: Path):
+    (tmp_path / "spec.eff").write_text(recipe_block("Add a layer kind", "eff"), encoding="utf-8")
+    checked = run(package_copy, "check", "spec.eff", "--format", "json", cwd=tmp_path)
+    found = [(d["code"], d["line"], d["column"], d["message"]) for d in json.loads(checked.stdout)[0]["diagnostics"]
+             if d["code"] < "EFF100"]
+    # line 6 `    pattern = "A-*-"`: the letter A at column 16; line 7 `    acme_mixer { … }`: the block at column 5
+    assert found == [("EFF003", 6, 16, "`A` at position 1 of `pattern` is not a layer letter"),
+                     ("EFF002", 7, 5, "unknown block `acme_mixer` in `model`")]
+    assert run(package_copy, "explain", "acme_mixer", cwd=tmp_path).returncode != 0
+
+
+def test_recipe_add_a_layer_kind_followed_word_for_word_keeps_the_suite_green(tmp_path: Path):
+    """The module as given, the command as written (the reference's tables and the IR schema's block names), then
+    the tests that read the layer kinds, run in the copy."""
+    repo, env = _followed_word_for_word("Add a layer kind", tmp_path, recipe_files("Add a layer kind"))
+    assert "| `acme_mixer` {" not in (repo / "spec" / "language.md").read_text(encoding="utf-8")
+    assert "#### `acme_mixer { … }` (inside `model`)" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
+    assert "A acme_mixer, * attention" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
+    assert '"gated_deltanet", "acme_mixer", "lora"]' in (repo / "spec" / "eff-ir.schema.json").read_text(encoding="utf-8")
+    done = _pytest(repo, env, "-x", "tests/test_layers.py", "tests/test_language_reference.py", "tests/test_ir_schema.py")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    listed = _pytest(repo, env, "--collect-only", "tests/test_layers.py")
+    assert "test_a_layer_kind_is_in_the_vocabulary[acme_mixer]" in listed.stdout, listed.stdout[-2000:]
