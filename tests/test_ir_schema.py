@@ -280,31 +280,80 @@ def _first_entry(doc: dict, key: str) -> dict:
     return next(e for r in doc["runs"] for b in r["blocks"] for e in b["entries"] if e["key"] == key)
 
 
-@pytest.mark.parametrize("mutate, where", [
-    (lambda d: d.__setitem__("extra", 1), "Spec"),
-    (lambda d: d["runs"][0].__setitem__("notes", "x"), "Run"),
-    (lambda d: d["runs"][0]["blocks"][0]["entries"][0]["span"].__setitem__("offset", 3), "Span"),
-    (lambda d: d["runs"][0]["claims"][0]["expr"].__setitem__("precision", 0.5), "BinOp"),
-    (lambda d: _first_entry(d, "step_time")["value"].__setitem__("values", []), "Samples"),
-    (lambda d: _first_entry(d, "samples")["value"].__setitem__("path", "/abs"), "FileRef"),
-])
-def test_extra_property_is_rejected(mutate, where, coverage_json, validator) -> None:
-    doc = copy.deepcopy(coverage_json)
-    mutate(doc)
-    errors = list(validator.iter_errors(doc))
-    assert errors, f"an extra property in {where} passed validation"
+def _errors(validator, doc) -> list[tuple[str, str, str]]:
+    """(validator keyword, JSON path, message) of every error, in the validator's order."""
+    return [(e.validator, "/".join(map(str, e.absolute_path)), e.message) for e in validator.iter_errors(doc)]
 
 
-@pytest.mark.parametrize("mutate", [
-    lambda d: d["runs"][0].pop("claims"),                                     # missing property
-    lambda d: d.__setitem__("version", 2),                                    # only eff 1 exists
-    lambda d: _first_entry(d, "layers").__setitem__("value", 2.5),            # integer key, fractional value
-    lambda d: _first_entry(d, "peak").__setitem__("value", "sparse"),         # peak: a number or "catalog"
-    lambda d: d["runs"][0]["claims"][0]["expr"].__setitem__("node", "call"),  # unknown expression node
-    lambda d: d["runs"][0]["blocks"][0]["entries"][0]["provenance"].__setitem__("kind", "rumour"),
-    lambda d: d["runs"][0]["blocks"][0].__setitem__("name", "models"),
+def _one_of_reasons(validator, doc) -> set[str]:
+    """The one error's reasons when it is a `oneOf` (no branch fits): each branch's own messages."""
+    (error,) = validator.iter_errors(doc)
+    assert error.validator == "oneOf"
+    return {c.message for c in error.context}
+
+
+# The coverage spec's IR: runs/0/blocks/0 is `model` (entries: kind, layers, …), blocks/4 `hardware` (entry 3 is
+# `peak`), blocks/5 `timing` (entry 0 `step_time`, a list of samples), blocks/6 `ranks` (entry 0 `samples`, a file).
+@pytest.mark.parametrize("mutate, where, path, name", [
+    (lambda d: d.__setitem__("extra", 1), "Spec", "", "extra"),
+    (lambda d: d["runs"][0].__setitem__("notes", "x"), "Run", "runs/0", "notes"),
+    (lambda d: d["runs"][0]["blocks"][0]["entries"][0]["span"].__setitem__("offset", 3), "Span",
+     "runs/0/blocks/0/entries/0/span", "offset"),
+    (lambda d: _first_entry(d, "step_time")["value"].__setitem__("values", []), "Samples",
+     "runs/0/blocks/5/entries/0/value", "values"),
+    (lambda d: _first_entry(d, "samples")["value"].__setitem__("path", "/abs"), "FileRef",
+     "runs/0/blocks/6/entries/0/value", "path"),
 ])
-def test_invalid_ir_is_rejected(mutate, coverage_json, validator) -> None:
+def test_extra_property_is_rejected(mutate, where, path, name, coverage_json, validator) -> None:
     doc = copy.deepcopy(coverage_json)
     mutate(doc)
-    assert list(validator.iter_errors(doc))
+    assert _errors(validator, doc) == [("additionalProperties", path, f"Additional properties are not allowed "
+                                        f"('{name}' was unexpected)")], f"an extra property in {where}"
+
+
+def test_extra_property_in_an_expression_is_rejected(coverage_json, validator) -> None:
+    # An expression is oneOf its node kinds: the binop branch names the extra property.
+    doc = copy.deepcopy(coverage_json)
+    doc["runs"][0]["claims"][0]["expr"]["precision"] = 0.5
+    assert [(v, p) for v, p, _ in _errors(validator, doc)] == [("oneOf", "runs/0/claims/0/expr")]
+    assert "Additional properties are not allowed ('precision' was unexpected)" in _one_of_reasons(validator, doc)
+
+
+@pytest.mark.parametrize("mutate, expected", [
+    (lambda d: d["runs"][0].pop("claims"), ("required", "runs/0", "'claims' is a required property")),
+    (lambda d: d.__setitem__("version", 2), ("const", "version", "1 was expected")),              # only eff 1 exists
+    (lambda d: _first_entry(d, "layers").__setitem__("value", 2.5),                              # integer key
+     ("type", "runs/0/blocks/0/entries/1/value", "2.5 is not of type 'integer'")),
+    (lambda d: d["runs"][0]["blocks"][0]["entries"][0]["provenance"].__setitem__("kind", "rumour"),
+     ("enum", "runs/0/blocks/0/entries/0/provenance/kind", None)),
+    (lambda d: d["runs"][0]["blocks"][0].__setitem__("name", "models"), ("enum", "runs/0/blocks/0/name", None)),
+])
+def test_invalid_ir_is_rejected(mutate, expected, coverage_json, validator) -> None:
+    doc = copy.deepcopy(coverage_json)
+    mutate(doc)
+    (found,) = _errors(validator, doc)
+    keyword, path, message = expected
+    assert found[:2] == (keyword, path)
+    if message is not None:
+        assert found[2] == message
+    else:  # an enum: the value written, refused by name
+        assert found[2].startswith(f"{_at(doc, path)!r} is not one of [")
+
+
+def _at(doc, path: str):
+    for part in path.split("/"):
+        doc = doc[int(part)] if isinstance(doc, list) else doc[part]
+    return doc
+
+
+def test_invalid_ir_values_of_a_union_are_rejected(coverage_json, validator) -> None:
+    # peak: a number or "catalog"; an expression node: one of the known kinds.
+    doc = copy.deepcopy(coverage_json)
+    _first_entry(doc, "peak")["value"] = "sparse"
+    assert [(v, p) for v, p, _ in _errors(validator, doc)] == [("oneOf", "runs/0/blocks/4/entries/3/value")]
+    assert _one_of_reasons(validator, doc) == {"'catalog' was expected", "'sparse' is not of type 'number'"}
+    doc = copy.deepcopy(coverage_json)
+    doc["runs"][0]["claims"][0]["expr"]["node"] = "call"
+    assert [(v, p) for v, p, _ in _errors(validator, doc)] == [("oneOf", "runs/0/claims/0/expr")]
+    assert {"'binop' was expected", "'neg' was expected", "'number' was expected", "'ref' was expected"} <= \
+        _one_of_reasons(validator, doc)

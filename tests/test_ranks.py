@@ -193,9 +193,15 @@ def test_missing_column_names_it(tmp_path):
 
 
 def test_empty_file_and_header_only(tmp_path):
+    # Both at the `file "ranks.csv"` value: line 3, column 21.
     (tmp_path / "ranks.csv").write_text("rank,node,step,compute,comm,stall\n")
     result, _ = check(tmp_path, 'eff 1\nrun r {\n  ranks { samples = file "ranks.csv" }\n}\n')
-    assert any(d.code == "EFF003" and "no rows" in d.message for d in result.diagnostics)
+    assert [(d.code, d.severity, d.span.line, d.span.column, d.message) for d in result.diagnostics if d.code < "EFF100"] == [
+        ("EFF003", "error", 3, 21, "`ranks.csv` has a header but no rows")]
+    (tmp_path / "ranks.csv").write_text("")
+    result, _ = check(tmp_path, 'eff 1\nrun r {\n  ranks { samples = file "ranks.csv" }\n}\n')
+    assert [(d.code, d.severity, d.span.line, d.span.column, d.message) for d in result.diagnostics if d.code < "EFF100"] == [
+        ("EFF020", "error", 3, 21, "`ranks.csv` has no columns `rank`, `node`, `step`, `compute`, `comm`, `stall`")]
 
 
 def test_check_without_ranks_does_not_import_numpy():
