@@ -16,6 +16,32 @@ def block(fields) -> dict[str, tuple[str | None, str]]:
     return {f.key: (f.value, f.source.citation if f.source else "") for f in fields}
 
 
+def model_text(fields) -> str:
+    """The read fields as the body of a `model` block, `key = value` each, in order."""
+    return "  ".join(f"{f.key} = {f.value}" for f in fields)
+
+
+def spec(model: str, convention: str = "preset = palm  attention = excluded", seq_len: int = 4096,
+         accelerator: str = "H100-SXM5-80GB", count: int = 8, step_time: str = "2 s") -> str:
+    """One run `r` with the model block's body ``model``: the spec every FLOP/token test below compiles."""
+    return f"""eff 1
+run r {{
+  model {{ {model} }}
+  convention {{ {convention} }}
+  work {{ seq_len = {seq_len} token/sequence  global_batch = 16 sequence }}
+  hardware {{ accelerator = "{accelerator}"  count = {count} device  dtype = bf16  peak = catalog }}
+  timing {{ step_time = {step_time}  warmup = 0 step  boundary = "barrier" }}
+}}
+"""
+
+
+def run_of(text: str):
+    """The run `r` of a spec that compiles with no front-end finding."""
+    result = check_text(text)
+    assert not [d for d in result.diagnostics if d.code < "EFF100"], result.diagnostics
+    return result.evaluation.runs["r"]
+
+
 def test_llama_3_1_8b_keys_and_lines():
     got = block(read((FIX / "llama-3.1-8b.json").read_bytes(), "config.json"))
     assert got["layers"] == ("32", "config.json:17")
@@ -31,23 +57,12 @@ def test_llama_3_1_8b_keys_and_lines():
 
 def test_llama_3_1_8b_flops_per_token():
     fields = read((FIX / "llama-3.1-8b.json").read_bytes(), "config.json")
-    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = excluded }}
-  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    run = run_of(spec(model_text(fields)))
     # By hand, MACs per token (m = 2, training = 3 x forward, attention scores excluded):
     # per layer: qkv d(HQ + 2GQ) = 4096*(4096 + 2*8*128) = 25,165,824; out 4096*4096 = 16,777,216;
     # ffn 3*4096*14336 = 176,160,768; sum 218,103,808 x 32 layers = 6,979,321,856;
     # logits 4096*128256 = 525,336,576; total 7,504,658,432 MACs -> 6 x = 45,027,950,592 FLOP/token.
-    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * 7_504_658_432
+    assert run.metrics["flops_per_token"].value == 6 * 7_504_658_432
 
 
 def test_unknown_model_type_names_keys():
@@ -119,17 +134,7 @@ def test_deepseek_v3_mla_moe_mtp():
     assert got["mtp_depth"] == ("1", "config.json:19")
     assert "kv_heads" not in got  # MLA: num_key_value_heads is not the shape
     model = "  ".join(f"{k} = {v}" for k, (v, _) in got.items())
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = excluded }}
-  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H800-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    run = run_of(spec(model, accelerator="H800-SXM5-80GB", count=16))
     # By hand, MACs per token (m = 2, training = 3 x forward, attention scores excluded):
     d, H = 7168, 128
     attn = d * 1536 + 1536 * H * (128 + 64) + d * 512 + d * 64 + 512 * H * (128 + 128) + H * 128 * d  # 187,105,280
@@ -139,7 +144,7 @@ run r {{
     mtp = attn + moe + 2 * d * d + logits  # one MTP block (MoE like the last layer), its 2d->d projection, the head
     macs = 61 * attn + 3 * dense + 58 * moe + logits + mtp
     assert attn == 187_105_280
-    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * macs
+    assert run.metrics["flops_per_token"].value == 6 * macs
 
 
 def test_standalone_hf_config(tmp_path):
@@ -166,24 +171,13 @@ def test_mistral_nemo_keys_lines_and_flops_per_token():
     assert got["head_dim"] == ("128", "config.json:9") and got["d_ff"] == ("14336", "config.json:13")
     assert got["ffn"] == ("swiglu", "config.json:10") and got["vocab"] == ("131072", "config.json:26")
     assert got["tied_embeddings"] == ("false", "config.json:22") and got["kind"] == ("dense_transformer", "config.json:15")
-    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = excluded }}
-  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    run = run_of(spec(model_text(fields)))
     # By hand, MACs per token: per layer q 5120*4096 + k, v 2*5120*(8*128) = 31,457,280; out 4096*5120 =
     # 20,971,520; ffn 3*5120*14336 = 220,200,960; sum 272,629,760 x 40 = 10,905,190,400; logits 5120*131072 =
     # 671,088,640; total 11,576,279,040 MACs -> 6 x = 69,457,674,240 FLOP/token.
     per_layer = 5120 * 4096 + 2 * 5120 * 8 * 128 + 4096 * 5120 + 3 * 5120 * 14336
     assert per_layer == 272_629_760
-    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (40 * per_layer + 5120 * 131072) \
+    assert run.metrics["flops_per_token"].value == 6 * (40 * per_layer + 5120 * 131072) \
         == 69_457_674_240
 
 
@@ -199,18 +193,7 @@ def _hybrid_run(fields, seq_len: int = 4096) -> object:
             sub, key = f.key.split(".", 1)
             inner.setdefault(sub, []).append(f"{key} = {f.value}")
     blocks = "  ".join(f"{sub} {{ {'  '.join(keys)} }}" for sub, keys in inner.items())
-    text = f"""eff 1
-run r {{
-  model {{ {plain}  {blocks} }}
-  convention {{ preset = megatron_lm }}
-  work {{ seq_len = {seq_len} token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 1 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"], result.diagnostics
-    return result.evaluation.runs["r"]
+    return run_of(spec(f"{plain}  {blocks}", "preset = megatron_lm", seq_len, step_time="1 s"))
 
 
 def test_nemotron_h_8b_config():
@@ -286,24 +269,13 @@ def test_gemma_2_9b_keys_lines_windows_and_flops_per_token():
     assert got["ffn"] == ("geglu", "config.json:15") and got["vocab"] == ("256000", "config.json:33")
     # Gemma 2 alternates local and global layers: 42 / 2 = 21 windowed, 4096 tokens (`sliding_window`, line 28)
     assert got["sliding_window"] == ("4096 token", "config.json:28") and got["sliding_layers"][0] == "21"
-    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = excluded }}
-  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    run = run_of(spec(model_text(fields)))
     # By hand, MACs per token: per layer q 3584*(16*256) = 14,680,064, k and v 2*3584*(8*256) = 14,680,064,
     # out 4096*3584 = 14,680,064, GeGLU 3*3584*14336 = 154,140,672; sum 198,180,864 x 42 = 8,323,596,288;
     # logits 3584*256000 = 917,504,000; total 9,241,100,288 MACs -> 6 x = 55,446,601,728 FLOP/token.
     per_layer = 3584 * 16 * 256 + 2 * 3584 * 8 * 256 + 16 * 256 * 3584 + 3 * 3584 * 14336
     assert per_layer == 198_180_864
-    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (42 * per_layer + 3584 * 256000) \
+    assert run.metrics["flops_per_token"].value == 6 * (42 * per_layer + 3584 * 256000) \
         == 55_446_601_728
 
 
@@ -317,24 +289,13 @@ def test_mixtral_8x7b_keys_lines_and_flops_per_token():
     assert got["heads"] == ("32", "config.json:12") and got["kv_heads"] == ("8", "config.json:15")
     assert got["d_ff"] == ("14336", "config.json:9") and got["vocab"] == ("32000", "config.json:26")
     assert got["ffn"] == ("swiglu", "config.json:6") and got["tied_embeddings"] == ("false", "config.json:22")
-    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = excluded }}
-  work {{ seq_len = 4096 token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"]
+    run = run_of(spec(model_text(fields)))
     # By hand, MACs per token: per layer q and out 2*4096*4096 = 33,554,432, k and v 2*4096*(8*128) = 8,388,608,
     # the router 4096*8 = 32,768, two routed SwiGLU experts 2*3*4096*14336 = 352,321,536; sum 394,297,344 x 32 =
     # 12,617,515,008; logits 4096*32000 = 131,072,000; total 12,748,587,008 MACs -> 6 x = 76,491,522,048.
     per_layer = 2 * 4096 * 4096 + 2 * 4096 * 8 * 128 + 4096 * 8 + 2 * 3 * 4096 * 14336
     assert per_layer == 394_297_344
-    assert result.evaluation.runs["r"].metrics["flops_per_token"].value == 6 * (32 * per_layer + 4096 * 32000) \
+    assert run.metrics["flops_per_token"].value == 6 * (32 * per_layer + 4096 * 32000) \
         == 76_491_522_048
 
 
@@ -343,19 +304,7 @@ run r {{
 
 def _palm_flops(fields, attention: str = "excluded", seq_len: int = 4096) -> float:
     """FLOP/token of the fields as a `model` block, under PaLM's counting (m = 2, training = 3 x forward)."""
-    model = "  ".join(f"{f.key} = {f.value}" for f in fields)
-    text = f"""eff 1
-run r {{
-  model {{ {model} }}
-  convention {{ preset = palm  attention = {attention} }}
-  work {{ seq_len = {seq_len} token/sequence  global_batch = 16 sequence }}
-  hardware {{ accelerator = "H100-SXM5-80GB"  count = 8 device  dtype = bf16  peak = catalog }}
-  timing {{ step_time = 2 s  warmup = 0 step  boundary = "barrier" }}
-}}
-"""
-    result = check_text(text)
-    assert not [d for d in result.diagnostics if d.code < "EFF100"], result.diagnostics
-    return result.evaluation.runs["r"].metrics["flops_per_token"].value
+    return run_of(spec(model_text(fields), f"preset = palm  attention = {attention}", seq_len)).metrics["flops_per_token"].value
 
 
 def test_qwen2_7b_keys_lines_and_flops_per_token():
