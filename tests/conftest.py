@@ -54,8 +54,8 @@ def cli(*args: str | bytes | os.PathLike, cwd: str | os.PathLike | None = None, 
     stream is a terminal.  A SystemExit gives its status; an exception that escapes ``main``
     (``--debug``) is printed to stderr with status 1, as the interpreter does.
 
-    What needs a process keeps one: signals, start-up weight (what `import` pulls in), exit on a
-    closed pipe, the installed console script, anything measured from outside.
+    What needs a process keeps one (effspec_process): signals, start-up weight (what `import` pulls in),
+    exit on a closed pipe, the installed console script, anything measured from outside.
     """
     argv = [os.fsdecode(a) for a in args]  # bytes as a new process reads them from the OS: surrogateescape
     stdin_bytes = stdin.encode("utf-8") if isinstance(stdin, str) else (stdin or b"")
@@ -103,6 +103,21 @@ def cli(*args: str | bytes | os.PathLike, cwd: str | os.PathLike | None = None, 
     if text:
         return subprocess.CompletedProcess(["effspec", *argv], status, _text(stdout), _text(stderr))
     return subprocess.CompletedProcess(["effspec", *argv], status, stdout, stderr)
+
+
+# The installed console script (beside the interpreter running the tests), for the tests that run a process.
+EFFSPEC = Path(sys.executable).with_name("effspec")
+
+
+def effspec_process(*args: str | os.PathLike, cwd: str | os.PathLike | None = None, env: dict[str, str] | None = None,
+                    stdin: str | bytes | None = None, text: bool = True, timeout: float = 300,
+                    module: bool = False) -> subprocess.CompletedProcess:
+    """`effspec ARGS` in a process of its own, for a test about the process rather than the output (see cli):
+    the installed console script (``python -m effspec`` with ``module``, or where the script is not installed),
+    its streams captured, ``env`` the whole environment (as subprocess's), killed after ``timeout`` seconds."""
+    command = [sys.executable, "-m", "effspec"] if module or not EFFSPEC.exists() else [str(EFFSPEC)]
+    return subprocess.run([*command, *map(os.fspath, args)], capture_output=True, text=text, cwd=cwd, env=env,
+                          input=stdin, timeout=timeout)
 
 
 def _text(data: bytes) -> str:

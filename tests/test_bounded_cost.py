@@ -19,6 +19,7 @@ import sysconfig
 
 import pytest
 from conftest import cli as run_effspec
+from conftest import effspec_process
 
 from effspec import check_text
 from effspec.diagnostics import EXCERPT_COLUMNS, MAX_DIAGNOSTICS, MAX_MESSAGE_CHARS, Diagnostic, Span, cap, render_text
@@ -34,7 +35,7 @@ def run_cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
     """The command in this process (conftest.cli), bytes out; with --timeout, the installed command in a process
     of its own: a render abandoned at the bound runs on in a daemon thread until its process exits."""
     if any(a.startswith("--timeout") for a in args):
-        return subprocess.run([EFFSPEC, *args], capture_output=True, timeout=TIMEOUT, cwd=cwd)
+        return effspec_process(*args, cwd=cwd, text=False, timeout=TIMEOUT)
     return run_effspec(*args, cwd=cwd, text=False)
 
 

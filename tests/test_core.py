@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli as run_effspec
+from conftest import cli, effspec_process
 
 import effspec
 from effspec import check_text, load
@@ -250,13 +250,8 @@ def test_rustc_style_rendering():
 # ---------------------------------------------------------------------------- CLI
 
 
-def run_cli(*args, cwd=ROOT):
-    """The command in this process (conftest.cli); the wheel's and the FIFO's tests below start their own."""
-    return run_effspec(*args, cwd=cwd)
-
-
 def test_cli_json_contract_shape():
-    proc = run_cli("check", "examples/example_a_measured.eff", "--format", "json")
+    proc = cli("check", "examples/example_a_measured.eff", "--format", "json", cwd=ROOT)
     assert proc.returncode in (0, 1), proc.stderr
     (doc,) = json.loads(proc.stdout)  # an array of file objects, even for one file
     assert set(doc) >= {"file", "diagnostics", "runs", "scalings"}
@@ -267,27 +262,27 @@ def test_cli_json_contract_shape():
 
 def test_cli_json_array_for_several_files_in_argument_order():
     files = ["examples/example_c_scaling.eff", "examples/example_a_measured.eff"]
-    doc = json.loads(run_cli("check", *files, "--format", "json").stdout)
+    doc = json.loads(cli("check", *files, "--format", "json", cwd=ROOT).stdout)
     assert [d["file"] for d in doc] == files
 
 
 def test_cli_exit_codes(tmp_path):
-    assert run_cli("check", str(tmp_path / "missing.eff")).returncode == 2
+    assert cli("check", str(tmp_path / "missing.eff"), cwd=ROOT).returncode == 2
     bad = tmp_path / "bad.eff"
     bad.write_text("eff 1\nrun a { model { layers 2 } }\n")
-    proc = run_cli("check", str(bad))
+    proc = cli("check", str(bad), cwd=ROOT)
     assert proc.returncode == 1 and "error[EFF001]" in proc.stdout
     good = tmp_path / "good.eff"
     good.write_text(MINIMAL)
-    assert run_cli("check", str(good)).returncode == 0
-    assert run_cli("check").returncode == 2  # bad arguments
+    assert cli("check", str(good), cwd=ROOT).returncode == 0
+    assert cli("check", cwd=ROOT).returncode == 2  # bad arguments
 
 
 def test_cli_non_utf8_is_a_coded_error(tmp_path):
     """Issue 26: EFF001 at the first bad byte, in the output (exit 1), rather than a tool error."""
     p = tmp_path / "latin1.eff"
     p.write_bytes(b"eff 1\nrun a { title = \"caf\xe9\" }\n")
-    proc = run_cli("check", str(p))
+    proc = cli("check", str(p), cwd=ROOT)
     assert proc.returncode == 1 and proc.stderr == ""
     assert f"error[EFF001]: not UTF-8 text: byte 0xe9 at line 2, column 21\n --> {p}:2:21" in proc.stdout
 
@@ -313,7 +308,7 @@ def test_core_does_not_import_rendering_or_cli():
 
 
 def test_version_and_module_entry_point():
-    proc = run_cli("--version")
+    proc = cli("--version", cwd=ROOT)
     assert proc.returncode == 0 and effspec.__version__ in proc.stdout
 
 
@@ -342,7 +337,7 @@ def test_non_editable_install_ships_package_data(tmp_path, effspec_wheel, instal
 def test_a_fifo_named_on_the_command_line_is_refused_not_waited_on(tmp_path):
     fifo = tmp_path / "spec.eff"
     os.mkfifo(fifo)
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(fifo)], capture_output=True, text=True, timeout=60)
+    proc = effspec_process("check", str(fifo), module=True, timeout=60)
     assert proc.returncode == 2 and "not a regular file" in proc.stderr
 
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from real_logs import REAL, run_cli
+from conftest import cli
+from real_logs import REAL
 
 FIXTURES = REAL.parent
 REAL_LOGS = sorted(p for p in REAL.glob("*/*") if p.name not in ("SOURCE", "SOURCE.md") and p.is_file())
@@ -25,9 +26,11 @@ FOLDER_FORMAT = {"maxtext": "maxtext", "megatron": "megatron", "megatron_deepspe
 
 def imported_is_formatted(tmp_path: Path, fmt: str, source: Path) -> str:
     out = tmp_path / "run.eff"
-    status, _, err = run_cli("import", fmt, str(source), "-o", str(out))
+    done = cli("import", fmt, str(source), "-o", str(out))
+    status, _, err = done.returncode, done.stdout, done.stderr
     assert status == 0, err
-    status, stdout, err = run_cli("fmt", "--check", str(out))
+    done = cli("fmt", "--check", str(out))
+    status, stdout, err = done.returncode, done.stdout, done.stderr
     assert status == 0, stdout + err
     assert "0 files would be reformatted, 1 already formatted" in stdout + err
     return out.read_text(encoding="utf-8")
@@ -41,7 +44,8 @@ def test_every_real_folder_is_a_format() -> None:
 @pytest.mark.parametrize("log", REAL_LOGS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_real_excerpt_imports_in_fmt_layout(tmp_path: Path, log: Path) -> None:
     if log.name in NO_RUN:
-        status, _, err = run_cli("import", FOLDER_FORMAT[log.parent.name], str(log), "-o", str(tmp_path / "run.eff"))
+        done = cli("import", FOLDER_FORMAT[log.parent.name], str(log), "-o", str(tmp_path / "run.eff"))
+        status, _, err = done.returncode, done.stdout, done.stderr
         assert status == 2 and "no NeMo training line found" in err, NO_RUN[log.name]
         return
     text = imported_is_formatted(tmp_path, FOLDER_FORMAT[log.parent.name], log)

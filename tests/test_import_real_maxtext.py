@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 from real_logs import field, has
 from test_importers import LOGS, check_json, claim, codes, fill, run_import, steps_csv, the_run
 
@@ -104,7 +103,7 @@ def test_framework_version_maxtext_2023_is_accepted_and_a_v5e_keeps_its_name(tmp
     assert re.search(r'accelerator = "TPU v5 lite" +from log "m.log:1"', text)
     # both names the importer writes are catalog rows: `effspec catalog NAME` resolves them (exit 0)
     for name, row in (("TPU v5 lite", "TPU-v5e"), ("TPU v5p", "TPU-v5p")):
-        proc = subprocess.run([sys.executable, "-m", "effspec", "catalog", name], capture_output=True, text=True)
+        proc = cli("catalog", name)
         assert proc.returncode == 0 and f"{name} -> {row}" in proc.stdout
 
 

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli as run_effspec
+from conftest import effspec_process
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from peak import PEAK_KB
@@ -191,11 +192,9 @@ def test_one_new_file_adds_a_format_to_the_cli_and_to_auto(tmp_path: Path) -> No
     probe = subprocess.run([sys.executable, "-c", "import effspec; print(effspec.__file__)"], capture_output=True,
                            text=True, env=env, cwd=tmp_path, check=True)
     assert probe.stdout.strip() == str(site / "effspec" / "__init__.py")  # the copy, not the worktree
-    helped = subprocess.run([sys.executable, "-m", "effspec", "import", "--help"], capture_output=True, text=True,
-                            env=env, cwd=tmp_path)
+    helped = effspec_process("import", "--help", env=env, cwd=tmp_path, module=True)
     assert helped.returncode == 0 and "  tinylog             TinyLog: `TINYLOG step N took X s` lines" in helped.stdout
-    done = subprocess.run([sys.executable, "-m", "effspec", "import", "auto", str(log), "-o", "tiny.eff"],
-                          capture_output=True, text=True, env=env, cwd=tmp_path)
+    done = effspec_process("import", "auto", str(log), "-o", "tiny.eff", env=env, cwd=tmp_path, module=True)
     assert done.returncode == 0, done.stderr
     assert "(tinylog)" in done.stderr
     assert (tmp_path / "tiny_steps.csv").read_text(encoding="utf-8") == "step,line,step_time_s,flags\n1,2,2.5,\n2,3,1.25,\n3,4,1.5,\n"

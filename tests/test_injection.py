@@ -20,7 +20,6 @@ import json
 import os
 import re
 import string
-import subprocess
 from html.parser import HTMLParser
 from pathlib import Path
 from urllib.parse import unquote_to_bytes, urlsplit
@@ -29,7 +28,7 @@ import cmarkgfm
 import jsonschema
 import pytest
 from cmarkgfm.cmark import Options
-from conftest import cli as run_effspec
+from conftest import cli
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 from markdown_it import MarkdownIt
@@ -42,11 +41,6 @@ from effspec.report.sarif import artifact_uri, sarif_log
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = (ROOT / "examples" / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
-
-
-def cli(*args, cwd) -> subprocess.CompletedProcess:
-    """The CLI, in this process (conftest.cli); stdout and stderr as bytes, exactly as a terminal gets them."""
-    return run_effspec(*args, cwd=cwd, text=False)
 
 
 def assert_terminal_safe(data: bytes) -> str:
@@ -132,7 +126,7 @@ def hostile_tree(tmp_path):
 
 def _control_summary(cwd) -> str:
     """The summary of the plain-named copy: `control.eff: 3 errors, …`, minus the name."""
-    out = cli("check", "control.eff", cwd=cwd).stdout.decode()
+    out = cli("check", "control.eff", cwd=cwd, text=False).stdout.decode()
     last = out.rstrip("\n").split("\n")[-1]
     assert last.startswith("control.eff: ") and "error" in last
     return last[len("control.eff: "):]
@@ -141,7 +135,7 @@ def _control_summary(cwd) -> str:
 def test_check_text_shows_escaped_names_and_no_fake_summary(hostile_tree):
     cwd, names = hostile_tree
     summary = _control_summary(cwd)
-    proc = cli("check", FOLDER, cwd=cwd)
+    proc = cli("check", FOLDER, cwd=cwd, text=False)
     assert proc.returncode == 1
     out = assert_terminal_safe(proc.stdout)
     assert_terminal_safe(proc.stderr)
@@ -156,7 +150,7 @@ def test_check_text_shows_escaped_names_and_no_fake_summary(hostile_tree):
 
 def test_check_json_keeps_the_real_names_escaped_by_json(hostile_tree):
     cwd, names = hostile_tree
-    proc = cli("check", "--format", "json", FOLDER, cwd=cwd)
+    proc = cli("check", "--format", "json", FOLDER, cwd=cwd, text=False)
     assert proc.returncode == 1
     assert_terminal_safe(proc.stdout)
     assert b"\x1b" not in proc.stdout and b"\r" not in proc.stdout
@@ -166,7 +160,7 @@ def test_check_json_keeps_the_real_names_escaped_by_json(hostile_tree):
 
 def test_check_sarif_is_terminal_safe_and_names_files_by_relative_reference(hostile_tree):
     cwd, names = hostile_tree
-    proc = cli("check", "--format", "sarif", FOLDER, cwd=cwd)
+    proc = cli("check", "--format", "sarif", FOLDER, cwd=cwd, text=False)
     assert proc.returncode == 1
     assert_terminal_safe(proc.stdout)
     log = json.loads(proc.stdout)
@@ -178,7 +172,7 @@ def test_check_sarif_is_terminal_safe_and_names_files_by_relative_reference(host
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
 def test_a_missing_file_with_escapes_in_its_name(tmp_path, fmt):
-    proc = cli("check", "--format", fmt, "nope\x1b[2J\x1b]0;t\x07\r.eff", cwd=tmp_path)
+    proc = cli("check", "--format", fmt, "nope\x1b[2J\x1b]0;t\x07\r.eff", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     assert_terminal_safe(proc.stdout)
     assert assert_terminal_safe(proc.stderr) == "effspec: nope\\x1b[2J\\x1b]0;t\\x07\\x0d.eff: no such file\n"
@@ -187,7 +181,7 @@ def test_a_missing_file_with_escapes_in_its_name(tmp_path, fmt):
 def test_a_missing_file_beside_a_hostile_one(hostile_tree):
     cwd, names = hostile_tree
     name = next(iter(NAMES))
-    proc = cli("check", "gone\u202e.eff", os.path.join(FOLDER, name), cwd=cwd)
+    proc = cli("check", "gone\u202e.eff", os.path.join(FOLDER, name), cwd=cwd, text=False)
     assert proc.returncode == 2
     # then, after the other file's findings, the `check --fix` hint (its EFF202 has an unsafe fix), naming the
     # fix under the file's name as printed
@@ -203,7 +197,7 @@ def test_a_csv_header_quoted_in_a_finding_cannot_start_a_line(tmp_path):
     echoes it, so it could print a fake summary line of its own."""
     (tmp_path / "s.csv").write_text('step_time,"x\nall.eff: no findings\x1b[2J"\n0.1,1\n', encoding="utf-8")
     (tmp_path / "a.eff").write_text(SPEC_FINDING.replace(H, "nope").replace("steps.csv", "s.csv"), encoding="utf-8")
-    proc = cli("check", "a.eff", cwd=tmp_path)
+    proc = cli("check", "a.eff", cwd=tmp_path, text=False)
     assert proc.returncode == 1
     lines = assert_terminal_safe(proc.stdout).split("\n")
     assert "  = help: columns: `step_time`, `x\\x0aall.eff: no findings[2J`" in lines
@@ -212,7 +206,7 @@ def test_a_csv_header_quoted_in_a_finding_cannot_start_a_line(tmp_path):
 
 def test_a_folder_without_specs_is_named_escaped(tmp_path):
     (tmp_path / "empty\x1b[2J\u202e").mkdir()
-    proc = cli("check", "empty\x1b[2J\u202e", cwd=tmp_path)
+    proc = cli("check", "empty\x1b[2J\u202e", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     assert "empty\\x1b[2J\\u202e" in assert_terminal_safe(proc.stderr)
 
@@ -223,7 +217,7 @@ def test_report_echoes_input_and_output_escaped(hostile_tree, suffix):
     summary = _control_summary(cwd)
     name = "x\rvendor.eff: no findings\ny.eff"
     out = f"out\x1b]0;t\x07\u202e.{suffix}"
-    proc = cli("report", os.path.join(FOLDER, name), "-o", out, cwd=cwd)
+    proc = cli("report", os.path.join(FOLDER, name), "-o", out, cwd=cwd, text=False)
     assert proc.returncode == 1  # the vendor spec has errors
     assert_terminal_safe(proc.stdout)
     err = assert_terminal_safe(proc.stderr).split("\n")
@@ -240,7 +234,7 @@ def test_report_of_an_undecodable_name_renders_in_every_text_format(hostile_tree
     shown = {"md": "`raw\\udcff.eff`", "html": "<code>raw\\udcff.eff</code>",
              "tex": "raw\\textbackslash{}udcff.eff", "json": '"file": "evil\\u001b[2J', "sarif": "/raw%FF.eff"}
     for suffix, expected in shown.items():
-        proc = cli("report", os.fsencode(FOLDER) + b"/" + RAW_BYTES_NAME, "-o", f"r.{suffix}", cwd=cwd)
+        proc = cli("report", os.fsencode(FOLDER) + b"/" + RAW_BYTES_NAME, "-o", f"r.{suffix}", cwd=cwd, text=False)
         assert proc.returncode == 1, proc.stderr
         assert assert_terminal_safe(proc.stderr).endswith(f"wrote r.{suffix}\n")
         assert expected in (cwd / f"r.{suffix}").read_text(encoding="utf-8"), suffix
@@ -248,10 +242,10 @@ def test_report_of_an_undecodable_name_renders_in_every_text_format(hostile_tree
 
 def test_report_errors_echo_escaped(tmp_path):
     (tmp_path / "a.eff").write_text(VENDOR, encoding="utf-8")
-    proc = cli("report", "a.eff", "-o", "x.\x1b[2J", cwd=tmp_path)
+    proc = cli("report", "a.eff", "-o", "x.\x1b[2J", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     assert assert_terminal_safe(proc.stderr).startswith("effspec: x.\\x1b[2J: unknown report format `.\\x1b[2j`; use one of")
-    proc = cli("report", "nope\x9b\x07.eff", "-o", "x.md", cwd=tmp_path)
+    proc = cli("report", "nope\x9b\x07.eff", "-o", "x.md", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     assert assert_terminal_safe(proc.stderr) == "effspec: nope\\x9b\\x07.eff: no such file\n"
 
@@ -259,7 +253,7 @@ def test_report_errors_echo_escaped(tmp_path):
 def test_argument_errors_echo_escaped(tmp_path):
     """`effspec explain EFF101 vendor/*.eff`: the extra names come back in argparse's error.
     (`report` took one FILE when this was written; it takes several now.)"""
-    proc = cli("explain", "EFF101", "b\x1b[2J\x1b]0;t\x07.eff", cwd=tmp_path)
+    proc = cli("explain", "EFF101", "b\x1b[2J\x1b]0;t\x07.eff", cwd=tmp_path, text=False)
     assert proc.returncode == 2
     err = assert_terminal_safe(proc.stderr)
     assert err.endswith("effspec: error: unrecognized arguments: b\\x1b[2J\\x1b]0;t\\x07.eff\n")
@@ -454,7 +448,7 @@ run vendor {{
 def test_markdown_report_links_nothing_from_the_spec(tmp_path, name, spec):
     (tmp_path / name).write_text(spec, encoding="utf-8")
     (tmp_path / "steps.csv").write_text("step_time\n0.01\n0.011\n", encoding="utf-8")
-    proc = cli("report", name, "-o", "out.md", cwd=tmp_path)
+    proc = cli("report", name, "-o", "out.md", cwd=tmp_path, text=False)
     assert proc.returncode == 1, proc.stderr  # both have errors
     markdown = (tmp_path / "out.md").read_text(encoding="utf-8")
     for renderer, html in gfm_html(markdown).items():
@@ -545,7 +539,7 @@ def test_sarif_report_through_the_cli(tmp_path):
     folder = tmp_path / "javascript:alert(1)"
     folder.mkdir()
     (folder / "x.eff").write_text(VENDOR, encoding="utf-8")
-    proc = cli("report", "javascript:alert(1)/x.eff", "-o", "out.sarif", cwd=tmp_path)
+    proc = cli("report", "javascript:alert(1)/x.eff", "-o", "out.sarif", cwd=tmp_path, text=False)
     assert proc.returncode == 1
     log = json.loads((tmp_path / "out.sarif").read_text(encoding="utf-8"))
     jsonschema.Draft4Validator(_schema(), format_checker=jsonschema.FormatChecker()).validate(log)

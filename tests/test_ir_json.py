@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import cli as run_effspec
+from conftest import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz import _GRAMMAR, mutated  # the suite's own generators (tests/ is on sys.path), not its tests
@@ -500,25 +500,20 @@ def test_schema_member_is_read_as_the_document_kind(tmp_path, doc) -> None:
 # 4. The CLI and the API
 
 
-def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    """The command in this process (conftest.cli); the wheel's test below starts its own."""
-    return run_effspec(*args, cwd=cwd)
-
-
 def test_export_check_and_report_from_the_command_line(tmp_path) -> None:
     for name in ("straggler_ranks.eff", "straggler_ranks.csv", "straggler_steps.csv"):
         shutil.copy(ROOT / "examples" / name, tmp_path / name)
     (tmp_path / "out.eff.json").write_text("old", encoding="utf-8")
-    done = _cli("export", "straggler_ranks.eff", "-o", "out.eff.json", cwd=tmp_path)
+    done = cli("export", "straggler_ranks.eff", "-o", "out.eff.json", cwd=tmp_path)
     assert done.returncode == 0 and done.stderr == "wrote out.eff.json\n"
     assert sorted(os.listdir(tmp_path)) == ["out.eff.json", "straggler_ranks.csv", "straggler_ranks.eff", "straggler_steps.csv"]
-    eff = json.loads(_cli("check", "--format", "json", "straggler_ranks.eff", cwd=tmp_path).stdout)
-    both = _cli("check", "--format", "json", ".", cwd=tmp_path)  # the folder form takes .eff and .eff.json
+    eff = json.loads(cli("check", "--format", "json", "straggler_ranks.eff", cwd=tmp_path).stdout)
+    both = cli("check", "--format", "json", ".", cwd=tmp_path)  # the folder form takes .eff and .eff.json
     files = json.loads(both.stdout)
     assert [f["file"] for f in files] == ["./out.eff.json", "./straggler_ranks.eff"]
     assert files[0]["runs"] == eff[0]["runs"]
     assert files[0]["runs"]["llama7b_64"]["metrics"]["mfu"]["value"] == pytest.approx(0.368, abs=5e-4)
-    report = _cli("report", "out.eff.json", "-o", "r.md", cwd=tmp_path)
+    report = cli("report", "out.eff.json", "-o", "r.md", cwd=tmp_path)
     assert report.returncode == 0, report.stderr
     assert "36.8" in (tmp_path / "r.md").read_text(encoding="utf-8")
 
@@ -526,7 +521,7 @@ def test_export_check_and_report_from_the_command_line(tmp_path) -> None:
 def test_export_of_a_spec_that_does_not_compile_writes_nothing(tmp_path) -> None:
     (tmp_path / "bad.eff").write_text("eff 1\nrun a { work { seq_len = 8 }\n", encoding="utf-8")
     (tmp_path / "bad.eff.json").write_text("old", encoding="utf-8")
-    done = _cli("export", "bad.eff", cwd=tmp_path)
+    done = cli("export", "bad.eff", cwd=tmp_path)
     assert done.returncode == 1 and "bad.eff.json was not written" in done.stderr
     assert (tmp_path / "bad.eff.json").read_text(encoding="utf-8") == "old"
     assert sorted(os.listdir(tmp_path)) == ["bad.eff", "bad.eff.json"]

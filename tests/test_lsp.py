@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
 pytest.importorskip("lsprotocol", reason="the language server needs the `lsp` extra (lsprotocol)")
@@ -103,8 +104,7 @@ def small(lsp):
 
 
 def cli_json(path: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-m", "effspec", "check", str(path), "--format", "json"],
-                          capture_output=True, text=True, cwd=ROOT, timeout=300)
+    proc = cli("check", str(path), "--format", "json", cwd=ROOT)
     assert proc.returncode in (0, 1), proc.stderr
     (doc,) = json.loads(proc.stdout)  # an array of file objects, even for one file
     return doc

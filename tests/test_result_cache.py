@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli as run_effspec
+from conftest import effspec_process
 
 ROOT = Path(__file__).resolve().parents[1]
 EFFSPEC = Path(sys.executable).parent / "effspec"
@@ -445,7 +446,7 @@ def test_no_cache_writes_nothing(project, tmp_path):
 def test_isolated_implies_no_cache(project, tmp_path):
     run(["check", "specs/s.eff", "--isolated"], project, _env(tmp_path))
     assert not (project / ".effspec_cache").exists()
-    helptext = subprocess.run([str(EFFSPEC), "check", "--help"], capture_output=True, text=True, timeout=60).stdout
+    helptext = run_effspec("check", "--help").stdout
     assert "implies --no-cache" in " ".join(helptext.split())
 
 
@@ -478,8 +479,7 @@ def test_the_cache_sits_beside_the_spec_outside_a_project(tmp_path):
 
 
 def test_stdin_is_checked_not_cached(project, tmp_path):
-    proc = subprocess.run([str(EFFSPEC), "check", "-", "--stdin-filename", "specs/s.eff"], input=SPEC, cwd=project,
-                          env=_env(tmp_path), capture_output=True, text=True, timeout=300)
+    proc = effspec_process("check", "-", "--stdin-filename", "specs/s.eff", stdin=SPEC, cwd=project, env=_env(tmp_path))
     assert "has 12 samples" in proc.stdout
     assert not (project / ".effspec_cache").exists() or entries(project / ".effspec_cache") == {}
 

@@ -7,17 +7,11 @@ Positions are counted by hand from the spec text in each test (1-based line and 
 from __future__ import annotations
 
 import json
-import subprocess
 
 import pytest
-from conftest import cli as run_effspec
+from conftest import cli
 
 from effspec import check_text
-
-
-def effspec(*args: str, cwd=None) -> subprocess.CompletedProcess[str]:
-    """`effspec ARGS` in this process (conftest.cli)."""
-    return run_effspec(*args, cwd=cwd)
 
 
 def only_error(text: str):
@@ -109,7 +103,7 @@ def test_braces_in_strings_and_comments_do_not_count():
 
 def test_the_cli_prints_file_line_and_column_of_the_brace(tmp_path):
     (tmp_path / "open.eff").write_text(UNCLOSED_MODEL, encoding="utf-8")
-    proc = effspec("check", "open.eff", cwd=tmp_path)
+    proc = cli("check", "open.eff", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout.startswith("error[EFF001]: the file ended early: block `model` is not closed\n"
                                   " --> open.eff:3:9\n")
@@ -153,10 +147,10 @@ def test_an_unknown_accelerator_is_the_only_finding():
 
 def test_the_cli_shows_only_the_front_end_error_and_empty_runs(tmp_path):
     (tmp_path / "z.eff").write_text(UNKNOWN_ACCELERATOR, encoding="utf-8")
-    proc = effspec("check", "z.eff", cwd=tmp_path)
+    proc = cli("check", "z.eff", cwd=tmp_path)
     assert proc.returncode == 1
     assert proc.stdout.count("error[") == 1 and "warning[" not in proc.stdout and "info[" not in proc.stdout
-    doc = json.loads(effspec("check", "--format", "json", "z.eff", cwd=tmp_path).stdout)
+    doc = json.loads(cli("check", "--format", "json", "z.eff", cwd=tmp_path).stdout)
     doc = doc[0] if isinstance(doc, list) else doc
     assert [d["code"] for d in doc["diagnostics"]] == ["EFF020"]
     assert doc["runs"] == {} and doc["scalings"] == {}  # spec/language.md: front-end errors, empty runs

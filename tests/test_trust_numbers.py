@@ -12,18 +12,15 @@ literals of every example and requires strict JSON and no EFF099.
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import math
 import re
-import sys
 from pathlib import Path
 
 import pytest
+from conftest import cli
 
 import effspec
-from effspec.cli import main
 from effspec.engine.finite import divide, first_nonfinite
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -38,19 +35,6 @@ def strict(text: str) -> object:
     def refuse(name: str) -> object:
         raise ValueError(f"{name} in JSON output")
     return json.loads(text, parse_constant=refuse)
-
-
-def run_cli(argv: list[str], stdin: str | None = None) -> tuple[int, str]:
-    """`effspec ARGV` in this process: (exit status, stdout)."""
-    out, saved = io.StringIO(), sys.stdin
-    if stdin is not None:
-        sys.stdin = io.TextIOWrapper(io.BytesIO(stdin.encode("utf-8")), encoding="utf-8")
-    try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
-            status = main(argv)
-    finally:
-        sys.stdin = saved
-    return status, out.getvalue()
 
 
 def ranks_spec(tmp_path: Path, compute: float, comm: float) -> Path:
@@ -98,7 +82,8 @@ def every_format(path: Path, tmp_path: Path) -> dict[str, object]:
     both JSON documents are strict; the parsed outputs by format."""
     outputs: dict[str, object] = {}
     for fmt in ("text", "json", "sarif"):
-        status, out = run_cli(["check", "--no-cache", "--format", fmt, str(path)])
+        done = cli(*["check", "--no-cache", "--format", fmt, str(path)])
+        status, out = done.returncode, done.stdout
         assert status in (0, 1), (fmt, status, out)
         outputs[fmt] = out if fmt == "text" else strict(out)
     assert "[EFF099]" not in str(outputs["text"])
@@ -106,7 +91,8 @@ def every_format(path: Path, tmp_path: Path) -> dict[str, object]:
     assert "EFF099" not in {r["ruleId"] for run in outputs["sarif"]["runs"] for r in run["results"]}  # type: ignore[index]
     for ext in ("json", "html"):
         target = tmp_path / f"out.{ext}"
-        status, _ = run_cli(["report", str(path), "-o", str(target)])
+        done = cli(*["report", str(path), "-o", str(target)])
+        status, _ = done.returncode, done.stdout
         assert status in (0, 1) and target.exists(), ext
         body = target.read_text(encoding="utf-8")
         outputs[f"report.{ext}"] = strict(body) if ext == "json" else body
@@ -226,7 +212,8 @@ def test_an_arithmetic_error_no_formula_foresaw_is_eff702_not_eff099(monkeypatch
     assert "ZeroDivisionError: float division by zero" in d.message and result.evaluation is None
     path = tmp_path / "p.eff"
     path.write_text(SUBNORMAL_PEAK, encoding="utf-8")
-    status, out = run_cli(["check", "--no-cache", "--format", "json", str(path)])
+    done = cli(*["check", "--no-cache", "--format", "json", str(path)])
+    status, out = done.returncode, done.stdout
     [file] = strict(out)  # type: ignore[misc]
     assert status == 1 and [x["code"] for x in file["diagnostics"] if x["severity"] == "error"] == ["EFF702"]
 
@@ -267,8 +254,9 @@ def test_extreme_values_in_any_numeric_input_never_reach_an_internal_error(picks
     edits = {span: value for (file, span), value in picks if file == name}  # the literals of one example
     for (start, end), value in sorted(edits.items(), reverse=True):
         text = text[:start] + value + text[end:]
-    status, out = run_cli(["check", "--no-cache", "--format", "json", "--stdin-filename",
-                           str(ROOT / "examples" / name), "-"], stdin=text)
+    done = cli("check", "--no-cache", "--format", "json", "--stdin-filename", str(ROOT / "examples" / name), "-",
+               stdin=text)
+    status, out = done.returncode, done.stdout
     assert status in (0, 1), out[-2000:]
     [file] = strict(out)  # type: ignore[misc]
     assert "EFF099" not in {d["code"] for d in file["diagnostics"]}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 import pytest
 from conftest import cli as run_effspec
+from conftest import effspec_process
 
 import effspec
 from effspec import check_text
@@ -42,20 +43,19 @@ from effspec.report.text import text as text_output
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLE_A = ROOT / "examples" / "example_a_measured.eff"
-_SCRIPT = Path(sys.executable).with_name("effspec")
-CLI = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-m", "effspec"]
 SECRET = "SECRET-3b9f61"  # planted in every file that must never be read
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "symlink") or os.name != "posix", reason="POSIX file semantics")
 
 
 def run_cli(*args: str, env: dict | None = None, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """The command in this process (conftest.cli), or, given an environment, as a process of its own: a secret
+    """The command in this process (conftest.cli), or, given an environment, as a process of its own
+    (conftest.effspec_process): a secret
     planted in the environment is in a new process's /proc/self/environ (not in this one's, which was fixed at
     start-up), and TMPDIR is read once per process."""
     if env is None:
         return run_effspec(*args, cwd=cwd)
-    return subprocess.run([*CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+    return effspec_process(*args, env=env, cwd=cwd)
 
 
 def codes(result) -> list[tuple[str, int, int]]:
