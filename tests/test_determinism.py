@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import effspec_process
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
@@ -112,17 +113,14 @@ def test_pdf_reports_are_byte_identical_under_two_hash_seeds(tmp_path, specs):
     assert not any(b"/CreationDate" in data or b"/ModDate" in data for data in found["1"].values())
 
 
-EFFSPEC = str(Path(sys.executable).with_name("effspec"))
-
-
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])
 def test_the_installed_command_checks_the_examples_folder_identically_under_two_hash_seeds(tmp_path, fmt):
     """`effspec check examples/` as a user runs it (the process pool included), once per seed."""
     outputs = []
     for seed in SEEDS:
         env = {**os.environ, "PYTHONHASHSEED": seed}
-        done = subprocess.run([EFFSPEC, "check", "--jobs", "2", "--format", fmt, "examples"], cwd=ROOT, env=env,
-                              capture_output=True, timeout=600)
+        done = effspec_process("check", "--jobs", "2", "--format", fmt, "examples", cwd=ROOT, env=env, text=False,
+                               timeout=600)
         assert done.returncode == 1, done.stderr.decode(errors="replace")  # example B has errors
         outputs.append(done.stdout)
     assert outputs[0] == outputs[1]

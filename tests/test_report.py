@@ -16,9 +16,9 @@ import pathlib
 import shutil
 import statistics
 import subprocess
-import sys
 
 import pytest
+from conftest import effspec_process
 from rendering import reports
 
 import effspec
@@ -267,9 +267,8 @@ def test_html_and_pdf_are_byte_identical_across_runs(rendered, tmp_path):
     # And this process's renders give the bytes the session's cache holds (tests/rendering.py renders as `render` does).
     assert (html, pdf) == (rendered[("example_c_scaling.eff", "html")], rendered[("example_c_scaling.eff", "pdf")])
     # A second process (the CLI, both outputs from one evaluation) must give the same bytes as this one.
-    subprocess.run([sys.executable, "-m", "effspec", "report", str(spec), "-o", str(tmp_path / "cli.pdf"),
-                    "-o", str(tmp_path / "cli.html")], capture_output=True,
-                   cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"})
+    effspec_process("report", str(spec), "-o", str(tmp_path / "cli.pdf"), "-o", str(tmp_path / "cli.html"), text=False,
+                    cwd=tmp_path, env={k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}, module=True)
     assert (tmp_path / "cli.html").read_bytes() == html
     assert (tmp_path / "cli.pdf").read_bytes() == pdf
     assert b"/CreationDate" not in pdf and b"/ModDate" not in pdf
