@@ -207,7 +207,19 @@ SLOW_TESTS = {
 WHEEL_FIXTURES = {"effspec_wheel", "installed_wheel"}
 
 
+# The files that take the most CPU time (benchmarks/suite_times.md), heaviest first: collected first, so
+# pytest-xdist (--dist loadfile hands out whole files in collection order) starts them first and the
+# small files fill in around them, instead of one heavy file running alone at the end of the run.
+HEAVY_FIRST = (
+    "test_determinism.py", "test_report_layout.py", "test_fuzz.py", "test_bounded_cost.py", "test_result_cache.py",
+    "test_report.py", "test_cli_workflow.py", "test_pre_commit.py", "test_import_weight.py", "test_first_contact.py",
+    "test_lsp_features.py", "test_trust_traces.py", "test_report_reviewer.py", "test_extreme_values.py",
+)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    rank = {name: i for i, name in enumerate(HEAVY_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: each file's own order is kept
     slow = pytest.mark.slow
     for item in items:
         function = getattr(item, "function", None)

@@ -227,7 +227,25 @@ def _pdf(spec: Path, paper: str) -> dict[str, bytes]:
 
     document, html = layout_pdf(build(effspec.load(spec), charts=True, doc_base=None), paper)
     unbreakable = [first_unbreakable_height(page) for page in document.pages]
-    return {"pdf": write_pdf(document, html), "unbreakable.json": json.dumps(unbreakable).encode("ascii")}
+    return {"pdf": write_pdf(document, html), "unbreakable.json": json.dumps(unbreakable).encode("ascii"),
+            "made.json": json.dumps(made_by()).encode("ascii")}
+
+
+PROBE = "effspec: which hash seed made this"
+
+
+def made_by() -> dict[str, float]:
+    """The hash of :data:`PROBE` in this process (which hash seed rendered an entry: tests/test_determinism.py
+    renders again under another) and the time the entry was made."""
+    import time
+
+    return {"hash": hash(PROBE), "time": time.time()}
+
+
+def pdf_entries(cache: RenderCache, specs: list[Path], paper: str = "a4") -> dict[str, dict[str, bytes]]:
+    """{spec file name: its whole PDF entry (pdf, unbreakable.json, made.json)}, as :func:`laid_out` reads them."""
+    wanted = {spec.name: (cache.key("pdf", spec, paper=paper), _make("pdf", spec, paper)) for spec in specs}
+    return cache.many(wanted)
 
 
 def laid_out(cache: RenderCache, specs: list[Path], paper: str = "a4") -> dict[str, tuple[bytes, list[float | None]]]:

@@ -2,18 +2,24 @@
 
 Iterating over a set or a dict of strings follows the hash seed, so an
 output built that way differs between two runs of the same command (example
-B's JSON and PDF once did, from a set in EFF602).  Each seed gets its own
-interpreter, which runs the CLI's ``main`` for every example: `check` in
-text, JSON and SARIF (one file at a time, and the whole folder through the
-process pool), and `report` to .json .sarif .md .tex .html and .pdf
-(with ``SOURCE_DATE_EPOCH`` unset: the PDF must carry no date of its own,
-and the second interpreter starts two seconds after the first, so a
-timestamp would differ).  A spec with pragmas and a
-project configuration is added, so the suppression records are compared too.
+B's JSON and PDF once did, from a set in EFF602).  The CLI's ``main`` runs
+for every example under one seed and again in a fresh interpreter under
+another: `check` in text, JSON and SARIF (one file at a time, and the whole
+folder through the process pool), and `report` to .json .sarif .md .tex
+.html and .pdf (with ``SOURCE_DATE_EPOCH`` unset: the PDF must carry no date
+of its own, and the second interpreter starts at least two seconds after the
+first output was made, so a timestamp would differ).  The first seed is this
+test process's own (for the PDFs: the process that made the session's render
+cache entry, tests/rendering.py, which renders as ``report`` does); the
+second interpreter's ``PYTHONHASHSEED`` is chosen so that a probe string
+hashes differently there, which proves the two seeds differ.  A spec with
+pragmas and a project configuration is added, so the suppression records
+are compared too.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -25,7 +31,7 @@ from conftest import effspec_process
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
-SEEDS = ("1", "2")
+SEEDS = ("1", "2")  # the installed command's two runs below
 
 DRIVER = r"""
 import contextlib, io, os, sys
@@ -67,28 +73,46 @@ def specs(tmp_path_factory) -> list[str]:
     return [str(p.relative_to(ROOT)) for p in EXAMPLES] + [str(folder / "pragmas.eff")]
 
 
-def _outputs_under_two_seeds(tmp_path: Path, formats: list[str], specs: list[str]) -> dict[str, dict[str, bytes]]:
-    """Run the driver once per seed, both at once; {seed: {output name: bytes}}."""
-    runs = {}
-    for i, seed in enumerate(SEEDS):
-        out = tmp_path / f"seed{seed}"
-        out.mkdir()
-        env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
-        env["PYTHONHASHSEED"] = seed
-        if i:
-            time.sleep(2)  # a date or time written into any output would now differ
-        runs[seed] = (out, subprocess.Popen([sys.executable, "-c", DRIVER, str(out), ",".join(formats), *specs],
-                                            cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE))
-    found = {}
-    for seed, (out, process) in runs.items():
-        _stdout, stderr = process.communicate(timeout=600)
-        assert process.returncode == 0, stderr.decode(errors="replace")
-        found[seed] = {p.name: p.read_bytes() for p in sorted(out.iterdir())}
-    return found
+def _seed_other_than(hashes: set[int]) -> str:
+    """A PYTHONHASHSEED under which rendering.PROBE hashes to none of ``hashes`` (the seeds that made the first outputs)."""
+    from rendering import PROBE
+
+    for seed in range(1, 100):
+        env = {**os.environ, "PYTHONHASHSEED": str(seed)}
+        done = subprocess.run([sys.executable, "-c", f"print(hash({PROBE!r}))"], capture_output=True, text=True, env=env,
+                              check=True)
+        if int(done.stdout) not in hashes:
+            return str(seed)
+    raise AssertionError("no hash seed differs from the first outputs'")  # pragma: no cover
 
 
-def _assert_identical(found: dict[str, dict[str, bytes]], expected_count: int) -> None:
-    first, second = (found[s] for s in SEEDS)
+def _outputs_in_a_fresh_interpreter(tmp_path: Path, formats: list[str], specs: list[str], seed: str,
+                                    not_before: float) -> dict[str, bytes]:
+    """The driver's outputs under ``PYTHONHASHSEED=seed``, started no earlier than ``not_before`` + 2 s."""
+    out = tmp_path / f"seed{seed}"
+    out.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "SOURCE_DATE_EPOCH"}
+    env["PYTHONHASHSEED"] = seed
+    time.sleep(max(0.0, not_before + 2 - time.time()))  # a date or time written into any output would now differ
+    done = subprocess.run([sys.executable, "-c", DRIVER, str(out), ",".join(formats), *specs], cwd=ROOT, env=env,
+                          capture_output=True, timeout=600)
+    assert done.returncode == 0, done.stderr.decode(errors="replace")
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def _outputs_in_this_process(tmp_path: Path, formats: list[str], specs: list[str],
+                             monkeypatch: pytest.MonkeyPatch) -> dict[str, bytes]:
+    """The driver's outputs here, under this process's hash seed, from the repository as the fresh interpreter runs."""
+    out = tmp_path / "here"
+    out.mkdir()
+    monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
+    monkeypatch.chdir(ROOT)
+    monkeypatch.setattr(sys, "argv", ["-c", str(out), ",".join(formats), *specs])
+    exec(compile(DRIVER, "<driver>", "exec"), {"__name__": "__main__"})
+    return {p.name: p.read_bytes() for p in sorted(out.iterdir())}
+
+
+def _assert_identical(first: dict[str, bytes], second: dict[str, bytes], expected_count: int) -> None:
     assert sorted(first) == sorted(second)
     assert len(first) == expected_count
     assert all(first.values()), [name for name, data in first.items() if not data]
@@ -96,21 +120,31 @@ def _assert_identical(found: dict[str, dict[str, bytes]], expected_count: int) -
     assert differ == [], f"output depends on the hash seed: {differ}"
 
 
-def test_check_and_text_reports_are_byte_identical_under_two_hash_seeds(tmp_path, specs):
+def test_check_and_text_reports_are_byte_identical_under_two_hash_seeds(tmp_path, specs, monkeypatch):
+    from rendering import PROBE
+
     formats = ["check-text", "check-json", "check-sarif", "json", "sarif", "md", "tex", "html"]
-    found = _outputs_under_two_seeds(tmp_path, formats, specs)
-    _assert_identical(found, len(specs) * len(formats) + 1)
+    started = time.time()
+    here = _outputs_in_this_process(tmp_path, formats, specs, monkeypatch)
+    there = _outputs_in_a_fresh_interpreter(tmp_path, formats, specs, _seed_other_than({hash(PROBE)}), started)
+    _assert_identical(here, there, len(specs) * len(formats) + 1)
     # The suppression records are among what was compared.
-    assert b'"effect": "lowered to info"' in found["1"]["pragmas.eff.json"]
-    assert b"ignored by `ignore` in [tool.effspec] of pyproject.toml" in found["1"]["pragmas.eff.check-text"]
+    assert b'"effect": "lowered to info"' in here["pragmas.eff.json"]
+    assert b"ignored by `ignore` in [tool.effspec] of pyproject.toml" in here["pragmas.eff.check-text"]
 
 
-def test_pdf_reports_are_byte_identical_under_two_hash_seeds(tmp_path, specs):
-    found = _outputs_under_two_seeds(tmp_path, ["pdf"], specs)
-    _assert_identical(found, len(specs))
-    assert all(data.startswith(b"%PDF-") for data in found["1"].values())
+def test_pdf_reports_are_byte_identical_under_two_hash_seeds(tmp_path, specs, render_cache):
+    from rendering import pdf_entries
+
+    entries = pdf_entries(render_cache, [ROOT / s for s in specs])
+    made = [json.loads(e["made.json"]) for e in entries.values()]
+    first = {f"{name}.pdf": e["pdf"] for name, e in entries.items()}
+    second = _outputs_in_a_fresh_interpreter(tmp_path, ["pdf"], specs, _seed_other_than({m["hash"] for m in made}),
+                                             max(m["time"] for m in made))
+    _assert_identical(first, second, len(specs))
+    assert all(data.startswith(b"%PDF-") for data in first.values())
     # No dates in the document information either (WeasyPrint writes them only when the HTML has them).
-    assert not any(b"/CreationDate" in data or b"/ModDate" in data for data in found["1"].values())
+    assert not any(b"/CreationDate" in data or b"/ModDate" in data for data in first.values())
 
 
 @pytest.mark.parametrize("fmt", ["text", "json", "sarif"])

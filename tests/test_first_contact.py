@@ -30,15 +30,14 @@ def _squeeze(text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def page_one():
-    """{example name: the text of page 1 of its PDF}, each rendered once."""
+def page_one(render_cache):
+    """{example name: the text of page 1 of its PDF}: ``render(effspec.load(path), "pdf")``, from the session's
+    render cache (tests/rendering.py), which the other report modules read too."""
     from pypdf import PdfReader
+    from rendering import reports
 
-    out = {}
-    for path in EXAMPLES:
-        pdf = render(effspec.load(path), "pdf")
-        out[path.name] = PdfReader(io.BytesIO(pdf)).pages[0].extract_text() or ""
-    return out
+    return {name: PdfReader(io.BytesIO(pdf)).pages[0].extract_text() or ""
+            for name, pdf in reports(render_cache, EXAMPLES, "pdf").items()}
 
 
 def _check(*argv: str) -> tuple[int, str, str]:

@@ -44,13 +44,15 @@ import dataclasses
 import functools
 import math
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from effspec.diagnostics import Diagnostic
+from effspec.engine import gap
 from effspec.engine import stats as stats_mod
 from effspec.engine.results import ClaimResult, Metric, RunResult
 from effspec.front import lexicon
+from effspec.front.expr import refs_in
 from effspec.front.ir import Block, Entry, Run, Samples
 
 # Re-evaluations per spec for the intervals: about 2 per source and 2 per distinct corner, so
@@ -326,17 +328,49 @@ def _figures(result: RunResult) -> dict[str, float]:
 
 
 class Evaluator:
-    """Re-evaluations of one run with its sources moved, counted against the spec's budget."""
+    """Re-evaluations of one run with its sources moved, counted against the spec's budget.
+
+    Where every figure of the run is one explain-the-gap computes from numbers alone
+    (:class:`effspec.engine.gap.Figures`: the same floats, no derivation text), a variant's figures
+    come from there; a variant it cannot follow is re-evaluated in full (:func:`reevaluate`)."""
 
     def __init__(self, result: RunResult, results: dict[str, RunResult], evaluate_run: EvaluateRun,
-                 budget: Budget) -> None:
+                 budget: Budget, names: Iterable[str] | None = None) -> None:
         self.result, self.results, self.evaluate_run, self.budget = result, results, evaluate_run, budget
+        wanted = set(names) if names is not None else set(_figures(result))
+        self.fast = numbers_alone(result, wanted)
+        # FLOPs per token the claims imply (engine.claims): claimed MFU × the variant's peak / claimed rate.
+        implied = result.implied.get(FROM_CLAIMS) if FROM_CLAIMS in wanted else None
+        self.from_claims = (implied.inputs[0].value, implied.inputs[2].value) if implied is not None else None
+        self.alive: list[Run] = []  # Figures caches by the blocks' identity: the variants must outlive the search
 
     def figures(self, run: Run) -> dict[str, float] | None:
         if self.budget.left <= 0:
             return None
         self.budget.left -= 1
+        if self.fast is not None:
+            self.alive.append(run)
+            got = self.fast.values(run)
+            if got is not None and (self.from_claims is None or "aggregate_peak" in got):
+                if self.from_claims is not None:
+                    mfu, tp = self.from_claims
+                    got[FROM_CLAIMS] = mfu * got["aggregate_peak"] / tp  # claims.py's arithmetic, in its order
+                return got
         return _figures(reevaluate(run, self.results, self.evaluate_run))
+
+
+FROM_CLAIMS = "flops_per_token_from_claims"
+
+
+def numbers_alone(result: RunResult, names: set[str]) -> gap.Figures | None:
+    """A :class:`gap.Figures` for variants of ``result``'s run, where it computes every figure in ``names``
+    (the FLOPs per token the claims imply aside, which :meth:`Evaluator.figures` adds): the run has no other
+    implied figure, none that is not finite, and no claim that reads another figure (as explain-the-gap's
+    own test), so a variant's claimed values are the run's."""
+    if not (gap.NUMBERS_ONLY and names and names - {FROM_CLAIMS} <= gap.FAST_FIGURES and not result.nonfinite
+            and set(result.implied) <= {FROM_CLAIMS} and not any(refs_in(cr.claim.expr) for cr in result.claims.values())):
+        return None
+    return gap.Figures(names - {FROM_CLAIMS}, gap.Budget(0))
 
 
 def reevaluate(run: Run, results: dict[str, RunResult], evaluate_run: EvaluateRun) -> RunResult:

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from effspec.engine.intervals import Budget, EvaluateRun, _figures, reevaluate
+from effspec.engine.intervals import Budget, EvaluateRun, Evaluator
 from effspec.engine.results import ClaimResult, RunResult
 from effspec.front.ir import Run, Samples
 
@@ -144,12 +144,13 @@ class _Solver:
     def __init__(self, result: RunResult, results: dict[str, RunResult], evaluate_run: EvaluateRun,
                  budget: Budget) -> None:
         self.result, self.results, self.evaluate_run, self.budget = result, results, evaluate_run, budget
+        self.fast: dict[str, Evaluator] = {}
 
     def figure(self, knob: _Knob, r: float, name: str) -> float | None:
-        if self.budget.left <= 0:
-            return None
-        self.budget.left -= 1
-        v = _figures(reevaluate(_changed(self.result.run, knob, r), self.results, self.evaluate_run)).get(name)
+        if name not in self.fast:
+            self.fast[name] = Evaluator(self.result, self.results, self.evaluate_run, self.budget, names={name})
+        got = self.fast[name].figures(_changed(self.result.run, knob, r))
+        v = got.get(name) if got is not None else None
         return v if v is not None and math.isfinite(v) else None
 
     def solve(self, knob: _Knob, name: str, point: float, cr: ClaimResult) -> Flip | None:
