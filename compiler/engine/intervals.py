@@ -341,7 +341,11 @@ class Evaluator:
         self.fast = numbers_alone(result, wanted)
         # FLOPs per token the claims imply (engine.claims): claimed MFU × the variant's peak / claimed rate.
         implied = result.implied.get(FROM_CLAIMS) if FROM_CLAIMS in wanted else None
-        self.from_claims = (implied.inputs[0].value, implied.inputs[2].value) if implied is not None else None
+        self.from_claims: tuple[float, float] | None = None
+        if implied is not None:
+            mfu, tp = implied.inputs[0].value, implied.inputs[2].value
+            assert isinstance(mfu, int | float) and isinstance(tp, int | float)  # the claims' magnitudes (engine.claims)
+            self.from_claims = mfu, tp
         self.alive: list[Run] = []  # Figures caches by the blocks' identity: the variants must outlive the search
 
     def figures(self, run: Run) -> dict[str, float] | None:
