@@ -64,14 +64,6 @@ def block_order() -> dict[str, int]:
     return {name: i for i, name in enumerate(names)}
 
 
-@cache
-def _unit_pattern() -> re.Pattern[str]:
-    from effspec.fmt.layout import unit_pattern
-    from effspec.front.units import unit_words
-
-    return unit_pattern(unit_words())
-
-
 def _offset(text: str, line: int, column: int) -> int:
     start = 0
     for _ in range(line - 1):
@@ -79,32 +71,35 @@ def _offset(text: str, line: int, column: int) -> int:
     return start + column - 1
 
 
-def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, str]], Any]:
+def _fix_units(text: str) -> tuple[str, list[Diagnostic], list[tuple[Span, str, str]], Any, list[Any]]:
     """Rewrite the unit misspellings the parser names a fix for.
 
     Returns the text, the errors that stop formatting (those of the text as
     given, so that their lines and columns are the user's; none when the fixed
     text parses) and the fixes made, each at its place in the text as given
     when it is in the first round (fixes are applied last line first, so
-    earlier places do not move), and the parse tree of the text returned."""
+    earlier places do not move), and lark's parse of the text returned: its
+    tree and the tokens the tree leaves out that the layout needs (the comments,
+    `{` and `(`: effspec.front.syntax.parse's ``kept``)."""
     from effspec.front.syntax import parse
 
     original = text
     first: list[Diagnostic] | None = None
     fixes: list[tuple[Span, str, str]] = []
     for _ in range(_MAX_FIX_ROUNDS):
-        tree, diags = parse(text)
+        kept: list[Any] = []
+        tree, diags = parse(text, kept)
         if first is None:
             first = diags
         if tree is not None:
-            return text, [], fixes, tree
+            return text, [], fixes, tree, kept
         edits = _unit_edits(text, diags)
         if edits is None:
             break
         for start, end, written, now, span in sorted(edits, key=lambda e: e[0], reverse=True):
             text = text[:start] + now + text[end:]
             fixes.append((span, written, now))
-    return original, first or [], fixes, None
+    return original, first or [], fixes, None, []
 
 
 def _unit_edits(text: str, diags: list[Diagnostic]) -> list[tuple[int, int, str, str, Span]] | None:
@@ -148,13 +143,13 @@ def format_text(text: str) -> Formatted:
 def _format(text: str) -> Formatted:
     from effspec.fmt.layout import read, render
 
-    fixed, errors, fixes, tree = _fix_units(text)
+    fixed, errors, fixes, tree, kept = _fix_units(text)
     if errors:
         return Formatted(text, None, errors, fixes)
     try:
-        out = render(read(fixed, _unit_pattern()), block_order())
-    except (ValueError, IndexError) as exc:  # the reader and the parser disagree: a bug, reported as one
-        raise FormatterError(f"the formatter could not read the spec ({exc})") from None
+        out = render(read(fixed, tree, kept), block_order())
+    except (AttributeError, ValueError, IndexError) as exc:  # a tree the layout does not expect: a bug, reported as one
+        raise FormatterError(f"the formatter could not lay out the spec ({exc})") from None
     before, after = ir_signature(fixed, tree=tree), ir_signature(out)
     if before != after:
         raise FormatterError("the formatted text does not compile to the same IR")

@@ -1,11 +1,11 @@
 """The canonical layout of a `.eff` file: read it with its comments, print it again.
 
-The front end's grammar drops comments, so the formatter reads the text itself,
-with a small recursive-descent reader that follows the grammar (``grammar/eff.lark``)
-and its contextual lexer: a unit is read only where the grammar expects one (after
-a number, a list's `]`, or a `file` reference), and keywords win over names where
-both may stand.  It runs only on text the LALR parser has accepted, so it never
-has to report an error of its own.
+The formatter reads a spec as the front end does, with lark and the grammar
+(``grammar/eff.lark``): the layout is read off the front end's parse tree, and
+the comments, which the grammar ignores, come from lark's lexer, with their
+positions, through its lexer callbacks (``effspec.front.syntax.parse(text,
+kept)``, which also keeps the `{` and `(` the tree leaves out).  There is no
+second reader of the language: what lark did not parse is never laid out.
 
 Every comment is kept, attached to what it sits beside:
 
@@ -44,28 +44,14 @@ of it (the one reach the layout cannot keep).
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
-from functools import cache
+from typing import Any
 
-from effspec.front import lexicon
-
-_WS = re.compile(r"[ \t\f\r\n]+")
 _LINE_PRAGMA = re.compile(r"#\s*effspec:\s*ignore\b")
+_HSPACE = re.compile(r"[ \t\f\r]*")  # what the grammar's `%ignore` skips on one line
 
 INDENT = "  "
-
-
-@cache
-def _terminal(name: str) -> re.Pattern[str]:
-    """The grammar's terminal (COMMENT, NAME, NUMBER, STRING) as a compiled regex: effspec.front.lexicon."""
-    return re.compile(lexicon.terminal(name))
-
-
-def unit_pattern(words: tuple[str, ...]) -> re.Pattern[str]:
-    """The grammar's UNIT terminal as a regex, from its unit words."""
-    word = "(?:" + "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True)) + ")"
-    atom = word + r"(?:\^-?[0-9])?"
-    return re.compile(r"%|" + atom + r"(?:[/*]" + atom + r")*(?![A-Za-z0-9_])")
 
 
 @dataclass
@@ -74,6 +60,7 @@ class Comment:
     blank_before: bool = False
     line: int = 0  # 0-based line where it was written
     own_line: bool = True  # nothing but blanks before it on its line
+    pos: int = 0  # its offset in the text
 
 
 @dataclass
@@ -110,249 +97,158 @@ class File:
     dangling: list[Comment]
 
 
-class _Reader:
-    """A cursor over text the parser accepted, collecting comments as it skips them."""
+class _Source:
+    """The text as lark read it, and the tokens its lexer kept beside the tree (comments, `{`, `(`)."""
 
-    def __init__(self, text: str, unit: re.Pattern[str]) -> None:
+    def __init__(self, text: str, kept: list[Any]) -> None:
         self.text = text
-        self.pos = 0
-        self.unit = unit
-        self.pending: list[tuple[int, Comment]] = []  # comments on their own lines, not yet attached
-        self.inner: list[tuple[int, Comment]] = []  # comments on a line with a token before them
-        self.blank = False  # a blank line since the last token or comment
-        self.newline = True  # a newline since the last token
-        self.last_end = 0  # end of the last token
-        self.line = 0  # 0-based line of pos
-        self.last_line = 0  # line of the last token
+        self.braces = [t for t in kept if t.type == "LBRACE"]
+        self.brace_starts = [t.start_pos for t in self.braces]
+        self.parens = [t.start_pos for t in kept if t.type == "LPAR"]
+        self.comments = [self._comment(t) for t in kept if t.type == "COMMENT"]
+        self.starts = [c.pos for c in self.comments]
 
-    # -- whitespace and comments
-    def skip(self) -> None:
-        text = self.text
-        while True:
-            m = _WS.match(text, self.pos)
-            if m:
-                newlines = m.group(0).count("\n")
-                self.line += newlines
-                self.newline = self.newline or newlines > 0
-                self.blank = self.blank or newlines >= 2
-                self.pos = m.end()
-            m = _terminal("COMMENT").match(text, self.pos)
-            if not m:
-                return
-            comment = Comment(m.group(0).rstrip(), blank_before=self.blank, line=self.line, own_line=self.newline)
-            if self.newline:
-                self.pending.append((m.start(), comment))
-            else:
-                self.inner.append((m.start(), comment))
-            self.blank = False
-            self.pos = m.end()
+    def _comment(self, token: Any) -> Comment:
+        pos = token.start_pos
+        own_line = _HSPACE.fullmatch(self.text, self.text.rfind("\n", 0, pos) + 1, pos) is not None
+        return Comment(str(token).rstrip(), self.blank_before(pos), token.line - 1, own_line, pos)
 
-    def trailing(self) -> str | None:
-        """The comment on the rest of the last token's line, if any (consumed)."""
-        self.skip()
-        for i, (pos, comment) in enumerate(self.inner):
-            if pos >= self.last_end:
-                del self.inner[i]
-                return comment.text
+    def blank_before(self, pos: int) -> bool:
+        """Whether the whitespace just before offset ``pos`` holds a blank line."""
+        start = pos
+        while start > 0 and self.text[start - 1] in " \t\f\r\n":
+            start -= 1
+        return self.text.count("\n", start, pos) >= 2
+
+    def between(self, start: int, end: int) -> list[Comment]:
+        """The comments written between offsets ``start`` and ``end``."""
+        return self.comments[bisect_left(self.starts, start):bisect_left(self.starts, end)]
+
+    def leading(self, start: int, end: int) -> list[Comment]:
+        """The comments on lines of their own between ``start`` and ``end``: they lead what comes next."""
+        return [c for c in self.between(start, end) if c.own_line]
+
+    def trailing(self, end: int) -> str | None:
+        """The comment just after offset ``end``, on its line (nothing but blanks between), if any."""
+        i = bisect_left(self.starts, end)
+        if i < len(self.starts) and _HSPACE.fullmatch(self.text, end, self.starts[i]):
+            return self.comments[i].text
         return None
 
-    def take_inner(self) -> list[Comment]:
-        """The comments met before the last token: inside the statement just read."""
-        inside = sorted([(p, c) for p, c in self.pending if p < self.last_end] + self.inner, key=lambda pc: pc[0])
-        self.pending = [(p, c) for p, c in self.pending if p >= self.last_end]
-        self.inner = []
-        return [c for _, c in inside]
+    def brace(self, after: int) -> Any:
+        """The first `{` after offset ``after``."""
+        return self.braces[bisect_right(self.brace_starts, after)]
 
-    def take_leading(self) -> tuple[list[Comment], bool]:
-        """The own-line comments before the next token, and whether a blank line precedes it."""
-        self.skip()
-        comments, self.pending = self.pending, []
-        return [c for _, c in comments], self.blank
-
-    def _consumed(self, end: int) -> None:
-        self.pos = end  # a token never holds a newline: the line stays
-        self.last_end = end
-        self.last_line = self.line
-        self.newline = False
-        self.blank = False
-
-    # -- tokens
-    def _token(self, pattern: re.Pattern[str]) -> str | None:
-        self.skip()
-        m = pattern.match(self.text, self.pos)
-        if m is None:
-            return None
-        self._consumed(m.end())
-        return m.group(0)
-
-    def peek(self, literal: str) -> bool:
-        self.skip()
-        return self.text.startswith(literal, self.pos)
-
-    def peek_word(self) -> str | None:
-        self.skip()
-        m = _terminal("NAME").match(self.text, self.pos)
-        return m.group(0) if m else None
-
-    def literal(self, literal: str) -> None:
-        self.skip()
-        if not self.text.startswith(literal, self.pos):
-            raise ValueError(f"expected {literal!r} at offset {self.pos}")
-        self._consumed(self.pos + len(literal))
-
-    def accept(self, literal: str) -> bool:
-        if self.peek(literal):
-            self.literal(literal)
-            return True
-        return False
-
-    def name(self) -> str:
-        tok = self._token(_terminal("NAME"))
-        if tok is None:
-            raise ValueError(f"expected a name at offset {self.pos}")
-        return tok
-
-    def number(self) -> str:
-        tok = self._token(_terminal("NUMBER"))
-        if tok is None:
-            raise ValueError(f"expected a number at offset {self.pos}")
-        return tok
-
-    def string(self) -> str:
-        tok = self._token(_terminal("STRING"))
-        if tok is None:
-            raise ValueError(f"expected a string at offset {self.pos}")
-        return tok
-
-    def maybe_unit(self) -> str | None:
-        return self._token(self.unit)
-
-    def at_end(self) -> bool:
-        self.skip()
-        return self.pos >= len(self.text)
-
+    def parentheses(self, node: Any) -> int:
+        """How many pairs of parentheses the text writes around expression ``node``: lark's
+        positions of a node inlined through `"(" expr ")"` start at its first `(` (its container)."""
+        meta = node.meta
+        return bisect_left(self.parens, meta.start_pos) - bisect_left(self.parens, meta.container_start_pos)
 
 
 # -- values ---------------------------------------------------------------
 
-
-def _value(r: _Reader) -> str:
-    if r.peek('"'):
-        return r.string()
-    if r.accept("["):
-        items: list[str] = []
-        while not r.peek("]"):
-            items.append(_value(r))
-            if not r.accept(","):
-                break
-        r.literal("]")
-        unit = r.maybe_unit()
-        return "[" + ", ".join(items) + "]" + (f" {unit}" if unit else "")
-    if r.peek_word() == "file":
-        r.name()
-        out = "file " + r.string()
-        if r.peek_word() == "column":
-            r.name()
-            out += " column " + r.string()
-        unit = r.maybe_unit()
-        return out + (f" {unit}" if unit else "")
-    return _expr(r)
+_OPERATORS = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
 
 
-def _expr(r: _Reader) -> str:
-    out = _product(r)
-    while True:
-        for op in "+-":
-            if r.accept(op):
-                out += f" {op} " + _product(r)
-                break
-        else:
-            return out
+def _value(src: _Source, node: Any) -> str:
+    """A value as laid out: one space around binary operators and after commas, a unit one space after."""
+    children = node.children
+    if node.data == "string":
+        return str(children[0])
+    if node.data not in ("list", "file"):
+        return _expr(src, node)
+    unit = "".join(f" {c}" for c in children if getattr(c, "type", None) == "UNIT")
+    if node.data == "list":  # values, then the unit (an empty list's one child is None)
+        return "[" + ", ".join(_value(src, c) for c in children if hasattr(c, "data")) + "]" + unit
+    return "file " + " column ".join(str(c) for c in children if c.type == "STRING") + unit
 
 
-def _product(r: _Reader) -> str:
-    out = _unary(r)
-    while True:
-        for op in "*/":
-            if r.accept(op):
-                out += f" {op} " + _unary(r)
-                break
-        else:
-            return out
+def _expr(src: _Source, node: Any) -> str:
+    if node.data in _OPERATORS:
+        left, right = node.children
+        inner = f"{_expr(src, left)} {_OPERATORS[node.data]} {_expr(src, right)}"
+    elif node.data == "neg":
+        inner = "-" + _expr(src, node.children[0])
+    elif node.data == "ref":
+        inner = _dotted(node.children[0])
+    else:  # quantity: a number and its unit
+        inner = " ".join(str(c) for c in node.children)
+    pairs = src.parentheses(node)
+    return "(" * pairs + inner + ")" * pairs
 
 
-def _unary(r: _Reader) -> str:
-    if r.accept("-"):
-        return "-" + _unary(r)
-    if r.accept("("):
-        inner = _expr(r)
-        r.literal(")")
-        return f"({inner})"
-    r.skip()
-    if _terminal("NUMBER").match(r.text, r.pos):
-        number = r.number()
-        unit = r.maybe_unit()
-        return number + (f" {unit}" if unit else "")
-    return _dotted(r)
+def _dotted(node: Any) -> str:
+    return ".".join(str(c) for c in node.children)
 
 
-def _dotted(r: _Reader) -> str:
-    parts = [r.name()]
-    while r.accept("."):
-        parts.append(r.name())
-    return ".".join(parts)
-
-
-def _provenance(r: _Reader) -> str:
-    if r.peek_word() == "from":
-        r.name()
-        kind = r.name()
-        return f" from {kind} {r.string()}"
-    return ""
+def _provenance(node: Any) -> str:
+    kind, citation = node.children
+    return f" from {kind} {citation}"
 
 
 # -- statements -----------------------------------------------------------
 
 
-def _statement(r: _Reader) -> Node:
-    leading, blank = r.take_leading()
-    first_line = r.line
-    word = r.name()
-    if word == "claim":
-        head = "claim " + _dotted(r)
-        if r.accept("["):
-            head += f"[{r.name()}]"
-            r.literal("]")
-        r.literal("=")
-        node = Node("claim", head)
-    elif r.peek("{"):
-        node = _braced(r, "block", word)
+def _statement(src: _Source, tree: Any, after: int) -> Node:
+    """A key, claim or block of a body; ``after``: the end of the `{` or statement before it."""
+    start = tree.meta.start_pos
+    if tree.data == "block":
+        node = _braced(src, tree, "block", str(tree.children[0]), 1)
     else:
-        r.literal("=")
-        node = Node("assign", word)
-    if node.kind != "block":
-        node.value = _value(r)
-        if node.kind == "assign" and r.accept("±"):  # `13.7 s ± 0.2 s`
-            unit = (r.number(), r.maybe_unit())
-            node.value += f" ± {unit[0]}" + (f" {unit[1]}" if unit[1] else "")
-        node.provenance = _provenance(r)
-        node.last_line = r.last_line
-        node.trailing = r.trailing()
-        if _is_pragma(node.trailing):
-            node.pragmas.append((node.last_line, node.trailing or ""))
-    node.first_line = first_line
+        node = _keyed(src, tree)
+    node.first_line = tree.meta.line - 1
+    node.leading = src.leading(after, start) + node.leading
+    node.blank_before = src.blank_before(start)
+    return node
+
+
+def _keyed(src: _Source, tree: Any) -> Node:
+    """An assign or a claim, with its comments."""
+    node = _assign(src, tree) if tree.data == "assign" else _claim(src, tree)
+    node.last_line = tree.meta.end_line - 1
+    node.trailing = src.trailing(tree.meta.end_pos)
+    if _is_pragma(node.trailing):
+        node.pragmas.append((node.last_line, node.trailing or ""))
     # Comments written inside the statement go on their own lines above it,
     # but a line pragma written after a token goes to the end of its line,
     # where it still covers the statement.
-    for comment in r.take_inner():
+    for pragma in _hoist(node, src.between(tree.meta.start_pos, tree.meta.end_pos)):
+        node.trailing = _joined(node.trailing, pragma)
+    return node
+
+
+def _assign(src: _Source, tree: Any) -> Node:
+    key, value, *rest = tree.children
+    node = Node("assign", str(key), _value(src, value))
+    for part in rest:
+        if part.data == "plusminus":  # `13.7 s ± 0.2 s`
+            node.value += " ± " + " ".join(str(c) for c in part.children)
+        else:
+            node.provenance = _provenance(part)
+    return node
+
+
+def _claim(src: _Source, tree: Any) -> Node:
+    dotted, *rest = tree.children
+    head = "claim " + _dotted(dotted)
+    if rest[0].data == "point":
+        head += f"[{rest.pop(0).children[0]}]"
+    value, *provenance = rest
+    return Node("claim", head, _value(src, value), "".join(_provenance(p) for p in provenance))
+
+
+def _hoist(node: Node, comments: list[Comment]) -> list[str]:
+    """Put the comments written inside ``node`` (a statement, or a block's head) above it, except
+    each line pragma written after a token: those are returned, for the end of the line."""
+    pragmas: list[str] = []
+    for comment in comments:
         if comment.own_line or not _is_pragma(comment.text):
             node.leading.append(comment)
         else:
-            node.trailing = _joined(node.trailing, comment.text)
+            pragmas.append(comment.text)
             node.pragmas.append((comment.line, comment.text))
-    node.leading = leading + node.leading
-    node.blank_before = blank
-    return node
+    return pragmas
 
 
 def _joined(first: str | None, comment: str) -> str:
@@ -360,29 +256,26 @@ def _joined(first: str | None, comment: str) -> str:
     return comment if first is None else first if comment in first else f"{first}  {comment}"
 
 
-def _braced(r: _Reader, kind: str, head: str) -> Node:
-    """A `{ … }` body after ``head``: a block, run or scaling."""
-    r.skip()
-    node = Node(kind, head)
-    node.open_line = r.line
-    r.literal("{")
-    node.open_comment = r.trailing()
+def _braced(src: _Source, tree: Any, kind: str, head: str, first: int, inside: tuple[Comment, ...] = ()) -> Node:
+    """A block, run or scaling: ``head``, `{`, the statements ``tree.children[first:]``, `}`.
+    ``inside``: comments to take as written between the head and its `{`, before those that are."""
+    meta = tree.meta
+    brace = src.brace(meta.start_pos)
+    node = Node(kind, head, open_line=brace.line - 1)
+    node.open_comment = src.trailing(brace.end_pos)
     if _is_pragma(node.open_comment):
         node.pragmas.append((node.open_line, node.open_comment or ""))
-    for comment in r.take_inner():  # between the head and its `{`
-        if comment.own_line or not _is_pragma(comment.text):
-            node.leading.append(comment)
-        else:  # `timing  # effspec: ignore` then `{`: after the `{`, on the block's first line
-            node.open_comment = _joined(node.open_comment, comment.text)
-            node.pragmas.append((comment.line, comment.text))
-    while not r.peek("}"):
-        node.body.append(_statement(r))
-    node.dangling, _ = r.take_leading()
-    node.dangling += r.take_inner()
-    r.literal("}")
-    node.last_line = r.last_line
+    # `timing  # effspec: ignore` then `{`: after the `{`, on the block's first line
+    for pragma in _hoist(node, [*inside, *src.between(meta.start_pos, brace.start_pos)]):
+        node.open_comment = _joined(node.open_comment, pragma)
+    end = brace.end_pos
+    for stmt in tree.children[first:]:
+        node.body.append(_statement(src, stmt, end))
+        end = stmt.meta.end_pos
+    node.dangling = src.leading(end, meta.end_pos - 1)
+    node.last_line = meta.end_line - 1
     node.one_line = node.open_line == node.last_line
-    node.trailing = r.trailing()
+    node.trailing = src.trailing(meta.end_pos)
     if _is_pragma(node.trailing):
         node.pragmas.append((node.last_line, node.trailing or ""))
     _spread_pragmas(node)
@@ -420,26 +313,28 @@ def _cover(node: Node, line: int, pragma: str) -> None:
             _cover(stmt, line, pragma)
 
 
-def read(text: str, unit: re.Pattern[str]) -> File:
-    """The layout tree of ``text``, which must be a spec the parser accepts."""
-    r = _Reader(text, unit)
-    if r.text.startswith("\ufeff"):
-        r.pos = 1
-    leading, _ = r.take_leading()
-    r.literal("eff")
-    header = "eff " + r.number()
-    header_comment = r.trailing()
-    items: list[Node] = []
-    while not r.at_end():
-        comments, blank = r.take_leading()
-        word = r.name()
-        ident = r.name()
-        item = _braced(r, word, f"{word} {ident}")
-        item.leading = comments + item.leading
-        item.blank_before = blank
-        items.append(item)
-    dangling, _ = r.take_leading()
-    return File(leading, header, header_comment, items, dangling + r.take_inner())
+def read(text: str, tree: Any, kept: list[Any]) -> File:
+    """The layout tree of ``text`` from lark's parse ``tree`` of it and the tokens its lexer ``kept``
+    (``effspec.front.syntax.parse(text, kept)``)."""
+    if text.startswith("\ufeff"):  # as the parser read it: a space for the byte-order mark
+        text = " " + text[1:]
+    src = _Source(text, kept)
+    header, *items = tree.children
+    eff, number = header.meta.start_pos, header.children[0]
+    # A comment after `eff` on its line (`eff  # v` then `1`) goes with the first item's head.
+    after_eff = tuple(c for c in src.between(eff, number.start_pos) if not c.own_line)
+    nodes: list[Node] = []
+    end = eff
+    for item in items:
+        first = 2 if item.data == "run" else 1  # `run` is a token of the tree; `scaling` is not
+        node = _braced(src, item, item.data, f"{item.data} {item.children[first - 1]}", first,
+                       after_eff if not nodes else ())
+        node.leading = src.leading(end, item.meta.start_pos) + node.leading
+        node.blank_before = src.blank_before(item.meta.start_pos)
+        nodes.append(node)
+        end = item.meta.end_pos
+    dangling = src.leading(end, len(text)) + list(after_eff if not nodes else ())
+    return File(src.between(0, eff), f"eff {number}", src.trailing(number.end_pos), nodes, dangling)
 
 
 # -- printing -------------------------------------------------------------

@@ -1,12 +1,13 @@
 """The grammar's terminals as Python regular expressions: effspec's one lexicon.
 
-Every scanner that reads `.eff` text beside the parser (the formatter's reader,
-the Pygments lexer, the language server's tokenizer and item splitter, the
-claim-literal precision, the importers' and fixes' literal checks, and the VS
-Code grammar generator) takes its token patterns from here, and this module asks
-the grammar (``grammar/eff.lark``, through lark's own translation of each
-terminal) rather than retyping them.  tests/test_lexicon.py fails on a hand copy
-of the NUMBER pattern anywhere else.
+Every scanner that reads `.eff` text beside the parser (the Pygments lexer, the
+language server's tokenizer and item splitter, the claim-literal precision, the
+importers' and fixes' literal checks, and the VS Code grammar generator) takes
+its token patterns from here, and this module asks the grammar
+(``grammar/eff.lark``, through lark's own translation of each terminal) rather
+than retyping them.  tests/test_lexicon.py fails on a hand copy of the NUMBER
+pattern anywhere else.  The formatter has no scanner: it lays out lark's parse,
+with the comments lark's lexer hands it (``effspec.front.syntax.parse(text, kept)``).
 
 Groups are made non-capturing, so a pattern can be embedded in a larger one
 (a named group, a TextMate ``captures`` list) without shifting its group numbers.

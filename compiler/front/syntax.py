@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
@@ -86,6 +87,23 @@ _PARSER_OPTIONS = {"parser": "lalr", "lexer": "contextual", "propagate_positions
 _PARSER_STEM = "parser-v1"
 _PARSER_FILE_LIMIT = 4 << 20
 
+# The tokens the tree leaves out that a layout of the text needs: the comments
+# (`%ignore`d) and the `{` and `(` (anonymous punctuation, filtered out).  The
+# parser hands each to lark's lexer callbacks, which keep it while a caller of
+# ``parse(text, kept)`` has a list open (effspec fmt); otherwise they return at once.
+KEPT_TERMINALS = ("COMMENT", "LBRACE", "LPAR")
+_KEPT: ContextVar[list[Token] | None] = ContextVar("effspec_kept_tokens", default=None)
+
+
+def _keep(token: Token) -> Token:
+    kept = _KEPT.get()
+    if kept is not None:
+        kept.append(token)
+    return token
+
+
+_LEXER_CALLBACKS = dict.fromkeys(KEPT_TERMINALS, _keep)
+
 
 def _parser_key(grammar: str) -> str:
     import hashlib
@@ -141,7 +159,8 @@ def _load_tables(key: str) -> Lark | None:
         doc = json.loads(raw, object_hook=_from_json)
         if not isinstance(doc, dict) or doc.get("key") != key:
             return None
-        return Lark.load({"data": doc["data"], "memo": doc["memo"]})
+        data = dict(doc["data"], options=dict(doc["data"]["options"], lexer_callbacks=_LEXER_CALLBACKS))
+        return Lark.load({"data": data, "memo": doc["memo"]})
     except Exception:  # a stale, truncated or foreign file is rebuilt, never trusted
         return None
 
@@ -159,6 +178,7 @@ def _store_tables(lark_parser: Lark, key: str) -> None:
         return
     try:
         data, memo = lark_parser.memo_serialize([TerminalDef, Rule])
+        data["options"] = {k: v for k, v in data["options"].items() if k != "lexer_callbacks"}  # code: set on load
         text = json.dumps(_to_json({"key": key, "data": data, "memo": memo}), separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError):  # a lark whose tables are not plain data: no cache
         return
@@ -176,7 +196,7 @@ def parser() -> Lark:
     loaded = _load_tables(key)
     if loaded is not None:
         return loaded
-    built = Lark(grammar, **_PARSER_OPTIONS)
+    built = Lark(grammar, **_PARSER_OPTIONS, lexer_callbacks=_LEXER_CALLBACKS)
     _store_tables(built, key)
     return built
 
@@ -579,11 +599,14 @@ def _prescan(text: str) -> Diagnostic | None:
     return None
 
 
-def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
+def parse(text: str, kept: list[Token] | None = None) -> tuple[Tree[Token] | None, list[Diagnostic]]:
     """Parse ``text``; return the tree (None on syntax errors) and EFF001 diagnostics.
 
     Never raises on any string: oversize text and deep nesting are EFF030,
-    control and bidi characters and lone surrogates EFF001.
+    control and bidi characters and lone surrogates EFF001.  ``kept``, a list
+    when given, receives the tokens of ``KEPT_TERMINALS`` that lark's lexer
+    read, in the order of the text, positioned as the tree's (nothing when no
+    tree is returned).
     """
     from lark.exceptions import LarkError, UnexpectedInput
 
@@ -607,6 +630,7 @@ def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
         # syntax errors show up in the same run.
         diags += invisible
         text = _INVISIBLE.sub(" ", text)
+    keeping = _KEPT.set(kept if not diags else None)
     try:
         tree = parser().parse(text)
         return (tree if not diags else None), diags
@@ -617,6 +641,10 @@ def parse(text: str) -> tuple[Tree[Token] | None, list[Diagnostic]]:
     except LarkError as exc:  # defensive: any other lark failure is still a coded syntax error
         return None, diags + [Diagnostic("EFF001", "error", Span(1, 1, 1, 1),
                                          f"the spec cannot be parsed ({type(exc).__name__})", "")]
+    finally:
+        _KEPT.reset(keeping)
+    if kept is not None:
+        kept.clear()  # the tokens before the error: no tree to go with them
     return None, _recover(text, first, diags)
 
 
