@@ -20,7 +20,7 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 from effspec.display import percent, quantity, sig
-from effspec.rules.sampling.EFF502 import MIN_SAMPLES
+from effspec.engine.stats import MIN_SAMPLES
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
     from matplotlib.typing import RcKeyType

@@ -21,6 +21,7 @@ from functools import cached_property
 from effspec.diagnostics import ELLIPSIS, EXCERPT_COLUMNS, excerpt_window, printable, sanitize, source_lines
 from effspec.display import exact_digits, metric_value, percent, quantity, sig
 from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS, PRESET_NOTES, recompute_text
+from effspec.engine.stats import MIN_SAMPLES
 from effspec.report.assumptions import Cause, RunCauses, assumed_inputs, named
 from effspec.report.claim_summary import ClaimLine, LeadSentence, claim_lines
 from effspec.report.claim_summary import hfu_like as _hfu_like
@@ -31,7 +32,6 @@ from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS, METRIC_LABELS
 from effspec.report.words import clean as _clean
 from effspec.report.words import title as _title
 from effspec.rules import code_table
-from effspec.rules.sampling.EFF502 import MIN_SAMPLES
 
 SEVERITIES = ("error", "warning", "info")
 

@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from effspec.engine.results import Pool
-from effspec.rules import AuditContext
-from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
+from effspec.engine.peaks import dtype_name, peak_readings
+from effspec.engine.results import Evaluation, Pool
+from effspec.front.ir import Spec
 
 # The findings that call a declared peak wrong, and the figures that divide by it.
 WRONG_PEAK = ("EFF201", "EFF202", "EFF203", "EFF204")
@@ -31,6 +31,12 @@ class Correction:
     line: int | None  # where that peak is written
     factor: float  # declared aggregate peak / corrected aggregate peak: multiply MFU by it
     against: str  # "the dense BF16 peak"
+
+
+@dataclass(frozen=True)
+class _Audited:
+    spec: Spec
+    evaluation: Evaluation
 
 
 def _flagged(reading, code: str) -> bool:
@@ -49,9 +55,8 @@ def peak_corrections(result) -> dict[str, Correction]:
     findings = [(d.code, d.span.line) for d in getattr(result, "diagnostics", ()) if d.code in WRONG_PEAK and d.span]
     if ev is None or spec is None or not findings:
         return {}
-    ctx = AuditContext(spec, ev, result.source or "")
     per_run: dict[str, list[tuple[Pool, float, str, int]]] = {}
-    for run, reading in peak_readings(ctx):
+    for run, reading in peak_readings(_Audited(spec, ev)):
         line = reading.entry.value_span.line if reading.entry.value_span else reading.entry.span.line
         code = next((c for c, at in findings if at == line and _flagged(reading, c)), None)
         if code is None or reading.own is None:
