@@ -150,7 +150,7 @@ def test_wide_characters_keep_the_caret_under_its_token():
 
 def test_report_excerpt_is_windowed_too():
     result = check_text(duplicate_keys(4_000, one_line=True), "dup.eff")
-    from effspec.report.context import build
+    from effspec.report.sections import build
 
     report = build(result)
     lengths = {len(x.text) for f in report.findings for x in f.excerpt}
@@ -574,7 +574,9 @@ def _runs(html: str, letter: str) -> list[int]:
 
 
 def test_long_strings_are_elided_outside_the_source_section():
-    from effspec.report.context import BREAK_EVERY, MAX_SHOWN_CHARS, MAX_TITLE_CHARS, build
+    from effspec.report.sections import build
+    from effspec.report.sections.source import BREAK_EVERY
+    from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS
 
     result = check_text(_long_strings_spec(), "long.eff", folder=os.path.join(ROOT, "examples"))
     report = build(result)

@@ -44,7 +44,7 @@ def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> 
 
         return render_latex(result).encode("utf-8")
     if fmt in ("html", "pdf"):
-        from effspec.report.context import build
+        from effspec.report.sections import build
 
         report = build(result, charts=True, doc_base=doc_base)
         if fmt == "html":
@@ -89,8 +89,8 @@ def render_many(results, fmt: str, paper: str = "a4", doc_base: str | None = Non
         seen: set[str] = set()
         return "\n".join(render_latex(r, seen) for r in results).encode("utf-8")
     if fmt in ("html", "pdf"):
-        from effspec.report.context import build
         from effspec.report.html import combine_html, render_html
+        from effspec.report.sections import build
 
         extra = ""
         if fmt == "pdf":

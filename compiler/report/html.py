@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from markupsafe import Markup
+
+    from effspec.report.sections import ReportView
 
 TEMPLATE_PACKAGE = "effspec.templates"
 
@@ -84,16 +91,29 @@ def breakable(text):
     return Markup("".join(out))
 
 
-def render_html(report, extra_css: str = "") -> str:
+@dataclass(frozen=True)
+class AddedHTML:
+    """An added section's body, rendered from its own template (autoescaped, like every template)."""
+
+    id: str
+    number: int
+    title: str
+    body: Markup
+
+
+def render_html(report: ReportView, extra_css: str = "") -> str:
     """The report page.  ``extra_css`` is ours only (fonts, page size), never spec text."""
     from markupsafe import Markup
 
     from effspec.version import __version__
 
+    env = environment()
+    added = [AddedHTML(a.section.id, a.number, a.section.title, Markup(env.from_string(a.section.html).render(view=a.view)))
+             for a in report.sections.added if a.section.html]
     css = read_asset("report.css").decode("utf-8") + extra_css
     # The stylesheet is a bundled file, not spec input; inside <style> entities
     # are not decoded, so it must go in unescaped.
-    return environment().get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__)
+    return env.get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__, added=added)
 
 
 _ANCHORS = re.compile(r'(\sid="|href="#|xlink:href="#|url\(#)')

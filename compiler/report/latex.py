@@ -16,7 +16,7 @@ import re
 
 from effspec.diagnostics import printable
 from effspec.display import sig
-from effspec.report.context import value_text
+from effspec.report.words import value_text
 
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

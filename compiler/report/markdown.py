@@ -12,7 +12,8 @@ import re
 
 from effspec.diagnostics import sanitize
 from effspec.report.assumptions import named
-from effspec.report.context import HEADLINE, build
+from effspec.report.sections import build
+from effspec.report.sections.summary import HEADLINE
 
 LIMIT = 65_000
 # What a spec string must not become, and how each is defused:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import hashlib
 import re
 
-from effspec.report.context import build
 from effspec.report.html import prefixed, render_html
+from effspec.report.sections import build
 
 SECTIONS = ("summary", "findings")
 _STYLE = ("<style>.effspec-report table{border-collapse:collapse}"
