@@ -151,6 +151,9 @@ def render_markdown(result) -> str:
                 out.append(f"| {code(c.written, cell=True)} | {esc(c.claimed)} | {esc(c.reconstructed)} | {status} "
                            f"| {prose(c.basis, cell=True)} | {c.line} |")
             out.append("")
+    for added in report.sections.added:  # sections added by a module of effspec.report.sections
+        if added.section.markdown is not None:
+            out += [f"### {esc(added.section.title)}", "", *added.section.markdown(added.view), ""]
     out += ["### Findings", ""]
     if not report.findings:
         out.append("No findings.")

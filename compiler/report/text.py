@@ -30,8 +30,17 @@ def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
         claims = summary_text(claim_lines(result), printable(result.file))
     if claims:
         parts.append(claims)
+    parts += _added_sections(result)
     parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
+
+
+def _added_sections(result) -> list[str]:
+    """The paragraphs of the sections added by modules of effspec.report.sections that print one here."""
+    from effspec.report.sections import added_sections
+
+    shown = (section.text(section.build(result)) for section in added_sections() if section.text is not None)
+    return [paragraph for paragraph in shown if paragraph]
 
 
 def _suppressed_text(s, result, lines: list[str]) -> str:
