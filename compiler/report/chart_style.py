@@ -19,7 +19,11 @@ from functools import cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
+    from collections.abc import Iterator
+
+    from markupsafe import Markup
     from matplotlib.typing import RcKeyType
+
 # Gray levels, each with its own hatch, so neighbours differ in print.  Dotted
 # hatches ('.', 'o') are avoided: matplotlib writes them as huge SVG patterns.
 STYLES = (
@@ -52,7 +56,7 @@ MAX_TICKS = 6  # major ticks per axis: each is several artists and a text drawn 
 
 
 @cache
-def _style() -> dict:
+def _style() -> dict[RcKeyType, Any]:
     """The shared chart style, validated by matplotlib once per process and reused by every chart."""
     import matplotlib
 
@@ -63,7 +67,7 @@ def _style() -> dict:
 
 
 @contextmanager
-def _styled(salt: str):
+def _styled(salt: str) -> Iterator[None]:
     """One rc context per chart: the shared style and the chart's own SVG id salt."""
     import matplotlib
 
@@ -71,7 +75,7 @@ def _styled(salt: str):
         yield
 
 
-def svg(fig, salt: str) -> str:
+def svg(fig: Any, salt: str) -> str:
     """The figure as an <svg> element (no XML prolog), deterministic.  Called inside ``_styled(salt)``."""
     from matplotlib.backends.backend_svg import FigureCanvasSVG
 
@@ -82,7 +86,7 @@ def svg(fig, salt: str) -> str:
     return text[text.index("<svg"):]
 
 
-def new_figure(width: float, height: float):
+def new_figure(width: float, height: float) -> tuple[Any, Any]:
     """A figure and its axes in the shared style (called inside ``_styled``), with few ticks."""
     from matplotlib.figure import Figure
     from matplotlib.ticker import MaxNLocator
@@ -101,7 +105,7 @@ def short_label(text: str) -> str:
     return text if len(text) <= MAX_LABEL_CHARS else text[:MAX_LABEL_CHARS - 1] + "\u2026"
 
 
-def markup(svg: str):
+def markup(svg: str) -> Markup:
     from markupsafe import Markup
 
     return Markup(svg)  # produced by matplotlib from our own labels, escaped by it
@@ -111,7 +115,7 @@ _ID = re.compile(r'(\sid=")([^"]+)"')
 _REF = re.compile(r'(url\(#|(?:xlink:)?href="#)([^)"]+)')
 
 
-def scope_ids(svg: str, prefix: str):
+def scope_ids(svg: str, prefix: str) -> Markup:
     """``svg`` with every id it defines prefixed ``prefix-``, and every reference to one of them
     (``url(#…)``, ``xlink:href="#…"``) rewritten to match.  matplotlib numbers its groups
     (``figure_1``, ``patch_3``) and names its glyphs (``DejaVuSans-31``) the same in every

@@ -14,13 +14,21 @@ text it writes into SVG, so the result is safe to inline as markup.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
+
 from effspec.display import sig
 from effspec.report.chart_style import INK, STYLES, _styled, markup, new_figure, scope_ids, short_label, svg
 from effspec.report.rank_charts import rank_split_chart, straggler_timeline_chart
 from effspec.report.step_charts import step_series_caption, step_series_chart, step_time_caption, step_time_chart
 
+if TYPE_CHECKING:
+    from effspec.engine.breakdown import Reconciliation
+    from effspec.engine.results import RunResult
+    from effspec.engine.scaling import ScalingResult
 
-def number_charts(views) -> None:
+
+def number_charts(views: Iterable[Any]) -> None:
     """Give the charts of ``views`` (in document order) unique ids: chart n's ids start ``cn-``."""
     n = 0
     for view in views:
@@ -29,7 +37,7 @@ def number_charts(views) -> None:
                 n += 1
                 view.charts[key] = scope_ids(value, f"c{n}")
 
-def breakdown_chart(rec, salt: str) -> str | None:
+def breakdown_chart(rec: Reconciliation, salt: str) -> str | None:
     """The median step as one stacked bar of its declared shares (two at least: one says nothing the table does not)."""
     rows = [r for r in rec.rows if r.share > 0]
     if len(rows) < 2:
@@ -84,9 +92,9 @@ def scaling_chart(points: list[tuple[str, float, float]], kind: str, salt: str) 
         fig.subplots_adjust(left=0.08, right=0.98, bottom=0.18, top=0.95)
         return markup(svg(fig, salt))
 
-def run_charts(rr) -> dict:
+def run_charts(rr: RunResult) -> dict[str, str]:
     """The charts of one run, by name; absent where the data is absent."""
-    out: dict[str, str | None] = {}
+    out: dict[str, str] = {}
     if rr.breakdown is not None:
         svg = breakdown_chart(rr.breakdown, f"{rr.run.id}-breakdown")
         if svg:
@@ -112,7 +120,7 @@ def run_charts(rr) -> dict:
     return out
 
 
-def scaling_charts(sr, runs: dict) -> dict:
+def scaling_charts(sr: ScalingResult, runs: dict[str, RunResult]) -> dict[str, str]:
     name = "weak_scaling_efficiency" if sr.scaling.kind == "weak" else "strong_scaling_efficiency"
     if sr.baseline is None:
         return {}

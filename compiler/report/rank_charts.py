@@ -8,8 +8,12 @@ from typing import TYPE_CHECKING
 from effspec.report.chart_style import INK, STYLES, _styled, markup, new_figure, short_label, svg
 from effspec.report.step_charts import MAX_SERIES_POINTS, SERIES_BUCKETS
 
-if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
-    pass
+if TYPE_CHECKING:
+    from typing import Any
+
+    from markupsafe import Markup
+
+    from effspec.ranks.stats import RankProfile
 
 
 MAX_RANK_BARS = 64  # bars in the per-rank chart: past it, ranks are averaged in bins (a straggler keeps its own bar)
@@ -31,7 +35,7 @@ class RankBars:
     bin_size: int  # 0: no bins
 
 
-def rank_bars(profile, sort_by: str) -> RankBars:
+def rank_bars(profile: RankProfile, sort_by: str) -> RankBars:
     """Ranks sorted by their mean ``sort_by`` seconds, slowest first (ties by rank id); past
     ``MAX_RANK_BARS`` ranks the flagged ones keep a bar each and the rest are averaged in bins."""
     import numpy as np
@@ -63,7 +67,7 @@ def rank_bars(profile, sort_by: str) -> RankBars:
     return RankBars(tuple(ids), tuple(labels), values, flagged, sort_by, singles, size)
 
 
-def _quantity(profile, name: str) -> str:
+def _quantity(profile: RankProfile, name: str) -> str:
     return profile.comm_label if name == "comm" else name
 
 
@@ -75,7 +79,7 @@ def _spread_labels(ys: list[float], gap: float) -> list[float]:
     return out
 
 
-def rank_split_caption(profile, bars: RankBars) -> str:
+def rank_split_caption(profile: RankProfile, bars: RankBars) -> str:
     parts = [f"Each rank's mean seconds per step, split into compute (dark), {profile.comm_label} (hatched) and stall "
              f"(light); the {len(profile.ranks):,} ranks sorted by mean {_quantity(profile, bars.sort_by)} time, slowest first"]
     if bars.flagged:
@@ -90,13 +94,13 @@ def rank_split_caption(profile, bars: RankBars) -> str:
     return "; ".join(parts) + "."
 
 
-def _rank_index(profile, label: str) -> int:
+def _rank_index(profile: RankProfile, label: str) -> int:
     import numpy as np
 
     return int(np.flatnonzero(np.asarray(profile.ranks) == int(label))[0])
 
 
-def rank_split_chart(profile, salt: str):
+def rank_split_chart(profile: RankProfile | None, salt: str) -> tuple[Markup, str] | None:
     """The per-rank split (compute, communication, stall) of every rank, sorted slowest first; (svg, caption),
     or None below two ranks."""
     if profile is None or len(profile.ranks) < 2:
@@ -142,7 +146,7 @@ def rank_split_chart(profile, salt: str):
         return markup(svg(fig, salt)), rank_split_caption(profile, bars)
 
 
-def timeline_drawn(timeline) -> list[int]:
+def timeline_drawn(timeline: Any) -> list[int]:
     """The indexes of the steps the straggler's timeline draws: every step up to
     MAX_SERIES_POINTS, else the straggler's fastest and slowest step in each of SERIES_BUCKETS
     runs of consecutive steps (min/max bucketing, as the step-time series; a run without a row
@@ -164,7 +168,7 @@ def timeline_drawn(timeline) -> list[int]:
     return out
 
 
-def straggler_timeline_caption(profile) -> str:
+def straggler_timeline_caption(profile: RankProfile) -> str:
     qty = _quantity(profile, profile.timeline_quantity)
     n, drawn = len(profile.steps), len(timeline_drawn(profile.timeline))
     bucketed = (f" {drawn:,} of {n:,} steps drawn: in each of {SERIES_BUCKETS:,} runs of about "
@@ -176,7 +180,7 @@ def straggler_timeline_caption(profile) -> str:
             "band (shaded)." + bucketed)
 
 
-def straggler_timeline_chart(profile, salt: str):
+def straggler_timeline_chart(profile: RankProfile | None, salt: str) -> tuple[Markup, str] | None:
     """The straggler's seconds per step against the other ranks' median and p10–p90 band; (svg, caption),
     or None without a straggler or below two steps."""
     if profile is None or profile.timeline is None or len(profile.steps) < 2:

@@ -17,11 +17,11 @@ from effspec.report.chart_style import (
     svg,
 )
 
-if TYPE_CHECKING:  # matplotlib is imported when a chart is drawn
-    pass
+if TYPE_CHECKING:
+    from effspec.engine.stats import StepStats
 
 
-def step_time_caption(samples: list[float], stats) -> str:
+def step_time_caption(samples: list[float], stats: StepStats) -> str:
     """The histogram's caption, saying only what the picture shows."""
     if any(v >= stats.stall_threshold for v in samples):
         parts = ["Step times after warm-up: the median (solid) and the stall threshold (dashed)",
@@ -34,13 +34,13 @@ def step_time_caption(samples: list[float], stats) -> str:
     return "; ".join(parts) + "."
 
 
-def _long_tailed(samples: list[float], stats) -> bool:
+def _long_tailed(samples: list[float], stats: StepStats) -> bool:
     """Stall steps a twentieth or less of the rest: on a linear count axis their bars vanish."""
     stalls = sum(v >= stats.stall_threshold for v in samples)
-    return 0 < stalls * 20 <= len(samples) - stalls
+    return bool(0 < stalls * 20 <= len(samples) - stalls)
 
 
-def step_time_chart(samples: list[float], stats, salt: str) -> str | None:
+def step_time_chart(samples: list[float], stats: StepStats, salt: str) -> str | None:
     """Histogram of the kept step times, the median and the stall tail marked; None below
     ``MIN_HISTOGRAM_SAMPLES`` samples or when every sample is the same (no shape to show)."""
     if len(samples) < max(MIN_HISTOGRAM_SAMPLES, MIN_SAMPLES) or min(samples) == max(samples):
@@ -124,7 +124,7 @@ def series_drawn(values: list[float], warmup: int) -> tuple[list[int], int]:
     return _minmax(values, 0, warm, warm_buckets) + _minmax(values, warm, n, kept_buckets), warm_buckets + kept_buckets
 
 
-def step_series_caption(values: list[float], warmup: int, stats) -> str:
+def step_series_caption(values: list[float], warmup: int, stats: StepStats) -> str:
     """The series chart's caption, saying only what the picture shows."""
     stalls = sum(v >= stats.stall_threshold for v in values[warmup:])
     drawn, buckets = series_drawn(values, warmup)
@@ -147,7 +147,7 @@ def step_series_caption(values: list[float], warmup: int, stats) -> str:
     return "; ".join(parts) + "."
 
 
-def step_series_chart(values: list[float], warmup: int, stats, salt: str) -> str | None:
+def step_series_chart(values: list[float], warmup: int, stats: StepStats, salt: str) -> str | None:
     """Every step's time against its index (warm-up shaded, stalls crossed, median line); None below
     the histogram's sample count (and so below EFF502's) after warm-up, where the table says all there
     is and a chart a run would only add weight (test_bounded_cost: 100 runs of 10 samples)."""

@@ -13,10 +13,14 @@ written for an SXM part: MFU × 756 / 989.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
-from effspec.engine.peaks import dtype_name, peak_readings
+from effspec.engine.peaks import PeakReading, dtype_name, peak_readings
 from effspec.engine.results import Evaluation, Pool
 from effspec.front.ir import Spec
+
+if TYPE_CHECKING:
+    from effspec import Result
 
 # The findings that call a declared peak wrong, and the figures that divide by it.
 WRONG_PEAK = ("EFF201", "EFF202", "EFF203", "EFF204")
@@ -39,7 +43,7 @@ class _Audited:
     evaluation: Evaluation
 
 
-def _flagged(reading, code: str) -> bool:
+def _flagged(reading: PeakReading, code: str) -> bool:
     if code == "EFF202":
         return reading.sparse_for_dense is not None
     if code == "EFF201":
@@ -49,10 +53,10 @@ def _flagged(reading, code: str) -> bool:
     return reading.looks_aggregate
 
 
-def peak_corrections(result) -> dict[str, Correction]:
+def peak_corrections(result: Result) -> dict[str, Correction]:
     """{run id: Correction} for each run whose peak a finding of ``result`` calls wrong."""
-    ev, spec = getattr(result, "evaluation", None), getattr(result, "spec", None)
-    findings = [(d.code, d.span.line) for d in getattr(result, "diagnostics", ()) if d.code in WRONG_PEAK and d.span]
+    ev, spec = cast("Evaluation | None", result.evaluation), cast("Spec | None", result.spec)
+    findings = [(d.code, d.span.line) for d in result.diagnostics if d.code in WRONG_PEAK and d.span]
     if ev is None or spec is None or not findings:
         return {}
     per_run: dict[str, list[tuple[Pool, float, str, int]]] = {}

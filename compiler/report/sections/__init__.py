@@ -20,7 +20,7 @@ import pkgutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from effspec.diagnostics import printable, source_lines
 from effspec.engine.flops import PRESET_NOTES
@@ -28,13 +28,23 @@ from effspec.report.assumptions import RunCauses
 from effspec.report.claim_summary import ClaimLine, LeadSentence, claim_lines
 from effspec.report.rulepages import effective_base
 from effspec.report.sections import claims, convention, derivations, findings, inputs, ranks, scaling, source, summary, walltime
+from effspec.report.sections.claims import ClaimsView
+from effspec.report.sections.convention import ConventionView
+from effspec.report.sections.derivations import DerivationsView
+from effspec.report.sections.findings import FindingsView, FindingView, SuppressedView
+from effspec.report.sections.inputs import InputsView
 from effspec.report.sections.run import RunView, earlier_runs
+from effspec.report.sections.scaling import ScalingSection, ScalingView
+from effspec.report.sections.source import SourceView
+from effspec.report.sections.summary import SummaryView
+from effspec.report.sections.walltime import MeasuredRuns
 from effspec.report.verdict import Correction, peak_corrections
 from effspec.report.words import MAX_TITLE_CHARS, clean, elide, title
 
 if TYPE_CHECKING:
     from effspec import Result
-    from effspec.engine.results import RunResult
+    from effspec.engine.results import Evaluation, RunResult
+    from effspec.front.ir import Spec
 
 SEVERITIES = ("error", "warning", "info")
 # The modules of this package that are not added sections.
@@ -70,16 +80,16 @@ class Added:
 
 @dataclass(frozen=True)
 class SectionViews:
-    summary: summary.SummaryView
-    inputs: inputs.InputsView
-    convention: convention.ConventionView
-    derivations: derivations.DerivationsView
-    claims: claims.ClaimsView
-    findings: findings.FindingsView
-    scaling: scaling.ScalingSection
-    walltime: walltime.MeasuredRuns
-    steps: walltime.MeasuredRuns
-    source: source.SourceView
+    summary: SummaryView
+    inputs: InputsView
+    convention: ConventionView
+    derivations: DerivationsView
+    claims: ClaimsView
+    findings: FindingsView
+    scaling: ScalingSection
+    walltime: MeasuredRuns
+    steps: MeasuredRuns
+    source: SourceView
     added: tuple[Added, ...] = ()
 
 
@@ -88,12 +98,12 @@ class ReportView:
     title: str
     file: str
     runs: tuple[RunView, ...]
-    scalings: tuple[scaling.ScalingView, ...]
-    findings: tuple[findings.FindingView, ...]
+    scalings: tuple[ScalingView, ...]
+    findings: tuple[FindingView, ...]
     counts: tuple[tuple[str, int], ...]
     sections: SectionViews
     evaluated: bool
-    suppressed: tuple[findings.SuppressedView, ...] = ()
+    suppressed: tuple[SuppressedView, ...] = ()
     config: str = ""  # the configuration file that applied, relative to the spec; "" for none
     not_applied: tuple[str, ...] = ()  # pragmas in the spec that were not applied (inline configuration off)
     off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
@@ -130,7 +140,7 @@ def run_view(rr: RunResult, charts: bool = False, correction: Correction | None 
 
 def report_title(result: Result) -> str:
     """The spec's title: its run's title when it declares one run, else its file name."""
-    spec = result.spec
+    spec = cast("Spec | None", result.spec)
     name = os.path.basename(result.file)
     if spec is not None and len(spec.runs) == 1 and spec.runs[0].title:
         return title(spec.runs[0].title)
@@ -147,7 +157,7 @@ def build(result: Result, charts: bool = False, doc_base: str | None = None) -> 
     lines = source_lines(result.source)
     if lines and lines[-1] == "":
         lines.pop()
-    ev = result.evaluation
+    ev = cast("Evaluation | None", result.evaluation)
     corrections = peak_corrections(result)
     leads = claim_lines(result, corrections)
     by_run = {lead.owner: {c.metric: c for c in lead.claims} for lead in leads if not lead.scaling}

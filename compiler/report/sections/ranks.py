@@ -20,7 +20,10 @@ def step_stats(rr: RunResult) -> tuple[Row, ...]:
     st = rr.step_stats
     if st is None:
         return ()
-    s = lambda v: quantity(v, "s", exact_digits(v))  # noqa: E731 - a local shorthand
+
+    def s(v: float) -> str:
+        return quantity(v, "s", exact_digits(v))
+
     # Below EFF502's count a bootstrap interval and tail percentiles rest on too few points: not printed.
     spread = st.count >= MIN_SAMPLES
     why = (f"not reported: {st.count} sample{'s' if st.count != 1 else ''} after warm-up, "

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from effspec.display import metric_value, quantity, sig
 from effspec.report.assumptions import Cause, RunCauses
@@ -104,7 +104,7 @@ def bare(value: str) -> str:
     return value.replace(",", "").replace("×", "").strip()
 
 
-def input_view(inp: Input[object]) -> InputView:
+def input_view(inp: Input[Any]) -> InputView:
     return InputView(clean(inp.name), shown(inp.value, inp.unit), clean(inp.provenance), clean(inp.citation),
                      inp.span.line if inp.span else None, bool(inp.assumed))
 

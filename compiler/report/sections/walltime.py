@@ -48,14 +48,18 @@ def breakdown(rr: RunResult) -> BreakdownView | None:
                          tuple(clean(e.key) for e in rec.unconverted), metric_view(cie) if cie else None)
 
 
+def _number(value: object) -> float | None:
+    """A calendar figure (the schema makes each a number), or None where the spec gives none."""
+    return float(value) if isinstance(value, (int, float)) else None
+
+
 def calendar(rr: RunResult) -> tuple[Row, ...]:
     """Wall clock split into steady steps, declared losses and an explicit remainder."""
     cal = rr.run.block("calendar")
     if cal is None:
         return ()
-    wall = cal.value("wall_clock")
+    wall, steps = _number(cal.value("wall_clock")), _number(cal.value("steps"))
     step = rr.metrics.get("step_time")
-    steps = cal.value("steps")
     rows = []
 
     def share(seconds: float) -> str:
@@ -70,7 +74,7 @@ def calendar(rr: RunResult) -> tuple[Row, ...]:
         rows.append(Row("steady-state steps (calendar.steps × step_time)",
                         quantity(steady, "s"), f"{quantity(float(steps), 'step')} × {quantity(step.value, 's')}; " + share(steady)))
     for key in ("lost_time", "checkpoint_time"):
-        v = cal.value(key)
+        v = _number(cal.value(key))
         if v is not None:
             accounted += float(v)
             rows.append(Row(f"calendar.{key}", quantity(float(v), "s"), share(float(v))))
