@@ -166,6 +166,10 @@ class FindingsView:
     off_by: str  # what turned inline configuration off: `--no-inline-config`, or the configuration key
 
     @property
+    def not_applied_plural(self) -> str:
+        return "s" if len(self.not_applied) != 1 else ""
+
+    @property
     def not_applied_shown(self) -> tuple[str, ...]:
         return self.not_applied[:NOT_APPLIED_SHOWN]
 

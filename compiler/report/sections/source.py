@@ -13,11 +13,10 @@ if TYPE_CHECKING:
 
 # The Source section shows every line whole (it is the spec as written), so a
 # long unbroken run of characters gets break opportunities: <wbr> every
-# BREAK_EVERY characters inside it.  Without them WeasyPrint's overflow-wrap
-# search was quadratic in the unbroken run.  Runs with spaces break at their
-# spaces (a <wbr> every 64 characters regardless broke words mid-way).  A
-# listed line is a block (for its hanging indent), where WeasyPrint breaks
-# only at a <wbr> once there is one: every 16 characters fills a row to
+# BREAK_EVERY characters inside it (WeasyPrint's overflow-wrap search is
+# quadratic in an unbroken run).  Runs with spaces break at their spaces, never
+# mid-word.  A listed line is a block (for its hanging indent), where WeasyPrint
+# breaks only at a <wbr> once there is one: every 16 characters fills a row to
 # within 16 of its width.
 BREAK_EVERY = 16
 _UNBROKEN = re.compile(r"\S{" + str(BREAK_EVERY + 1) + ",}")

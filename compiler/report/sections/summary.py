@@ -195,6 +195,11 @@ class SummaryView:
     blocks: tuple[SummaryBlock, ...]
 
     @property
+    def count_words(self) -> tuple[tuple[str, int, str], ...]:
+        """(severity, count, the severity as counted: "errors", "1 warning", "2 info")."""
+        return tuple((sev, n, sev + ("s" if n != 1 and sev != "info" else "")) for sev, n in self.counts)
+
+    @property
     def groups(self) -> tuple[tuple[int, ...], ...]:
         """The blocks as 0-based run places."""
         return tuple(b.places for b in self.blocks)
