@@ -23,9 +23,9 @@ sys.path.insert(0, str(ROOT / "tests"))
 from test_report_layout import claims_only_spec  # noqa: E402
 
 import effspec  # noqa: E402
-from effspec.report.context import build  # noqa: E402
 from effspec.report.html import render_html  # noqa: E402
 from effspec.report.pdf import layout_html, print_css  # noqa: E402
+from effspec.report.sections import build  # noqa: E402
 
 MM = 96 / 25.4  # CSS px a millimetre
 

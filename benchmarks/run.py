@@ -186,9 +186,9 @@ def _child_weasyprint(html_path: str, pdf_path: str) -> None:
 def _child_print_html(spec: str, html_path: str) -> None:
     """The exact HTML the PDF renderer hands to WeasyPrint (print CSS included)."""
     import effspec
-    from effspec.report.context import build
     from effspec.report.html import render_html
     from effspec.report.pdf import print_css
+    from effspec.report.sections import build
 
     html = render_html(build(effspec.load(spec), charts=True), print_css("a4"))
     with open(html_path, "w", encoding="utf-8") as fh:

@@ -222,8 +222,8 @@ def _pdf(spec: Path, paper: str) -> dict[str, bytes]:
     """The PDF ``render(effspec.load(spec), "pdf", paper=paper)`` gives (the same calls), and each page's
     first unbreakable block height, read off the WeasyPrint document it was written from."""
     import effspec
-    from effspec.report.context import build
     from effspec.report.pdf import layout_pdf, write_pdf
+    from effspec.report.sections import build
 
     document, html = layout_pdf(build(effspec.load(spec), charts=True, doc_base=None), paper)
     unbreakable = [first_unbreakable_height(page) for page in document.pages]

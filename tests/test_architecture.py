@@ -10,7 +10,10 @@
    the CLI uses them.  (`lint-imports` checks the
    same layers from pyproject's contracts; this test needs no extra tool.)
 3. No function over 80 lines in front/ or engine/.
-4. The checkers themselves find a planted cycle, an upward import and a long
+4. The report imports no rule file (effspec.rules.<family>.<EFFnnn>): what
+   the rules and the report both read (the peak readings, the sample count a
+   spread needs) lives in the engine, below both.
+5. The checkers themselves find a planted cycle, an upward import and a long
    function, so they cannot pass vacuously.
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "compiler"
@@ -176,6 +180,24 @@ def test_every_top_level_part_of_the_package_has_a_layer():
 
 def test_no_function_in_front_or_engine_is_over_80_lines():
     assert long_functions(modules(), ("front", "engine")) == []
+
+
+RULE_FILE = re.compile(r"^effspec\.rules\.[a-z_]+\.EFF\d{3}$")
+
+
+def rule_file_imports(graph: dict[str, set[str]], stage: str = "report") -> list[str]:
+    """The imports of a rule file (``effspec.rules.<family>.<EFFnnn>``) by a module of ``stage``."""
+    return sorted(f"{src} -> {dst}" for src, dsts in graph.items() for dst in dsts
+                  if src.split(".")[1:2] == [stage] and RULE_FILE.match(dst))
+
+
+def test_the_report_imports_no_rule_file():
+    assert rule_file_imports(import_graph(modules())) == []
+
+
+def test_the_rule_file_check_finds_a_planted_import():
+    trees = {**modules(), "effspec.report.planted": ast.parse("from effspec.rules.sampling.EFF502 import EFF502\n")}
+    assert rule_file_imports(import_graph(trees)) == ["effspec.report.planted -> effspec.rules.sampling.EFF502"]
 
 
 def test_the_checkers_find_a_planted_cycle_an_upward_import_and_a_long_function():

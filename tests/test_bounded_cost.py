@@ -151,7 +151,7 @@ def test_wide_characters_keep_the_caret_under_its_token():
 
 def test_report_excerpt_is_windowed_too():
     result = check_text(duplicate_keys(4_000, one_line=True), "dup.eff")
-    from effspec.report.context import build
+    from effspec.report.sections import build
 
     report = build(result)
     lengths = {len(x.text) for f in report.findings for x in f.excerpt}
@@ -390,16 +390,16 @@ def test_every_format_has_a_wall_clock_bound(large_spec, tmp_path, suffix, name)
 
 def test_charts_only_where_they_say_something():
     from effspec.engine.stats import step_statistics
-    from effspec.report import charts
+    from effspec.report import chart_style, charts, step_charts
 
     few = (1.0, 1.1, 1.0, 1.2) * 4 + (1.0, 1.05, 1.0)  # 19 samples
-    assert charts.MIN_HISTOGRAM_SAMPLES == 20
-    assert charts.step_time_chart(list(few), step_statistics(few, 0), "a") is None
+    assert chart_style.MIN_HISTOGRAM_SAMPLES == 20
+    assert step_charts.step_time_chart(list(few), step_statistics(few, 0), "a") is None
     many = few + (1.3,)
-    assert charts.step_time_chart(list(many), step_statistics(many, 0), "b").startswith("<svg")
+    assert step_charts.step_time_chart(list(many), step_statistics(many, 0), "b").startswith("<svg")
     same = (1.0,) * 50  # no spread: nothing to draw
-    assert charts.step_time_chart(list(same), step_statistics(same, 0), "c") is None
-    assert charts.step_time_chart([1.0], step_statistics((1.0,), 0), "d") is None  # one sample
+    assert step_charts.step_time_chart(list(same), step_statistics(same, 0), "c") is None
+    assert step_charts.step_time_chart([1.0], step_statistics((1.0,), 0), "d") is None  # one sample
 
     class Row:
         def __init__(self, category, share):
@@ -414,14 +414,14 @@ def test_charts_only_where_they_say_something():
 
 
 def test_the_chart_style_is_built_once():
-    from effspec.report import charts
+    from effspec.report import chart_style
 
-    charts._style.cache_clear()
+    chart_style._style.cache_clear()
     for salt in ("a", "b", "c"):
-        with charts._styled(salt):
+        with chart_style._styled(salt):
             pass
-    assert charts._style.cache_info().misses == 1 and charts._style.cache_info().hits == 2
-    assert charts._style()["svg.fonttype"] == "path"
+    assert chart_style._style.cache_info().misses == 1 and chart_style._style.cache_info().hits == 2
+    assert chart_style._style()["svg.fonttype"] == "path"
 
 
 def test_per_run_report_size_is_small(large_spec):
@@ -575,7 +575,9 @@ def _runs(html: str, letter: str) -> list[int]:
 
 
 def test_long_strings_are_elided_outside_the_source_section():
-    from effspec.report.context import BREAK_EVERY, MAX_SHOWN_CHARS, MAX_TITLE_CHARS, build
+    from effspec.report.sections import build
+    from effspec.report.sections.source import BREAK_EVERY
+    from effspec.report.words import MAX_SHOWN_CHARS, MAX_TITLE_CHARS
 
     result = check_text(_long_strings_spec(), "long.eff", folder=os.path.join(ROOT, "examples"))
     report = build(result)

@@ -122,7 +122,7 @@ def test_a_run_without_claims_says_so_and_gives_its_figures():
 
 
 def _headline(path: str, run: int = 0):
-    from effspec.report.context import build
+    from effspec.report.sections import build
 
     return {h.label: h for h in build(effspec.load(ROOT / "examples" / path)).runs[run].headline}
 

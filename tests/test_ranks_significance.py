@@ -305,17 +305,17 @@ def test_the_report_row_gives_p_effect_and_steps_to_detect():
     from pathlib import Path
 
     import effspec
-    from effspec.report import context
+    from effspec.report.sections import ranks
 
     result = effspec.load(Path(__file__).parent.parent / "examples" / "straggler_ranks.eff")
-    rows = {r.label: r for r in context._diagnosis(result.evaluation.runs["llama7b_64"])[0]}
+    rows = {r.label: r for r in ranks.diagnosis(result.evaluation.runs["llama7b_64"])[0]}
     assert rows["significance"].value == "p < 3.2e-10"
     assert "effect: mean compute excess of rank 37" in rows["significance"].note
     assert "α = 1% for the diagnosis, 0.5% per family" in rows["significance"].note
     # The issue's table, balanced within noise: the imbalance test's p, W and the steps that would detect it.
     d = diagnose(issue_table())
     ev = d.to_json()
-    row = context._diagnosis_significance(ev)
+    row = ranks.significance_row(ev)
     q = q_issue()
     assert row.value == f"p = {chi2_sf_closed_form(q, 7):.2g}"
     assert f"Kendall's W of per-step compute ranks = {q / 42:.3g}" in row.note

@@ -134,7 +134,7 @@ def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_pat
 
 
 def test_contributing_names_the_four_recipes():
-    for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer"):
+    for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer", "Add a report section"):
         assert f"## {title}" in CONTRIBUTING
 
 
@@ -468,3 +468,41 @@ def test_recipe_add_a_layer_kind_followed_word_for_word_keeps_the_suite_green(tm
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     listed = _pytest(repo, env, "--collect-only", "tests/test_layers.py")
     assert "test_a_layer_kind_is_in_the_vocabulary[acme_mixer]" in listed.stdout, listed.stdout[-2000:]
+
+
+def _example_b(tmp_path: Path) -> None:
+    shutil.copy(ROOT / "examples" / "example_b_vendor_claim.eff", tmp_path / "spec.eff")
+
+
+def test_recipe_add_a_report_section_is_one_new_file(package_copy: Path, tmp_path: Path):
+    module = recipe_block("Add a report section", "python")
+    assert "compiler/report/sections/<name>.py" in CONTRIBUTING.split("## Add a report section", 1)[1]
+    (package_copy / "effspec" / "report" / "sections" / "pools.py").write_text(module, encoding="utf-8")
+    _example_b(tmp_path)
+    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr  # example B's findings: errors
+    # Example B's one pool, from the spec: 256 A100-SXM4-80GB, bf16 (dense: no sparsity written), 624 TFLOP/s each.
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert '<li><a href="#source">Source</a></li>\n      <li><a href="#pools">Hardware pools</a></li>' in html
+    assert ('</section>\n\n<section id="pools">\n  <h2>11 Hardware pools</h2>' in html
+            and html.index('<section id="source">') < html.index('<section id="pools">'))
+    assert ('<tr><td>vendor_claim</td><td>A100-SXM4-80GB</td><td class="num">256</td><td>bf16 dense</td>'
+            '<td class="num">624 TFLOP/s</td></tr>') in html
+    markdown = (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "### Hardware pools\n\n| run | accelerator | devices | dtype | peak per device |\n" in markdown
+    assert "| vendor\\_claim | A100-SXM4-80GB | 256 | bf16 dense | 624 TFLOP/s |" in markdown
+    assert markdown.index("### Hardware pools") < markdown.index("### Findings")
+    line = "pools: vendor_claim: 256 × A100-SXM4-80GB (bf16 dense), 624 TFLOP/s each"
+    assert line in done.stderr  # the terminal summary `effspec report` prints
+    checked = run(package_copy, "check", "spec.eff", cwd=tmp_path)
+    assert checked.returncode == 1 and f"\n\n{line}\n\n" in checked.stdout
+
+
+def test_recipe_add_a_report_section_is_not_there_without_the_file(package_copy: Path, tmp_path: Path):
+    _example_b(tmp_path)
+    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    html = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'id="pools"' not in html and "<h2>11 " not in html and html.endswith("</section>\n</body>\n</html>")
+    assert "Hardware pools" not in (tmp_path / "r.md").read_text(encoding="utf-8")
+    assert "pools:" not in run(package_copy, "check", "spec.eff", cwd=tmp_path).stdout

@@ -318,29 +318,20 @@ def test_latex_macros_follow_the_naming_scheme(rendered):
 
 
 def test_report_view_degrades_without_optional_attributes():
-    """GEMM shapes and rank evidence come from other modules: absent is fine, present is shown."""
-    from dataclasses import dataclass
-
-    from effspec.report import context
+    """GEMM shapes come from the engine's scaling comparison: absent is a note, present is a table."""
+    from effspec.engine.gemm import Gemm, LocalShapes
+    from effspec.report.sections import scaling
 
     result = effspec.load(_example("example_c_scaling.eff"))
     sr = next(iter(result.evaluation.scalings.values()))
-    for run in [sr.baseline, *sr.runs]:  # as if scaling.py offered no shapes at all
-        for attr in ("gemms", "gemm_shapes", "local_shapes"):
-            if hasattr(run, attr):
-                setattr(run, attr, None)
-    view = context.scaling_view(sr, result.evaluation.runs)
+    for run in [sr.baseline, *sr.runs]:  # as if the comparison had no shapes at all
+        run.gemms = None
+    view = scaling.scaling_view(sr, result.evaluation.runs)
     assert view.shapes == () and "not available" in view.shapes_note
 
-    @dataclass
-    class Gemm:
-        name: str
-        m: int
-        n: int
-        k: int
-
-    sr.runs[0].gemm_shapes = [Gemm("qkv", 4096, 1536, 2048)]
-    view = context.scaling_view(sr, result.evaluation.runs)
-    assert view.shapes[0].columns == ("name", "m", "n", "k")
-    assert view.shapes[0].rows == (("qkv", "4096", "1536", "2048"),)
+    sr.runs[0].gemms = LocalShapes(tp=1, pp=1, cp=1, ep=1, dp=None, micro_batch=1, tokens_per_microbatch=4096,
+                                   layers_per_stage=1, gemms=(Gemm("qkv", 4096, 1536, 2048, 1),), notes=())
+    view = scaling.scaling_view(sr, result.evaluation.runs)
+    assert view.shapes[0].columns == ("name", "m", "n", "k", "count", "batch", "per")
+    assert view.shapes[0].rows == (("qkv", "4096", "1536", "2048", "1", "1", "layer"),)
     # (the per-rank charts read the diagnosis' RankProfile: tests/test_report_reviewer.py)

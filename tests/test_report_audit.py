@@ -12,7 +12,7 @@ import pytest
 
 import effspec
 from effspec.report import render
-from effspec.report.context import build
+from effspec.report.sections import build
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 

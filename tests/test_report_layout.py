@@ -19,8 +19,9 @@ import pytest
 from rendering import laid_out
 
 import effspec
-from effspec.report.context import build
 from effspec.report.pdf import layout_pdf, write_pdf
+from effspec.report.sections import build
+from effspec.report.sections.convention import same_knobs
 
 pdfplumber = pytest.importorskip("pdfplumber", reason="pdfplumber (the test extra) not installed: pip install -e '.[test]'")
 
@@ -349,7 +350,8 @@ def test_claims_only_compaction_keeps_every_input_figure_and_formula():
     first = report.runs[0]
     for n, run in enumerate(report.runs):
         part = parts[run.id]
-        sibling = report.sibling(n)
+        earlier = report.sections.inputs.runs[n].earlier
+        sibling = earlier.run if earlier is not None else None
         for i in run.inputs:
             # its own entry (a row of the inputs table, or an item of "differs from" when it has a sibling), or the
             # sibling's identical one (lines aside), which the part names; identifiers may wrap at <wbr>
@@ -362,7 +364,7 @@ def test_claims_only_compaction_keeps_every_input_figure_and_formula():
                 return inline in plain or row.search(plain) is not None  # noqa: B023 (used at once)
 
             assert shown_in(part) or (sibling is not None and shown_in(parts[sibling.id]) and sibling.id in part), (run.id, i)
-        same = report.same_figures(n)
+        same = report.sections.derivations.runs[n].same
         for metric in run.metrics:
             if metric in same:  # named with its result; its values put in are the sibling's, word for word
                 assert f'<span class="lbl">{escape(metric.label)}</span> <span class="num">{escape(metric.value)}</span>' in part
@@ -376,7 +378,7 @@ def test_claims_only_compaction_keeps_every_input_figure_and_formula():
             for i in metric.inputs:
                 assert _shown(part, i.name, i.value) or (sibling is not None and _shown(parts[sibling.id], i.name, i.value)), (run.id, i)
         for k in run.knobs:
-            assert f"<code>{k.knob}</code> = {escape(k.value)}" in (part if not report.same_knobs(n) else parts[first.id])
+            assert f"<code>{k.knob}</code> = {escape(k.value)}" in (part if not same_knobs(run, earlier) else parts[first.id])
         for c in run.claims:
             assert escape(c.reconstructed) in part and f"<code>{c.written}</code>".replace("_", "_<wbr>") in part
 
@@ -385,16 +387,17 @@ def test_a_claims_only_run_like_an_earlier_one_prints_what_differs():
     # By hand from the spec (Llama 3, Table 4): the 16,384-GPU 8K row differs from the 8,192-GPU
     # row in the GPU count and DP (64 -> 128); the 128K row also in sequence length, batch and CP.
     report = build(effspec.load(ROOT / "examples" / "llama3_405b_table4.eff"))
-    assert [report.sibling(n) and report.sibling(n).id for n in range(3)] == [None, "llama3_405b_8k_8192gpu", "llama3_405b_8k_8192gpu"]
-    assert [(i.name, i.value) for i in report.changed_inputs(1)] == [("parallelism.dp", "128"), ("hardware.count", "16384 device")]
-    assert [i.name for i in report.changed_inputs(2)] == ["work.seq_len", "work.global_batch", "parallelism.cp", "parallelism.dp",
+    inputs, derivations = report.sections.inputs.runs, report.sections.derivations.runs
+    assert [x.earlier and x.earlier.id for x in inputs] == [None, "llama3_405b_8k_8192gpu", "llama3_405b_8k_8192gpu"]
+    assert [(x.input.name, x.input.value) for x in inputs[1].changed] == [("parallelism.dp", "128"), ("hardware.count", "16384 device")]
+    assert [x.input.name for x in inputs[2].changed] == ["work.seq_len", "work.global_batch", "parallelism.cp", "parallelism.dp",
                                                           "hardware.count"]
-    assert report.inputs_not_here(1) == () and report.same_knobs(1) and report.same_knobs(2)
+    assert inputs[1].absent == () and all(same_knobs(x.run, x.earlier) for x in inputs[1:])
     # what only the derivations know, once: the head dimension and the catalog peak with its source
     extra = {i.name: i.value for i in report.runs[0].derivation_extra_inputs}
     assert extra["model.head_dim"] == "128" and extra["hardware.peak"] == "989.4 TFLOP/s"
     assert "model.layers" not in extra and "convention.attention" not in extra and "mfu" not in extra
-    assert report.changed_derivation_inputs(1) == ()  # the same head dimension and peak as the 8,192-GPU row
+    assert derivations[1].extra == ()  # the same head dimension and peak as the 8,192-GPU row
 
 
 def test_a_paper_table_reads_as_tables_of_its_runs():
@@ -402,16 +405,18 @@ def test_a_paper_table_reads_as_tables_of_its_runs():
     # figures, so page 1 and section 5 set them as one table; rows 2 and 3 have row 1's knobs and
     # presets, so section 3 gives them one table of their MFU under each preset.
     report = build(effspec.load(ROOT / "examples" / "llama3_405b_table4.eff"))
-    assert report.summary_groups == ((0, 1, 2),) and report.convention_blocks == ((0,), (1, 2))
+    assert report.sections.summary.groups == ((0, 1, 2),) and report.sections.convention.groups == ((0,), (1, 2))
     # Example C's runs have step samples (not claims-only) and differ in knobs: a block each.
     other = build(effspec.load(ROOT / "examples" / "example_c_scaling.eff"))
-    assert other.summary_groups == ((0,), (1,)) and other.convention_blocks == ((0,), (1,))
+    assert other.sections.summary.groups == ((0,), (1,)) and other.sections.convention.groups == ((0,), (1,))
     # Row 2's page-1 notes are row 1's but for its claim's line (93, row 1's 65); row 3's likewise (125).
     first = "llama3_405b_8k_8192gpu"
-    assert report.notes_like(0) is None
-    assert report.notes_like(1)[:3] == (first, ("93",), ("65",)) and report.notes_like(2)[:3] == (first, ("125",), ("65",))
+    notes = [row.notes_like for row in report.sections.summary.blocks[0].rows]
+    assert notes[0] is None
+    assert (notes[1].earlier, notes[1].here, notes[1].there) == (first, ("93",), ("65",))
+    assert (notes[2].earlier, notes[2].here, notes[2].there) == (first, ("125",), ("65",))
     # ... linking its own findings and inputs: its EFF101 (the 5th finding) and its two defaults
-    assert [(c.text, c.anchor) for c in report.notes_like(1)[3]] == [
+    assert [(c.text, c.anchor) for c in notes[1].causes] == [
         ("convention.preset, convention.attention and 3 more (EFF101)", "finding-5"),
         ("parallelism.recompute", "input-2-20"), ("work.padded_tokens", "input-2-21")]
     from effspec.report.html import render_html
@@ -424,12 +429,13 @@ def test_a_later_run_prints_only_the_figures_its_own_values_change():
     # FLOPs per step come from the same values; the peak, the implied step time and what follows
     # do not.  Row 3 (128K context) shares no figure's values with row 1.
     report = build(effspec.load(ROOT / "examples" / "llama3_405b_table4.eff"))
-    assert [m.name for m in report.same_figures(1)] == ["flops_per_token", "valid_tokens_per_step",
+    derivations = report.sections.derivations.runs
+    assert [m.name for m in derivations[1].same] == ["flops_per_token", "valid_tokens_per_step",
                                                          "model_flops_per_step", "executed_flops_per_step"]
-    assert [m.name for m in report.own_figures(1)] == ["aggregate_peak", "step_time", "valid_tokens_per_second", "mfu", "hfu"]
-    assert report.same_figures(2) == () and len(report.own_figures(2)) == 9
+    assert [m.name for m in derivations[1].own] == ["aggregate_peak", "step_time", "valid_tokens_per_second", "mfu", "hfu"]
+    assert derivations[2].same == () and len(derivations[2].own) == 9
     # Each rests on what row 1's figure of that name rests on, the implying claim at line 93 for 65.
-    assert report.standings_like(1) == (("93",), ("65",)) and report.same_missing(1)
+    assert derivations[1].standings_like == (("93",), ("65",)) and derivations[1].same_missing
     from effspec.report.html import render_html
     html = render_html(report)
     part = html[html.index('id="derivations-2"'):html.index('id="derivations-3"')]
@@ -443,7 +449,7 @@ def test_a_later_run_prints_only_the_figures_its_own_values_change():
 
 def test_a_note_every_finding_of_a_rule_has_is_printed_once():
     report = build(effspec.load(ROOT / "examples" / "llama3_405b_table4.eff"))
-    groups = {g.code: g for g in report.finding_groups}
+    groups = {g.group.code: g.group for g in report.sections.findings.groups}
     note = "all 5: missing `timing.step_time` or `timing.throughput`"
     assert groups["EFF605"].notes == (note,) and groups["EFF101"].notes == ()
     assert all(groups["EFF605"].own_notes(f) == tuple(n for n in f.notes if n != note) for _, f in groups["EFF605"].members)
@@ -456,13 +462,13 @@ def test_a_sibling_that_lacks_an_input_says_so():
     spec = claims_only_spec(2).replace('    params = 405e9 param from paper "A paper, Table 3"\n', "", 1)
     # the first run now lacks model.params; the second still declares it
     report = build(effspec.check_text(spec, "claims_only.eff"))
-    assert report.sibling(1) is not None
-    assert [i.name for i in report.changed_inputs(1)] == ["model.params", "parallelism.dp", "hardware.count"]
+    assert report.sections.inputs.runs[1].earlier is not None
+    assert [x.input.name for x in report.sections.inputs.runs[1].changed] == ["model.params", "parallelism.dp", "hardware.count"]
     spec = claims_only_spec(2)
     at = spec.index("run claims_only_1")
     spec = spec[:at] + spec[at:].replace('    params = 405e9 param from paper "A paper, Table 3"\n', "", 1)
     report = build(effspec.check_text(spec, "claims_only.eff"))
-    assert report.inputs_not_here(1) == ("model.params",)
+    assert report.sections.inputs.runs[1].absent == ("model.params",)
     from effspec.report.html import render_html
     assert "Not declared here: <code>model.params</code>." in render_html(report)
 
@@ -478,14 +484,14 @@ def test_grouped_findings_keep_every_finding_its_anchor_place_message_notes_and_
     codes = [f.code for f in report.findings]
     assert sorted(codes) == sorted(["EFF101", "EFF605", "EFF602", "EFF603"] * 3 + ["EFF205"])
     # one block a rule: five blocks, in the order each rule first occurs
-    assert [g.code for g in report.finding_groups] == ["EFF101", "EFF605", "EFF602", "EFF603", "EFF205"]
+    assert [g.group.code for g in report.sections.findings.groups] == ["EFF101", "EFF605", "EFF602", "EFF603", "EFF205"]
     assert findings.count('<div class="finding ') == 5
     for n, f in enumerate(report.findings, 1):
         block = findings[findings.index(f'id="finding-{n}"'):]
         block = block[:block.index("</div>")]
         assert f'<a class="lineref" href="#L{f.line}">{f.line}</a>:{f.column}' in block
         assert str(code_spans(f.message)) in block
-        group = next(g for g in report.finding_groups if any(m is f for _, m in g.members))
+        group = next(g.group for g in report.sections.findings.groups if any(m is f for _, m in g.group.members))
         for note in f.notes:  # its own, or one every member of its group has, printed once for the group
             assert str(code_spans(note)) in block or (note in group.notes and findings.count(str(code_spans(note))) == 1)
         if group.members[0][1] is f:  # the group's first finding shows its source line; the others link to theirs

@@ -356,7 +356,7 @@ def _bars(svg: str) -> dict[str, dict[str, tuple[float, float]]]:
 
 
 def _rank_charts(result) -> dict:
-    from effspec.report.context import build
+    from effspec.report.sections import build
 
     (run,) = build(result, charts=True).runs
     return run.charts
@@ -498,7 +498,7 @@ def test_no_timeline_without_a_straggler_and_the_split_still_drawn(tmp_path):
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda p: p.stem)
 def test_histogram_counts_steps_in_whole_numbers(example):
     """The histogram's y axis counts steps: its tick labels are whole numbers (12.5 steps is not a count)."""
-    from effspec.report.context import build
+    from effspec.report.sections import build
 
     charts = [run.charts.get("step_time") for run in build(effspec.load(str(example)), charts=True).runs]
     for svg in filter(None, charts):

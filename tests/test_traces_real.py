@@ -279,7 +279,7 @@ def test_the_report_shows_the_idle_split_kernel_types_and_launch_delay(tmp_path)
     other 54 = 25.5 %), the kernel types in seconds (memory 2 µs, elementwise/other 49 µs, the rest 0), and the
     launch delay the CSV's file line records, in the Provenance table."""
     import effspec
-    from effspec.report import context
+    from effspec.report.sections import ranks
 
     status, err = run_traces(REAL / "a100_event_sync.json.gz", "-o", tmp_path / "ranks.csv")
     assert status == 0, err
@@ -296,7 +296,7 @@ run a {
 }
 ''')
     result = effspec.load(tmp_path / "run.eff")
-    rows, tables = context._diagnosis(result.evaluation.runs["a"])
+    rows, tables = ranks.diagnosis(result.evaluation.runs["a"])
     by = {r.label: r for r in rows}
     # 158 / 212 = 74.53 %, 54 / 212 = 25.47 %
     assert by["idle by cause"].value == "host wait 158 µs (74.53 %), kernel wait 0 s (0 %), other 54 µs (25.47 %)"

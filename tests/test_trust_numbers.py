@@ -264,7 +264,8 @@ def test_extreme_values_in_any_numeric_input_never_reach_an_internal_error(picks
 
 # -- item 13: very long series --------------------------------------------------------------
 
-from effspec.report.charts import MAX_SERIES_POINTS, SERIES_BUCKETS, series_drawn, timeline_drawn  # noqa: E402
+from effspec.report.rank_charts import timeline_drawn  # noqa: E402
+from effspec.report.step_charts import MAX_SERIES_POINTS, SERIES_BUCKETS, series_drawn  # noqa: E402
 
 STEPS = 200_000
 WARMUP = 10
@@ -353,7 +354,7 @@ def test_a_long_straggler_timeline_is_drawn_bucketed() -> None:
     import numpy as np
 
     from effspec.ranks.stats import RankProfile
-    from effspec.report.charts import straggler_timeline_chart
+    from effspec.report.rank_charts import straggler_timeline_chart
 
     steps = np.arange(1, 5_001)
     timeline = 1.0 + (steps % 7) / 100

@@ -21,6 +21,10 @@ BOOTSTRAP_SEED = 20261129
 BOOTSTRAP_MAX_SAMPLES = 1_000  # 2000 resamples × 1000 samples stays well under a second; beyond, the binomial interval is as good
 CI_LEVEL = 0.95
 MIN_CI_SAMPLES = 5
+# Below this many samples after warm-up, percentiles and a bootstrap interval
+# of the median rest on too few points to mean anything (EFF502 flags such a
+# run; the report prints no spread for it).
+MIN_SAMPLES = 10
 
 
 def percentile(sorted_values: list[float], p: float) -> float:

@@ -9,6 +9,11 @@ formats that need them, so ``effspec check`` never pays for them.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from effspec import Result
 
 __all__ = ["FORMATS", "render"]
 
@@ -20,7 +25,7 @@ def __dir__() -> list[str]:
     return sorted(__all__)
 
 
-def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
+def render(result: Result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
     """The report of ``result`` (an :class:`effspec.Result`) in ``fmt``, as bytes.
 
     ``paper`` (``a4`` or ``letter``) sets the PDF page size; ``doc_base`` (an http(s) URL)
@@ -44,7 +49,7 @@ def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> 
 
         return render_latex(result).encode("utf-8")
     if fmt in ("html", "pdf"):
-        from effspec.report.context import build
+        from effspec.report.sections import build
 
         report = build(result, charts=True, doc_base=doc_base)
         if fmt == "html":
@@ -57,7 +62,7 @@ def render(result, fmt: str, paper: str = "a4", doc_base: str | None = None) -> 
     raise ValueError(f"unknown report format {fmt!r}; use one of " + ", ".join(FORMATS))
 
 
-def render_many(results, fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
+def render_many(results: Iterable[Result], fmt: str, paper: str = "a4", doc_base: str | None = None) -> bytes:
     """One report of several checked specs, in the order given.
 
     JSON: an array of the file objects (one object each, as ``render`` writes
@@ -89,8 +94,8 @@ def render_many(results, fmt: str, paper: str = "a4", doc_base: str | None = Non
         seen: set[str] = set()
         return "\n".join(render_latex(r, seen) for r in results).encode("utf-8")
     if fmt in ("html", "pdf"):
-        from effspec.report.context import build
         from effspec.report.html import combine_html, render_html
+        from effspec.report.sections import build
 
         extra = ""
         if fmt == "pdf":

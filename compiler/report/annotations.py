@@ -10,9 +10,13 @@ no character XML 1.0 forbids).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape, quoteattr
 
 from effspec.diagnostics import printable, sanitize
+
+if TYPE_CHECKING:
+    from effspec import Result
 
 _GITHUB_LEVEL = {"error": "error", "warning": "warning", "info": "notice"}
 
@@ -25,7 +29,7 @@ def _property(text: str) -> str:
     return _data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(result) -> str:
+def github(result: Result) -> str:
     """One `::error file=…,line=…,col=…,title=EFF601::message` line per finding (info is a `notice`)."""
     out = []
     for d in result.diagnostics:
@@ -47,7 +51,7 @@ def _xml(text: str) -> str:
     return _NOT_XML.sub("\ufffd", sanitize(text))
 
 
-def junit_suite(result) -> str:
+def junit_suite(result: Result) -> str:
     """One <testsuite> for the file: a <testcase> with a <failure> per finding, or one passing testcase."""
     name = printable(result.file)
     cases = []

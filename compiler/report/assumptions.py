@@ -12,7 +12,13 @@ as an assumed row.  Anchors are built from indexes only, never from spec text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from effspec.diagnostics import Diagnostic
+    from effspec.engine.results import Input, Metric, RunResult
 
 
 @dataclass(frozen=True)
@@ -28,9 +34,9 @@ class Cause:
         return ""
 
 
-def assumed_inputs(rr, metric, seen: frozenset[str] = frozenset()) -> dict[str, object]:
+def assumed_inputs(rr: RunResult, metric: Metric, seen: frozenset[str] = frozenset()) -> dict[str, Input[Any]]:
     """{name: input} of the written or defaulted inputs, under the derived ones, that make ``metric`` assumed."""
-    out: dict[str, object] = {}
+    out: dict[str, Input[Any]] = {}
     for inp in metric.inputs:
         if inp is None or not inp.assumed:
             continue
@@ -47,12 +53,12 @@ def named(names: list[str]) -> str:
 class RunCauses:
     """The causes of the assumptions of one run (the ``index``-th of the report, from 1)."""
 
-    def __init__(self, rr, index: int, diagnostics, written: list[str]) -> None:
+    def __init__(self, rr: RunResult, index: int, diagnostics: Iterable[Diagnostic], written: list[str]) -> None:
         span = rr.run.span
         first, last = (span.line, max(span.end_line, span.line)) if span is not None else (0, -1)
         self.rr, self.index, self.written = rr, index, list(written)
         self.findings = [(n, d) for n, d in enumerate(diagnostics, 1) if d.span is not None and first <= d.span.line <= last]
-        self.added: dict[str, object] = {}  # defaults the spec does not write, added to its inputs table
+        self.added: dict[str, Input[Any]] = {}  # defaults the spec does not write, added to its inputs table
 
     def _finding(self, name: str) -> tuple[int, str] | None:
         for n, d in self.findings:
@@ -60,13 +66,13 @@ class RunCauses:
                 return n, d.code
         return None
 
-    def _row(self, name: str, inp) -> str:
+    def _row(self, name: str, inp: Input[Any]) -> str:
         if name in self.written:
             return f"input-{self.index}-{self.written.index(name) + 1}"
         self.added.setdefault(name, inp)
         return f"input-{self.index}-{len(self.written) + list(self.added).index(name) + 1}"
 
-    def of(self, metric) -> tuple[Cause, ...]:
+    def of(self, metric: Metric) -> tuple[Cause, ...]:
         """The causes of ``metric``'s assumptions: findings first (one cause per finding), then input rows."""
         roots = assumed_inputs(self.rr, metric)
         by_finding: dict[tuple[int, str], list[str]] = {}

@@ -22,11 +22,18 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
 from effspec.engine import flops
 from effspec.report.assumptions import assumed_inputs, named
 from effspec.report.verdict import PEAK_FIGURES, Correction, peak_corrections
 from effspec.report.words import clean, interval_text, label, value_text
+
+if TYPE_CHECKING:
+    from effspec import Result
+    from effspec.engine.results import ClaimResult, Evaluation, Metric, RunResult
+    from effspec.engine.scaling import ScalingResult
+    from effspec.front.ir import Claim
 
 # A run's lead sentence is about its most telling claim: a mismatch before a claim that cannot be
 # checked before one that holds, and among equals the headline metrics first, then the order written.
@@ -110,12 +117,12 @@ def _subject(metric: str, value: str) -> str:
     return f"{words[0].lower()}{words[1:]} of {value}"
 
 
-def _basis(rr, cr, metric) -> tuple[str, str]:
+def _basis(rr: RunResult | None, cr: ClaimResult, metric: Metric | None) -> tuple[str, str]:
     """(kind, words) of what the reconstructed figure rests on."""
     basis = clean(cr.basis)
     if basis.startswith("claim"):
         return "claim", basis
-    if metric is not None and getattr(metric, "basis", "inputs") not in ("inputs", ""):
+    if metric is not None and metric.basis not in ("inputs", ""):
         return "claim", clean(metric.basis)
     if metric is not None and metric.assumed and rr is not None:
         roots = [clean(n) for n in assumed_inputs(rr, metric)]
@@ -129,7 +136,7 @@ def _basis(rr, cr, metric) -> tuple[str, str]:
 _MEASURED = ("measured", "profiler", "log")
 
 
-def _measured(rr) -> bool:
+def _measured(rr: RunResult | None) -> bool:
     """The run's time is a measurement: step-time samples, or a step time or throughput from a log, a profiler or
     a timer."""
     timing = rr.run.block("timing") if rr is not None else None
@@ -137,7 +144,7 @@ def _measured(rr) -> bool:
                                       for e in timing.entries if e.key in ("step_time", "throughput"))
 
 
-def hfu_like(rr, name: str, value: float) -> str:
+def hfu_like(rr: RunResult | None, name: str, value: float) -> str:
     """"35.45 %": the MFU without recomputation, where the numerator counts it (EFF102's figure); "" otherwise."""
     if name != "mfu" or rr is None or rr.shape is None or rr.run.block("convention") is None:
         return ""
@@ -149,7 +156,8 @@ def hfu_like(rr, name: str, value: float) -> str:
     return value_text(value * without.total / counted.total, "", name)
 
 
-def _line(owner: str, scaling: bool, cr, rr, correction: Correction | None, figure) -> ClaimLine:
+def _line(owner: str, scaling: bool, cr: ClaimResult, rr: RunResult | None, correction: Correction | None,
+          figure: Metric | None) -> ClaimLine:
     c = cr.claim
     metric_name = c.name
     shown_name = "speedup" if metric_name.endswith("speedup") else metric_name
@@ -204,7 +212,7 @@ def _order(line: ClaimLine) -> tuple[int, int, int]:
     return _STATUS_ORDER.get(line.status, 3), metric, line.line or 0
 
 
-def _lead(owner: str, scaling: bool, lines: tuple[ClaimLine, ...], rr) -> str:
+def _lead(owner: str, scaling: bool, lines: tuple[ClaimLine, ...], rr: RunResult | None) -> str:
     who = f"Scaling `{clean(owner)}`" if scaling else f"Run `{clean(owner)}`"
     if not lines:
         shown = []
@@ -230,10 +238,10 @@ def _lead(owner: str, scaling: bool, lines: tuple[ClaimLine, ...], rr) -> str:
     return f"{who}: " + "; ".join(c[0].lower() + c[1:] for c in clauses) + "."
 
 
-def claim_lines(result, corrections: dict[str, Correction] | None = None) -> tuple[LeadSentence, ...]:
+def claim_lines(result: Result, corrections: dict[str, Correction] | None = None) -> tuple[LeadSentence, ...]:
     """Every run's and scaling's lead sentence and claims, in the order the spec declares them (``corrections``:
     report.verdict.peak_corrections of ``result``, where the caller has them)."""
-    ev = getattr(result, "evaluation", None)
+    ev = cast("Evaluation | None", result.evaluation)
     if ev is None:
         return ()
     if corrections is None:
@@ -250,13 +258,13 @@ def claim_lines(result, corrections: dict[str, Correction] | None = None) -> tup
     return tuple(out)
 
 
-def _point_figure(sr, claim):
+def _point_figure(sr: ScalingResult, claim: Claim) -> Metric | None:
     """The figure a scaling claim is checked against: the named run's, or the final point's."""
     point = next((r for r in sr.runs if r.run_id == claim.point), None) if claim.point is not None else sr.final_point
     return point.metrics.get(claim.name) if point is not None else None
 
 
-def _figure(rr, name: str):
+def _figure(rr: RunResult, name: str) -> Metric | None:
     if name.startswith("breakdown."):
         return None
     return rr.figure(name)

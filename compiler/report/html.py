@@ -3,7 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from importlib import resources
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    import jinja2
+    from markupsafe import Markup
+
+    from effspec.report.sections import ReportView
 
 TEMPLATE_PACKAGE = "effspec.templates"
 
@@ -25,12 +35,12 @@ def read_asset(name: str) -> bytes:
     return node.read_bytes()
 
 
-def environment():
+def environment() -> jinja2.Environment:
     """The Jinja2 environment: autoescape on for every template (``select_autoescape``
     would not match ``*.html.j2``), undefined names are errors."""
     import jinja2
 
-    def load(name: str):
+    def load(name: str) -> tuple[str, None, Callable[[], bool]] | None:
         try:
             text = read_asset(name).decode("utf-8")
         except FileNotFoundError:
@@ -47,7 +57,7 @@ def environment():
 _CODE_SPAN = re.compile(r"`([^`\n]+)`")
 
 
-def code_spans(text: str):
+def code_spans(text: str) -> Markup:
     """A finding's text as markup: escaped first, whole, then each `…` pair made a <code> span.
     The backticks and what they hold are already escaped text when the span is made, so a
     hostile string stays inert (``<`` inside a span is ``&lt;``); an unpaired backtick stays
@@ -64,7 +74,7 @@ _LONG_RUN = re.compile(r"[^\s\0]{25,}")
 _RUN_PIECE = 16
 
 
-def breakable(text):
+def breakable(text: object) -> Markup:
     """Text (plain, which is escaped, or markup already safe) with a line-break opportunity
     (``<wbr>``) after each ``.``, ``_`` or ``/`` inside an identifier, and every 16 characters
     of a longer unbroken run, for narrow cells set with ``overflow-wrap: normal``:
@@ -84,16 +94,29 @@ def breakable(text):
     return Markup("".join(out))
 
 
-def render_html(report, extra_css: str = "") -> str:
+@dataclass(frozen=True)
+class AddedHTML:
+    """An added section's body, rendered from its own template (autoescaped, like every template)."""
+
+    id: str
+    number: int
+    title: str
+    body: Markup
+
+
+def render_html(report: ReportView, extra_css: str = "") -> str:
     """The report page.  ``extra_css`` is ours only (fonts, page size), never spec text."""
     from markupsafe import Markup
 
     from effspec.version import __version__
 
+    env = environment()
+    added = [AddedHTML(a.section.id, a.number, a.section.title, Markup(env.from_string(a.section.html).render(view=a.view)))
+             for a in report.sections.added if a.section.html]
     css = read_asset("report.css").decode("utf-8") + extra_css
     # The stylesheet is a bundled file, not spec input; inside <style> entities
     # are not decoded, so it must go in unescaped.
-    return environment().get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__)
+    return str(env.get_template("report.html.j2").render(r=report, css=Markup(css), version=__version__, added=added))
 
 
 _ANCHORS = re.compile(r'(\sid="|href="#|xlink:href="#|url\(#)')

@@ -13,10 +13,15 @@ tabular of the claims.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING, cast
 
 from effspec.diagnostics import printable
 from effspec.display import sig
-from effspec.report.context import value_text
+from effspec.report.words import value_text
+
+if TYPE_CHECKING:
+    from effspec import Result
+    from effspec.engine.results import Evaluation, Metric, RunResult
 
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -45,7 +50,7 @@ def tex_value(value: float, unit: str, name: str = "") -> str:
     return tex_escape(text).replace(" ", r"\,").replace("×", r"$\times$")
 
 
-def suppression_comments(result, most: int = 50) -> list[str]:
+def suppression_comments(result: Result, most: int = 50) -> list[str]:
     """LaTeX comment lines: the findings pragmas or the configuration dropped or lowered, by what,
     and the pragmas not applied (with what turned inline configuration off)."""
     out: list[str] = []
@@ -68,7 +73,7 @@ def suppression_comments(result, most: int = 50) -> list[str]:
     return out
 
 
-def _metric_macros(rid: str, rr) -> list[tuple[str, str, str]]:
+def _metric_macros(rid: str, rr: RunResult) -> list[tuple[str, str, str]]:
     """(name, body, what) of each figure's macro, and of its interval where it is not exact."""
     out = []
     for mname, metric in rr.metrics.items():
@@ -78,7 +83,7 @@ def _metric_macros(rid: str, rr) -> list[tuple[str, str, str]]:
     return out
 
 
-def _interval(metric, name: str) -> list[str]:
+def _interval(metric: Metric, name: str) -> list[str]:
     """``[46.44\\,\\%, 50.86\\,\\%]``: a figure's interval as macro text; none for an exact figure."""
     fi = metric.interval
     if fi is None or fi.method != "interval arithmetic":
@@ -86,9 +91,9 @@ def _interval(metric, name: str) -> list[str]:
     return [f"[{tex_value(fi.lo, metric.unit, name)}, {tex_value(fi.hi, metric.unit, name)}]"]
 
 
-def render_latex(result, seen: set[str] | None = None) -> str:
+def render_latex(result: Result, seen: set[str] | None = None) -> str:
     """The spec's figures as LaTeX macros; ``seen`` (names already defined, updated) joins several specs in one file."""
-    ev = result.evaluation
+    ev = cast("Evaluation | None", result.evaluation)
     out = [
         "% effspec: figures from the audited spec " + tex_escape(printable(result.file)),
         "% Macro names: \\eff + run id + metric, camel-cased, letters only. Ids are split at",

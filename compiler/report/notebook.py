@@ -11,9 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import TYPE_CHECKING
 
-from effspec.report.context import build
 from effspec.report.html import prefixed, render_html
+
+if TYPE_CHECKING:
+    from effspec import Result
+from effspec.report.sections import build
 
 SECTIONS = ("summary", "findings")
 _STYLE = ("<style>.effspec-report table{border-collapse:collapse}"
@@ -35,7 +39,7 @@ _LINK = re.compile(r'<a([^>]*?) href="#([^"]*)"([^>]*)>(.*?)</a>', re.S)
 _ID = re.compile(r'\sid="([^"]*)"')
 
 
-def render_notebook(result) -> str:
+def render_notebook(result: Result) -> str:
     """The summary and findings of the result's report, as one fragment a notebook page can hold
     several of: every id is prefixed with a digest of the fragment (two reports in one notebook
     do not share ``#finding-1``), and a link whose target is not in the fragment (an input row

@@ -11,6 +11,10 @@ from __future__ import annotations
 
 import hashlib
 import os
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from effspec.report.sections import ReportView
 
 ASSET_SCHEME = "effspec-asset:"
 FONTS = (
@@ -24,12 +28,12 @@ FONTS = (
 PAGE_SIZES = {"a4": "A4", "letter": "letter"}
 
 
-def _fetcher_class():
+def _fetcher_class() -> type[Any]:
     from weasyprint.urls import FatalURLFetchingError, URLFetcher, URLFetcherResponse
 
     from effspec.report.html import read_asset
 
-    class BundledOnlyFetcher(URLFetcher):
+    class BundledOnlyFetcher(URLFetcher):  # type: ignore[misc]  # WeasyPrint ships no type hints
         """Deny by default: only ``effspec-asset:<path>`` inside the package is served.
 
         A refusal raises WeasyPrint's FatalURLFetchingError, which it lets
@@ -39,7 +43,7 @@ def _fetcher_class():
         def __init__(self) -> None:
             super().__init__(timeout=1, allowed_protocols=(), allow_redirects=False, fail_on_errors=True)
 
-        def fetch(self, url, headers=None):  # noqa: D401 - WeasyPrint's signature
+        def fetch(self, url: object, headers: object = None) -> Any:  # noqa: D401 - WeasyPrint's signature
             if not isinstance(url, str) or not url.startswith(ASSET_SCHEME):
                 raise FatalURLFetchingError(f"effspec reports load no external resources: refused {url!r}")
             name = url[len(ASSET_SCHEME):]
@@ -50,13 +54,13 @@ def _fetcher_class():
             mime = "text/css" if name.endswith(".css") else "font/ttf" if name.endswith(".ttf") else "application/octet-stream"
             return URLFetcherResponse(url, body, {"Content-Type": mime})
 
-        def open(self, url, data=None, timeout=None):  # urllib entry points go through the same gate
+        def open(self, url: object, data: object = None, timeout: object = None) -> Any:  # urllib entry points, the same gate
             return self.fetch(getattr(url, "full_url", url))
 
     return BundledOnlyFetcher
 
 
-def url_fetcher():
+def url_fetcher() -> Any:
     """A new deny-by-default fetcher (also used by the tests)."""
     return _fetcher_class()()
 
@@ -70,7 +74,7 @@ def print_css(paper: str) -> str:
     return f"\n{faces}@page {{ size: {size}; }}\n"
 
 
-def layout_pdf(report, paper: str = "a4"):
+def layout_pdf(report: ReportView, paper: str = "a4") -> tuple[Any, str]:
     """The laid-out WeasyPrint document and the HTML it came from (the tests read its pages and boxes)."""
     if paper not in PAGE_SIZES:
         raise ValueError(f"unknown paper size {paper!r}; use a4 or letter")
@@ -80,7 +84,7 @@ def layout_pdf(report, paper: str = "a4"):
     return layout_html(html), html
 
 
-def render_pdf(report, paper: str = "a4") -> bytes:
+def render_pdf(report: ReportView, paper: str = "a4") -> bytes:
     """The report as PDF bytes, byte-identical for identical input on one machine."""
     return write_pdf(*layout_pdf(report, paper))
 
@@ -112,7 +116,7 @@ def _notice_slow_subsetting() -> None:
     print(SLOW_SUBSET_NOTICE, file=sys.stderr)
 
 
-def layout_html(html: str):
+def layout_html(html: str) -> Any:
     """The laid-out WeasyPrint document of a report page already rendered with :func:`print_css`."""
     # fontTools stamps subset fonts with the current time unless this is set.
     os.environ.setdefault("SOURCE_DATE_EPOCH", "0")
@@ -123,10 +127,10 @@ def layout_html(html: str):
     return HTML(string=html, base_url=None, url_fetcher=url_fetcher()).render(font_config=FontConfiguration())
 
 
-def write_pdf(document, html: str) -> bytes:
+def write_pdf(document: Any, html: str) -> bytes:
     """PDF bytes of a laid-out document; a fixed identifier from the content keeps the trailer /ID stable."""
     ident = hashlib.sha256(html.encode("utf-8")).hexdigest()[:32].encode("ascii")
-    return document.write_pdf(pdf_identifier=ident)
+    return bytes(document.write_pdf(pdf_identifier=ident))
 
 
 def render_pdf_html(html: str) -> bytes:

@@ -12,6 +12,7 @@ a link is made only for a code of the rules' own table, never from other text.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 SHIPPED = "effspec/spec/rules/{code}.md"
@@ -49,7 +50,7 @@ def rule_page(code: str, base: str | None = None) -> RulePage | None:
     return known_page(code, base) if code in code_table() else None
 
 
-def effective_base(flag: str | None, results=()) -> str | None:
+def effective_base(flag: str | None, results: Iterable[object] = ()) -> str | None:
     """The documentation base: the command line's, else the first configuration that sets one."""
     if flag:
         return flag

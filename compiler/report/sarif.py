@@ -10,10 +10,18 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from effspec.report.rulepages import effective_base, known_page
 from effspec.version import __version__, project_url
+
+if TYPE_CHECKING:
+    from effspec import Result
+    from effspec.diagnostics import Diagnostic, Fix
+    from effspec.front.config import Suppression
+    from effspec.report.rulepages import RulePage
 
 SCHEMA_URI = "https://json.schemastore.org/sarif-2.1.0.json"
 SRCROOT = "%SRCROOT%"
@@ -43,10 +51,10 @@ def _full_description(code: str, title: str) -> str:
 
 # The base-independent rule table as the result cache stored it for this version (effspec.cli.cache
 # sets it when every file of a `check --format sarif` was a hit), so that a warm log loads no rule module.
-STORED_RULES: list[dict] | None = None
+STORED_RULES: list[dict[str, Any]] | None = None
 
 
-def plain_descriptors() -> list[dict]:
+def plain_descriptors() -> list[dict[str, Any]]:
     """Every code in the table, in code order (so ruleIndex is stable across logs), without the
     links, which depend on the documentation base."""
     if STORED_RULES is not None:
@@ -62,7 +70,7 @@ def plain_descriptors() -> list[dict]:
     } for code, (title, severity) in code_table().items()]
 
 
-def rule_descriptors(doc_base: str | None = None) -> list[dict]:
+def rule_descriptors(doc_base: str | None = None) -> list[dict[str, Any]]:
     """The rule table with its links: ``helpUri`` only under a documentation base (an http(s)
     URL); ``help`` always says `effspec explain CODE`."""
     out = []
@@ -74,7 +82,7 @@ def rule_descriptors(doc_base: str | None = None) -> list[dict]:
     return out
 
 
-def _help(rule: dict, page) -> dict:
+def _help(rule: dict[str, Any], page: RulePage) -> dict[str, Any]:
     """The rule's help for code scanning: what it reports, and where its page is (an example and the fix):
     under the documentation base when one is set, always `effspec explain CODE` (no guessed URL)."""
     code, title, what = rule["id"], rule["shortDescription"]["text"], rule["fullDescription"]["text"]
@@ -105,18 +113,18 @@ def artifact_uri(path: str) -> str:
     return Path(absolute).as_uri()  # file:///C:/…, the drive's colon kept
 
 
-def _location(uri: str) -> dict:
+def _location(uri: str) -> dict[str, Any]:
     """An artifactLocation: relative references name the source root they are relative to."""
     return {"uri": uri, "uriBaseId": SRCROOT} if uri.startswith("./") else {"uri": uri}
 
 
-def _result(diag, uri: str, index: dict[str, int]) -> dict:
+def _result(diag: Diagnostic, uri: str, index: dict[str, int]) -> dict[str, Any]:
     message = diag.message + (f" Help: {diag.help}" if diag.help else "")
-    if getattr(diag, "file", ""):  # a position in another file (the project's pyproject.toml)
+    if diag.file:  # a position in another file (the project's pyproject.toml)
         artifact = _location(artifact_uri(diag.file))
     else:
         artifact = {**_location(uri), "index": index["artifact"]}
-    location: dict = {"physicalLocation": {"artifactLocation": artifact}}
+    location: dict[str, Any] = {"physicalLocation": {"artifactLocation": artifact}}
     s = diag.span
     if s is not None:
         end_line = max(s.end_line, s.line)
@@ -125,7 +133,7 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
                                                   "endLine": end_line, "endColumn": end_column}
     else:  # about the whole file (an internal error, a configuration that cannot be read): its first character
         location["physicalLocation"]["region"] = {"startLine": 1, "startColumn": 1}
-    out = {
+    out: dict[str, Any] = {
         "ruleId": diag.code,
         "level": LEVELS.get(diag.severity, "warning"),
         "message": {"text": message},
@@ -136,7 +144,7 @@ def _result(diag, uri: str, index: dict[str, int]) -> dict:
     return out
 
 
-def _vetted_fixes(result, source: str) -> dict[int, list]:
+def _vetted_fixes(result: Result, source: str) -> dict[int, list[Any]]:
     """The fixes of each finding (by id), vetted as `check --fix` vets them (effspec.rules.fixes.vet): the text
     after them is checked again, from the spec's folder; a fix that brings a new error on its edit is left out."""
     import os
@@ -150,16 +158,16 @@ def _vetted_fixes(result, source: str) -> dict[int, list]:
         return {}
     folder = os.path.dirname(os.path.abspath(result.file))
 
-    def recheck(text: str):
+    def recheck(text: str) -> list[Diagnostic]:
         return effspec.check_text(text, result.file, folder).diagnostics
 
-    out: dict[int, list] = {}
+    out: dict[int, list[Any]] = {}
     for offer in vet(result.diagnostics, source, recheck, spec, baseline=recheck(source)):
         out.setdefault(id(offer.diag), []).append(offer.fix)
     return out
 
 
-def _fixes(fixes, artifact: dict) -> list[dict]:
+def _fixes(fixes: Iterable[Fix], artifact: dict[str, Any]) -> list[dict[str, Any]]:
     """SARIF ``fix`` objects: each edit as a replacement of its region (1-based, end column exclusive,
     as the results' regions); whether `effspec check --fix` applies it alone is the property
     ``effspec/safe`` (an unsafe one needs ``--unsafe-fixes``)."""
@@ -171,12 +179,12 @@ def _fixes(fixes, artifact: dict) -> list[dict]:
              "properties": {"effspec/safe": f.safe}} for f in fixes]
 
 
-def _suppressed_result(s, uri: str, index: dict[str, int]) -> dict:
+def _suppressed_result(s: Suppression, uri: str, index: dict[str, int]) -> dict[str, Any]:
     """A finding a pragma or the configuration dropped: a result at its own level with a SARIF
     ``suppressions`` entry (kind inSource for a pragma, located at it; external for the
     configuration file), so consumers list it as suppressed rather than never seeing it."""
     out = _result(s.diagnostic, uri, index)
-    suppression: dict = {"kind": s.kind, "status": "accepted", "justification": f"{s.effect} by {s.by}"}
+    suppression: dict[str, Any] = {"kind": s.kind, "status": "accepted", "justification": f"{s.effect} by {s.by}"}
     if s.kind == "inSource" and s.line is not None:
         suppression["location"] = {"physicalLocation": {"artifactLocation": {"uri": uri, "index": index["artifact"]},
                                                         "region": {"startLine": s.line, "startColumn": s.column or 1}}}
@@ -184,7 +192,7 @@ def _suppressed_result(s, uri: str, index: dict[str, int]) -> dict:
     return out
 
 
-def _lowered(out: dict, s) -> dict:
+def _lowered(out: dict[str, Any], s: Suppression | None) -> dict[str, Any]:
     """A finding whose severity a pragma or the configuration lowered stays a visible result at
     its new level; its message and properties say from what level, and by what."""
     if s is not None:
@@ -194,9 +202,9 @@ def _lowered(out: dict, s) -> dict:
     return out
 
 
-def _configuration_properties(result) -> dict:
+def _configuration_properties(result: Result) -> dict[str, Any]:
     """The artifact's configuration file, and the pragmas not applied (and what turned them off), if any."""
-    props: dict = {}
+    props: dict[str, Any] = {}
     name = getattr(getattr(result, "settings", None), "name", None)
     if name:
         props["effspec/configuration"] = name
@@ -211,7 +219,7 @@ def _configuration_properties(result) -> dict:
     return {"properties": props} if props else {}
 
 
-def _fingerprints(out: list[dict], results_of_file: list, lines: list[str]) -> None:
+def _fingerprints(out: list[dict[str, Any]], results_of_file: list[Any], lines: list[str]) -> None:
     """``partialFingerprints`` for code scanning, so that an alert is the same alert after lines
     above it move: the code, the file, the flagged line's text (whitespace-trimmed; for a finding
     in the configuration file, the message) and the how-manieth such finding it is."""
@@ -229,7 +237,7 @@ def _fingerprints(out: list[dict], results_of_file: list, lines: list[str]) -> N
         result["partialFingerprints"] = {"effspecFindingHash/v1": digest}
 
 
-def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
+def sarif_file(result: Result, rule_index: dict[str, int] | None = None) -> dict[str, Any]:
     """One checked file's part of a log: its artifact and its results, JSON data only.
 
     Its results name the artifact by index 0; :func:`sarif_log` numbers them as
@@ -261,9 +269,9 @@ def sarif_file(result, rule_index: dict[str, int] | None = None) -> dict:
     return {"artifact": artifact, "results": results, **({"doc_base": str(base)} if base else {})}
 
 
-def _numbered(part: dict, artifact: int) -> list[dict]:
+def _numbered(part: dict[str, Any], artifact: int) -> list[dict[str, Any]]:
     """The part's results, naming its artifact by its index in the log."""
-    def number(location: dict) -> None:
+    def number(location: dict[str, Any]) -> None:
         place = location["physicalLocation"]["artifactLocation"]
         if "index" in place:  # the spec's; a finding in the configuration file names that file by its URI only
             place["index"] = artifact
@@ -277,12 +285,13 @@ def _numbered(part: dict, artifact: int) -> list[dict]:
         for fix in res.get("fixes", ()):
             for change in fix["artifactChanges"]:
                 change["artifactLocation"]["index"] = artifact
-    return part["results"]
+    results: list[dict[str, Any]] = part["results"]
+    return results
 
 
-def _driver(rules: list[dict]) -> dict:
+def _driver(rules: list[dict[str, Any]]) -> dict[str, Any]:
     """The tool's descriptor; ``informationUri`` only where the package metadata declares a home page."""
-    driver: dict = {"name": "effspec", "version": __version__, "semanticVersion": __version__}
+    driver: dict[str, Any] = {"name": "effspec", "version": __version__, "semanticVersion": __version__}
     home = project_url("homepage") or project_url("source")
     if home:
         driver["informationUri"] = home
@@ -290,15 +299,15 @@ def _driver(rules: list[dict]) -> dict:
     return driver
 
 
-def sarif_log(results, doc_base: str | None = None) -> dict:
+def sarif_log(results: Iterable[Any], doc_base: str | None = None) -> dict[str, Any]:
     """A SARIF 2.1.0 log of several checked files: ``effspec.Result`` objects, or their
     :func:`sarif_file` parts (as the result cache gives them back); rule pages under
     ``doc_base``, else the first configuration's ``doc_base``, else none (see report.rulepages)."""
     results = list(results)
     rules = rule_descriptors(effective_base(doc_base, results))
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
-    artifacts: list[dict] = []
-    sarif_results: list[dict] = []
+    artifacts: list[dict[str, Any]] = []
+    sarif_results: list[dict[str, Any]] = []
     for result in results:
         part = result if isinstance(result, dict) else sarif_file(result, rule_index)
         sarif_results += _numbered(part, len(artifacts))

@@ -3,11 +3,24 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, cast
 
 from effspec.diagnostics import printable, render_text, sanitize, source_lines
+from effspec.front.ir import Samples
+
+if TYPE_CHECKING:
+    from effspec import Result
+    from effspec.engine.breakdown import Reconciliation
+    from effspec.engine.flops import FlopCount, Knobs
+    from effspec.engine.results import Evaluation, RunResult
+    from effspec.engine.scaling import ScalingResult, ScalingRun
+    from effspec.engine.stats import StepStats
+    from effspec.front.config import Suppression
+    from effspec.front.ir import Block
 
 
-def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
+def text(result: Result, show_suppressed: bool = False, quiet: bool = False) -> str:
     """rustc-style diagnostics, the claims summary (effspec.report.claim_summary: each claim's verdict, figure
     and basis), then a one-line summary and what was suppressed, by what.
 
@@ -30,17 +43,26 @@ def text(result, show_suppressed: bool = False, quiet: bool = False) -> str:
         claims = summary_text(claim_lines(result), printable(result.file))
     if claims:
         parts.append(claims)
+    parts += _added_sections(result)
     parts.append(f"{printable(result.file)}: {summary}" + _suppression_summary(result, suppressed))
     return "\n\n".join(parts)
 
 
-def _suppressed_text(s, result, lines: list[str]) -> str:
+def _added_sections(result: Result) -> list[str]:
+    """The paragraphs of the sections added by modules of effspec.report.sections that print one here."""
+    from effspec.report.sections import added_sections
+
+    shown = (section.text(section.build(result)) for section in added_sections() if section.text is not None)
+    return [paragraph for paragraph in shown if paragraph]
+
+
+def _suppressed_text(s: Suppression, result: Result, lines: list[str]) -> str:
     d = s.diagnostic
     return "suppressed " + render_text(dataclasses.replace(d, notes=d.notes + (f"{s.effect} by {s.by}",)), result.source,
                                        result.file, lines)
 
 
-def _suppression_summary(result, suppressed, most: int = 8) -> str:
+def _suppression_summary(result: Result, suppressed: Sequence[Suppression], most: int = 8) -> str:
     """'; 3 suppressed …' and one line per pragma or setting that suppressed findings, naming them."""
     ignored = sum(not s.lowered for s in suppressed)
     lowered = len(suppressed) - ignored
@@ -64,7 +86,7 @@ def _suppression_summary(result, suppressed, most: int = 8) -> str:
     return head + "".join("\n" + line for line in lines)
 
 
-def _stats_json(st, timing=None) -> dict | None:
+def _stats_json(st: StepStats | None, timing: Block | None = None) -> dict[str, Any] | None:
     if st is None:
         return None
     out = {f.name: getattr(st, f.name) for f in dataclasses.fields(st) if f.name != "kept"}
@@ -74,13 +96,13 @@ def _stats_json(st, timing=None) -> dict | None:
     out["predicted_share"] = st.predicted_share
     entry = timing.get("step_time") if timing is not None else None
     samples = entry.value if entry is not None else None
-    if samples is not None and hasattr(samples, "origin"):
+    if isinstance(samples, Samples):
         out["origin"] = samples.origin
         out["source"] = f"{samples.file}, column {samples.column}" if samples.origin == "file" else "inline list"
     return out
 
 
-def _breakdown_json(rec) -> dict | None:
+def _breakdown_json(rec: Reconciliation | None) -> dict[str, Any] | None:
     if rec is None:
         return None
     return {
@@ -101,7 +123,7 @@ def _breakdown_json(rec) -> dict | None:
     }
 
 
-def _knobs_json(knobs) -> dict:
+def _knobs_json(knobs: Knobs) -> dict[str, Any]:
     """The knobs; `windows`, `router` and `formula` only where they differ from their default."""
     from effspec.engine.flops import EXTRA_KNOBS, KNOB_DEFAULTS
 
@@ -117,7 +139,7 @@ _CLASSIC_TERMS = frozenset(("qkv_projection", "attention_output", "attention_sco
                             "moe_ffn_all_experts", "logits", "embeddings"))
 
 
-def _terms_json(count) -> dict | None:
+def _terms_json(count: FlopCount | None) -> dict[str, Any] | None:
     """flops_per_token term by term (forward FLOPs per token; training multiplies by 1 + backward),
     for a count with a term beyond the classic ones."""
     if count is None or (not count.extra and all(n in _CLASSIC_TERMS for n, _, _ in count.terms)):
@@ -130,8 +152,8 @@ def _terms_json(count) -> dict | None:
     return out
 
 
-def run_json(rr) -> dict:
-    out = {
+def run_json(rr: RunResult) -> dict[str, Any]:
+    out: dict[str, Any] = {
         "title": rr.run.title,
         "metrics": {name: m.to_json() for name, m in rr.metrics.items()},
         # a metric claimed again from another source: `throughput#2` (engine.claims.claim_keys)
@@ -151,10 +173,10 @@ def run_json(rr) -> dict:
     terms = _terms_json(rr.flop_count)
     if terms is not None:
         out["terms"] = terms
-    table = getattr(rr, "calendar_table", None)
+    table = rr.calendar_table
     if table is not None:
         out["calendar"] = table.to_json()
-    ttt = getattr(rr, "time_to_target", None)
+    ttt = rr.time_to_target
     if ttt is not None:
         out["time_to_target"] = ttt.to_json()
     if rr.diagnosis is not None:
@@ -162,40 +184,40 @@ def run_json(rr) -> dict:
     return out
 
 
-def _scaling_run_json(r) -> dict:
+def _scaling_run_json(r: ScalingRun) -> dict[str, Any]:
     return {"devices": r.devices, "valid_tokens_per_step": r.valid_tokens_per_step,
             "tokens_per_device": r.tokens_per_device,
-            "step_time": getattr(r, "step_time", None),
+            "step_time": r.step_time,
             "metrics": {n: m.to_json() for n, m in r.metrics.items()},
             "missing": {n: list(v) for n, v in r.missing.items()},
-            "gemms": r.gemms.to_json() if getattr(r, "gemms", None) is not None else None,
-            "gemms_missing": list(getattr(r, "gemms_missing", ())),
-            "time_to_target": r.time_to_target.to_json() if getattr(r, "time_to_target", None) is not None else None}
+            "gemms": r.gemms.to_json() if r.gemms is not None else None,
+            "gemms_missing": list(r.gemms_missing),
+            "time_to_target": r.time_to_target.to_json() if r.time_to_target is not None else None}
 
 
-def scaling_json(sr) -> dict:
+def scaling_json(sr: ScalingResult) -> dict[str, Any]:
     return {
         "kind": sr.scaling.kind,
         "baseline": sr.scaling.baseline,
         "metrics": {name: m.to_json() for name, m in sr.metrics.items()},
         "runs": {r.run_id: _scaling_run_json(r) for r in sr.runs},
         "baseline_run": _scaling_run_json(sr.baseline) if sr.baseline is not None else None,
-        "series": [r.run_id for r in getattr(sr, "series", [])],
-        "series_baseline": getattr(sr, "series_baseline", None),
-        "cumulative": [s.to_json() for s in getattr(sr, "cumulative", [])],
-        "incremental": [s.to_json() for s in getattr(sr, "incremental", [])],
+        "series": [r.run_id for r in sr.series],
+        "series_baseline": sr.series_baseline,
+        "cumulative": [s.to_json() for s in sr.cumulative],
+        "incremental": [s.to_json() for s in sr.incremental],
         "work_changes": [{"run": w.run_id, "what": w.what, "baseline": _plain(w.baseline), "value": _plain(w.run)}
-                         for w in sr.work_changes()] if hasattr(sr, "work_changes") else [],
-        "claims": {key: cr.to_json() for key, cr in getattr(sr, "claims", {}).items()},
+                         for w in sr.work_changes()],
+        "claims": {key: cr.to_json() for key, cr in sr.claims.items()},
     }
 
 
-def _plain(value):
+def _plain(value: object) -> object:
     return list(value) if isinstance(value, tuple) else value
 
 
-def result_json(result) -> dict:
-    ev = result.evaluation
+def result_json(result: Result) -> dict[str, Any]:
+    ev = cast("Evaluation | None", result.evaluation)
     return {
         "file": result.file,
         "diagnostics": [d.to_json() for d in result.diagnostics],
@@ -204,16 +226,16 @@ def result_json(result) -> dict:
         "scalings": {sid: scaling_json(sr) for sid, sr in ev.scalings.items()} if ev else {},
         # What a pragma or the configuration dropped or lowered, and by what;
         # the configuration file that applied, relative to the spec's folder.
-        "suppressed": [s.to_json() for s in getattr(result, "suppressed", [])],
-        **({"suppressed_omitted": n} if (n := getattr(result, "suppressed_omitted", 0)) else {}),
-        "config": getattr(getattr(result, "settings", None), "name", None),
+        "suppressed": [s.to_json() for s in result.suppressed],
+        **({"suppressed_omitted": n} if (n := result.suppressed_omitted) else {}),
+        "config": getattr(result.settings, "name", None),
         "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
-                                for p in getattr(result, "pragmas_not_applied", ())],
-        "pragmas_off_by": getattr(result, "pragmas_off_by", "") or None,
+                                for p in result.pragmas_not_applied],
+        "pragmas_off_by": result.pragmas_off_by or None,
     }
 
 
-def _omitted_json(result) -> dict:
+def _omitted_json(result: Result) -> dict[str, Any]:
     """``{"omitted": {"total": n, "error": e, …}}`` when the per-file cap left findings out, else nothing."""
-    omitted = getattr(result, "omitted", {})
+    omitted = result.omitted
     return {"omitted": {"total": sum(omitted.values()), **omitted}} if omitted else {}

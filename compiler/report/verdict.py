@@ -13,10 +13,14 @@ written for an SXM part: MFU × 756 / 989.4).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
 
-from effspec.engine.results import Pool
-from effspec.rules import AuditContext
-from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
+from effspec.engine.peaks import PeakReading, dtype_name, peak_readings
+from effspec.engine.results import Evaluation, Pool
+from effspec.front.ir import Spec
+
+if TYPE_CHECKING:
+    from effspec import Result
 
 # The findings that call a declared peak wrong, and the figures that divide by it.
 WRONG_PEAK = ("EFF201", "EFF202", "EFF203", "EFF204")
@@ -33,7 +37,13 @@ class Correction:
     against: str  # "the dense BF16 peak"
 
 
-def _flagged(reading, code: str) -> bool:
+@dataclass(frozen=True)
+class _Audited:
+    spec: Spec
+    evaluation: Evaluation
+
+
+def _flagged(reading: PeakReading, code: str) -> bool:
     if code == "EFF202":
         return reading.sparse_for_dense is not None
     if code == "EFF201":
@@ -43,15 +53,14 @@ def _flagged(reading, code: str) -> bool:
     return reading.looks_aggregate
 
 
-def peak_corrections(result) -> dict[str, Correction]:
+def peak_corrections(result: Result) -> dict[str, Correction]:
     """{run id: Correction} for each run whose peak a finding of ``result`` calls wrong."""
-    ev, spec = getattr(result, "evaluation", None), getattr(result, "spec", None)
-    findings = [(d.code, d.span.line) for d in getattr(result, "diagnostics", ()) if d.code in WRONG_PEAK and d.span]
+    ev, spec = cast("Evaluation | None", result.evaluation), cast("Spec | None", result.spec)
+    findings = [(d.code, d.span.line) for d in result.diagnostics if d.code in WRONG_PEAK and d.span]
     if ev is None or spec is None or not findings:
         return {}
-    ctx = AuditContext(spec, ev, result.source or "")
     per_run: dict[str, list[tuple[Pool, float, str, int]]] = {}
-    for run, reading in peak_readings(ctx):
+    for run, reading in peak_readings(_Audited(spec, ev)):
         line = reading.entry.value_span.line if reading.entry.value_span else reading.entry.span.line
         code = next((c for c, at in findings if at == line and _flagged(reading, c)), None)
         if code is None or reading.own is None:

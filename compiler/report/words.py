@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from effspec.diagnostics import sanitize
 from effspec.display import metric_value, sig
+
+if TYPE_CHECKING:
+    from effspec.engine.results import Metric
 
 METRIC_LABELS = {
     "flops_per_token": "Model FLOPs per token",
@@ -46,7 +51,7 @@ def value_text(value: float, unit: str, name: str = "") -> str:
     return metric_value(value, unit)
 
 
-def interval_text(metric, name: str = "") -> str:
+def interval_text(metric: Metric, name: str = "") -> str:
     """``[46.44 %, 50.86 %]``: a figure's interval as the report prints it, "" for an exact figure (no clutter)."""
     from effspec.engine.intervals import left_out
 
@@ -73,7 +78,7 @@ def _digits(value: float, unit: str, digits: int) -> str:
     return percent(value, digits) if unit == "" else quantity(value, unit, digits)
 
 
-def interval_how(metric) -> str:
+def interval_how(metric: Metric) -> str:
     """How a figure's interval was formed (engine.intervals.formation), "" for an exact figure."""
     from effspec.engine.intervals import formation
 

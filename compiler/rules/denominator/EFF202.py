@@ -6,8 +6,9 @@ from collections.abc import Iterable
 
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
+from effspec.engine.peaks import dtype_name, peak_readings, row_name, worth_naming
 from effspec.rules import AuditContext, Rule
-from effspec.rules.denominator.EFF201 import catalog_fix, catalog_help, dtype_name, mfu_note, peak_readings, row_name, worth_naming
+from effspec.rules.denominator.EFF201 import catalog_fix, catalog_help, mfu_note
 
 
 class EFF202(Rule):

@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from effspec.diagnostics import Diagnostic
 from effspec.display import percent, quantity
 from effspec.engine import catalog
+from effspec.engine.peaks import dtype_name, peak_readings
 from effspec.rules import AuditContext, Rule
-from effspec.rules.denominator.EFF201 import dtype_name, peak_readings
 
 
 class EFF204(Rule):

@@ -8,17 +8,10 @@ from collections.abc import Iterable
 from effspec.diagnostics import Diagnostic
 from effspec.display import quantity
 from effspec.engine import catalog
+from effspec.engine.peaks import FP4, dtype_name, peak_readings, row_kind
 from effspec.front.ir import Run
 from effspec.rules import AuditContext, Rule
-from effspec.rules.denominator.EFF201 import (
-    FP4,
-    catalog_fix,
-    catalog_help,
-    dtype_name,
-    mfu_note,
-    peak_readings,
-    row_kind,
-)
+from effspec.rules.denominator.EFF201 import catalog_fix, catalog_help, mfu_note
 
 # NVFP4, MXFP4 or FP4 as a word (not MXFP8, FP16 or a longer name).
 _FP4_WORD = re.compile(r"(?<![A-Za-z0-9])(nv|mx)?fp4(?![0-9])", re.IGNORECASE)

@@ -5,12 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from effspec.diagnostics import Diagnostic
+from effspec.engine.stats import MIN_SAMPLES
 from effspec.rules import AuditContext, Rule
 from effspec.rules.sampling import sampled_runs
-
-# Below this many samples after warm-up, percentiles and a bootstrap interval
-# of the median rest on too few points to mean anything.
-MIN_SAMPLES = 10
 
 
 class EFF502(Rule):
