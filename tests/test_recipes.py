@@ -133,11 +133,6 @@ def test_recipe_add_a_catalog_row_is_one_edited_file(package_copy: Path, tmp_pat
     assert cited and "Acme X1 datasheet" in cited[0]["citation"]
 
 
-def test_contributing_names_the_four_recipes():
-    for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer", "Add a report section"):
-        assert f"## {title}" in CONTRIBUTING
-
-
 def test_recipe_add_a_convention_preset_is_one_edited_file(package_copy: Path, tmp_path: Path):
     """One entry in compiler/front/presets.py: the spec compiles with the preset's knobs, the
     numerator follows them, and `effspec explain` has its page."""
@@ -270,8 +265,8 @@ def test_a_new_rule_family_is_a_new_folder(package_copy: Path, tmp_path: Path):
     assert re.search(r"^EFF699\s+warning\s+claim cites no source", listed.stdout, re.M)
 
 
-# ---------------------------------------------------------------------------- issue 30: the trace format and layer
-# kind recipes, the catalog row's gap, each recipe named.  (One block at the end, to merge cleanly.)
+# ---------------------------------------------------------------------------- the trace format and layer kind
+# recipes, the catalog row's word-for-word run, each recipe named
 
 ACMEPROF = "compiler/ranks/traces/formats/acmeprof.py"
 ACMEPROF_TRACE = "tests/fixtures/traces/formats/acmeprof/rank0.acmeprof"
@@ -326,7 +321,7 @@ def _pytest(repo: Path, env: dict[str, str], *args: str) -> subprocess.Completed
 
 def test_contributing_names_every_recipe_this_file_proves():
     for title in ("Add a rule", "Add a convention preset", "Add a catalog row", "Add a log importer",
-                  "Add a trace format", "Add a layer kind"):
+                  "Add a report section", "Add a trace format", "Add a layer kind"):
         assert f"\n## {title}\n" in CONTRIBUTING, title
 
 
