@@ -177,6 +177,35 @@ def test_an_unchanged_run_keeps_its_search_across_edits(monkeypatch: pytest.Monk
     assert text_output(again) == text_output(fresh)
 
 
+def test_an_unchanged_run_keeps_its_intervals_and_sensitivities_across_edits(monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the search: an unchanged run's intervals and "consistent if … were" changes are remembered
+    (intervals.MEMO), only the edited run's are computed again, and the output is a fresh check's, the
+    notes that print them included."""
+    from effspec.engine import intervals
+    from effspec.lsp.incremental import IncrementalParser
+    from effspec.report.text import result_json
+    from effspec.report.text import text as text_output
+
+    gap.clear_memo()
+    text = generate_spec(4, seed=5, mismatch=True)
+    parser = IncrementalParser()
+    first_check = effspec.check_text(text, "m.eff", parse=parser.parse, memo=parser.memo)
+    result_json(first_check)  # every interval computed (JSON shows them all)
+    calls: list[str] = []
+    real = intervals.Evaluator.figures
+    monkeypatch.setattr(intervals.Evaluator, "figures", lambda self, run: calls.append(run.id) or real(self, run))
+    edited = text.replace("claim mfu        = 60 %", "claim mfu        = 61 %", 1)
+    again = effspec.check_text(edited, "m.eff", parse=parser.parse, memo=parser.memo)
+    again_text, again_json = text_output(again), result_json(again)  # the text first: it shows only the intervals
+    first = next(iter(again.evaluation.runs))                        # a verdict needed, JSON forces the rest
+    assert calls and set(calls) == {first}
+    monkeypatch.setattr(intervals.Evaluator, "figures", real)
+    fresh = effspec.check_text(edited, "m.eff")
+    assert again_text == text_output(fresh)
+    assert again_json == result_json(fresh)
+    assert any("consistent if" in note for d in again.diagnostics if d.code == "EFF601" for note in d.notes)
+
+
 _MODEL = ("kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  kv_heads = 4  ffn = swiglu  "
           "d_ff = 5632  vocab = 32000")
 _HW = 'hardware { accelerator = "H100-SXM5-80GB"  count = 16 device  dtype = bf16  peak = catalog }'

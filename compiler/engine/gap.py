@@ -674,9 +674,12 @@ def clear_memo() -> None:
     with _memo_lock:
         _memo.clear()
         _memo_samples[0] = 0
+    from effspec.engine import intervals  # it imports this module: the intervals' and sensitivities' memo too
+
+    intervals.MEMO.clear()
 
 
-def _samples_held(run: Run) -> int:
+def samples_held(run: Run) -> int:
     timing = run.block("timing")
     samples = timing.value("step_time") if timing is not None else None
     return len(samples.values) if isinstance(samples, Samples) else 0
@@ -704,7 +707,7 @@ def _recall(result: RunResult, signature: tuple[object, ...], todo: dict[str, Cl
 
 def _remember(result: RunResult, signature: tuple[object, ...], spent: int, todo: dict[str, ClaimResult],
               found: dict[str, list[Explanation]]) -> None:
-    held = _samples_held(result.run)
+    held = samples_held(result.run)
     saved = {name: (list(found[name]), cr.explanations, dict(cr.by_preset)) for name, cr in todo.items()}
     with _memo_lock:
         if held > MEMO_SAMPLES // 10 or id(result.run) in _memo:

@@ -44,8 +44,11 @@ import dataclasses
 import functools
 import math
 import re
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from effspec.diagnostics import Diagnostic
 from effspec.engine import gap
@@ -347,11 +350,15 @@ class Evaluator:
             assert isinstance(mfu, int | float) and isinstance(tp, int | float)  # the claims' magnitudes (engine.claims)
             self.from_claims = mfu, tp
         self.alive: list[Run] = []  # Figures caches by the blocks' identity: the variants must outlive the search
+        self.spent = 0
+        self.alone = self.fast is not None  # every variant from the run's numbers alone: the search may be remembered
 
     def figures(self, run: Run) -> dict[str, float] | None:
         if self.budget.left <= 0:
+            self.alone = False  # cut short by the budget
             return None
         self.budget.left -= 1
+        self.spent += 1
         if self.fast is not None:
             self.alive.append(run)
             got = self.fast.values(run)
@@ -360,6 +367,7 @@ class Evaluator:
                     mfu, tp = self.from_claims
                     got[FROM_CLAIMS] = mfu * got["aggregate_peak"] / tp  # claims.py's arithmetic, in its order
                 return got
+        self.alone = False  # a full re-evaluation checks the claims, which may read the other runs
         return _figures(reevaluate(run, self.results, self.evaluate_run))
 
 
@@ -394,9 +402,15 @@ def compute(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
             budget: Budget) -> dict[str, FigureInterval]:
     """The interval of every figure of ``result`` (metrics and implied figures)."""
     point = _figures(result)
+    signature = tuple(sorted(point.items()))
+    recalled = MEMO.recall(result.run, "intervals", signature, budget)  # before the sources: their bootstrap too
+    if recalled is not None:
+        return dict(recalled)
     srcs = sources(result.run, result)
     if not srcs:
-        return {name: FigureInterval(v, v, EXACT) for name, v in point.items()}
+        exact = {name: FigureInterval(v, v, EXACT) for name, v in point.items()}
+        MEMO.remember(result.run, "intervals", signature, 0, dict(exact))
+        return exact
     if budget.left < 2 * len(srcs) + 2:
         return {name: FigureInterval(v, v, NOT_COMPUTED) for name, v in point.items()}
     ev = Evaluator(result, results, evaluate_run, budget)
@@ -405,7 +419,55 @@ def compute(result: RunResult, results: dict[str, RunResult], evaluate_run: Eval
         lo = ev.figures(variant(result.run, {src: -1}))
         hi = ev.figures(variant(result.run, {src: +1}))
         oat[src] = (lo or {}, hi or {})
-    return _combine(result.run, point, srcs, oat, ev)
+    found = _combine(result.run, point, srcs, oat, ev)
+    if ev.alone:
+        MEMO.remember(result.run, "intervals", signature, ev.spent, dict(found), need=2 * len(srcs) + 2)
+    return found
+
+
+class RunMemo:
+    """Searches on one run remembered by the run object itself, as explain-the-gap's are (engine.gap's memo:
+    the language server's incremental parser hands an unchanged run back as the same object at each edit).
+
+    An entry is kept only for a search whose every variant came from the run's numbers alone (no full
+    re-evaluation, which may read the other runs) and which the budget did not cut short; it is recalled
+    for the same run, the same tag and the same signature (the run's figures, a claim's verdict), charging
+    the budget what the search spent, and only where the budget still holds that much (else the search runs
+    and is cut short as it would be: ``need``, the least budget it must find left). Bounded as gap's memo
+    is, least recently used first out."""
+
+    def __init__(self) -> None:
+        self._entries: OrderedDict[tuple[int, str], tuple[Run, tuple[object, ...], int, object, int, int]] = OrderedDict()
+        self._samples = 0
+        self._lock = threading.Lock()
+
+    def recall(self, run: Run, tag: str, signature: tuple[object, ...], budget: Budget) -> Any:
+        with self._lock:
+            hit = self._entries.get((id(run), tag))
+            if hit is None or hit[0] is not run or hit[1] != signature or max(hit[2], hit[5]) > budget.left:
+                return None
+            self._entries.move_to_end((id(run), tag))
+        budget.left -= hit[2]
+        return hit[3]
+
+    def remember(self, run: Run, tag: str, signature: tuple[object, ...], spent: int, value: object,
+                 need: int = 0) -> None:
+        held = gap.samples_held(run)
+        with self._lock:
+            if held > gap.MEMO_SAMPLES // 10 or (id(run), tag) in self._entries:
+                return
+            self._entries[id(run), tag] = (run, signature, spent, value, held, need)
+            self._samples += held
+            while len(self._entries) > gap.MEMO_SIZE or self._samples > gap.MEMO_SAMPLES:
+                self._samples -= self._entries.popitem(last=False)[1][4]
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._samples = 0
+
+
+MEMO = RunMemo()
 
 
 def _combine(run: Run, point: dict[str, float], srcs: list[Source],

@@ -31,7 +31,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from effspec.engine.intervals import Budget, EvaluateRun, Evaluator
+from effspec.engine.intervals import MEMO, Budget, EvaluateRun, Evaluator
 from effspec.engine.results import ClaimResult, RunResult
 from effspec.front.ir import Run, Samples
 
@@ -146,6 +146,13 @@ class _Solver:
         self.result, self.results, self.evaluate_run, self.budget = result, results, evaluate_run, budget
         self.fast: dict[str, Evaluator] = {}
 
+    def alone(self) -> bool:
+        """Every figure the search read came from the run's numbers alone, none cut short by the budget."""
+        return all(ev.alone for ev in self.fast.values())
+
+    def spent(self) -> int:
+        return sum(ev.spent for ev in self.fast.values())
+
     def figure(self, knob: _Knob, r: float, name: str) -> float | None:
         if name not in self.fast:
             self.fast[name] = Evaluator(self.result, self.results, self.evaluate_run, self.budget, names={name})
@@ -199,14 +206,19 @@ def flips(cr: ClaimResult, result: RunResult, results: dict[str, RunResult], eva
     """The inputs whose smallest relative change makes the claim consistent, smallest first."""
     if cr.claimed is None or cr.reconstructed is None or cr.tolerance is None or cr.claim.name.startswith("breakdown."):
         return ()
+    signature = (cr.claim.name, cr.claimed, cr.reconstructed, cr.tolerance, cr.status)
+    recalled: tuple[Flip, ...] | None = MEMO.recall(result.run, f"flips {cr.claim.name}", signature, budget)
+    if recalled is not None:
+        return recalled
     solver = _Solver(result, results, evaluate_run, budget)
     found = [f for knob in _knobs(result.run, result)
              if (f := solver.solve(knob, cr.claim.name, cr.reconstructed, cr)) is not None]
-    if not found:
-        return ()
     found.sort(key=lambda f: abs(f.change))
-    least = abs(found[0].change)
-    return tuple(f for f in found if abs(f.change) <= least * NEAR)[:SHOWN]
+    least = abs(found[0].change) if found else 0.0
+    shown = tuple(f for f in found if abs(f.change) <= least * NEAR)[:SHOWN]
+    if solver.alone():
+        MEMO.remember(result.run, f"flips {cr.claim.name}", signature, solver.spent(), shown)
+    return shown
 
 
 def note(cr: ClaimResult) -> str | None:
