@@ -10,7 +10,7 @@ import pytest
 from conftest import cli
 from write_language_reference import catalog_sections, replace_between
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 # -- catalog -----------------------------------------------------------------

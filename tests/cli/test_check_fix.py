@@ -19,7 +19,7 @@ from conftest import cli as run_effspec
 import effspec
 from effspec.fmt import ir_signature
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "fix"
 
 

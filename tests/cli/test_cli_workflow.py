@@ -27,7 +27,7 @@ from pathlib import Path
 import pytest
 from conftest import cli
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EFFSPEC = Path(os.environ.get("VIRTUAL_ENV", ROOT / ".venv")) / "bin" / "effspec"
 A = "examples/example_a_measured.eff"
 C = "examples/example_c_scaling.eff"

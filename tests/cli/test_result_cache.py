@@ -25,7 +25,7 @@ import pytest
 from conftest import cli as run_effspec
 from conftest import effspec_process
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EFFSPEC = Path(sys.executable).parent / "effspec"
 EXAMPLES = ROOT / "examples"
 

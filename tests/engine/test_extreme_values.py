@@ -20,7 +20,7 @@ import pytest
 import effspec
 from effspec.report import render
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 EXTREMES = ("0", "5e-324", "1e-320", "1e-300", "1e300", "1.7976931348623157e308", "1.0000000000000002",
             "0.9999999999999999", "2.2250738585072014e-308", "1e30", "1e-30")

@@ -383,7 +383,7 @@ def test_aggregate_flops_in_the_json_through_the_cli(tmp_path):
 
 # ---------------------------------------------------------------------------- the DeepSeek-V3 example, end to end
 
-EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[1] / "examples" / "deepseek_v3.eff"
+EXAMPLE = __import__("pathlib").Path(__file__).resolve().parents[2] / "examples" / "deepseek_v3.eff"
 
 
 def test_deepseek_v3_example_end_to_end(tmp_path):

@@ -15,7 +15,7 @@ from conftest import cli as run_effspec
 
 import effspec
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 

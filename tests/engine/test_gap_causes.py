@@ -26,7 +26,7 @@ import pytest
 import effspec
 from effspec.engine import gap
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 FPT = 8_093_958_144
 TOKENS = 4096 * 128

@@ -20,7 +20,7 @@ import effspec
 from effspec import display
 from effspec.engine import gap
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 from gap_bench import digests  # noqa: E402

@@ -20,7 +20,7 @@ import pytest
 
 import effspec
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 from gen import generate_spec  # noqa: E402
 
 

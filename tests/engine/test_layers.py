@@ -415,7 +415,7 @@ def test_the_example_counts_nemotron_h_56b_as_its_header_says():
 
     import effspec
 
-    path = Path(__file__).resolve().parent.parent / "examples" / "nemotron_h_56b.eff"
+    path = Path(__file__).resolve().parents[2] / "examples" / "nemotron_h_56b.eff"
     result = effspec.load(path)
     run = result.evaluation.runs["nemotron_h_56b"]
     assert run.metrics["flops_per_token"].value == 6 * 56_706_990_080 == 340_241_940_480

@@ -131,7 +131,7 @@ def test_lora_on_a_hybrid_stack_is_refused_not_silently_ignored():
     EFF003 at the block, and the help names the term that can carry a hand count."""
     from pathlib import Path
 
-    text = (Path(__file__).parent.parent / "examples" / "nemotron_h_56b.eff").read_text(encoding="utf-8")
+    text = (Path(__file__).resolve().parents[2] / "examples" / "nemotron_h_56b.eff").read_text(encoding="utf-8")
     at = text.index("  model {") + len("  model {")
     line = text[:at].count("\n") + 2  # the block goes on the line after `model {`
     result = check_text(text[:at] + "\n    lora { rank = 16  targets = [up, down] }" + text[at:])

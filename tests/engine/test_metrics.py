@@ -11,7 +11,7 @@ from conftest import cli as run_effspec
 
 from effspec import check_text, load
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def spec(model: str, convention: str = "preset = palm", work: str = "seq_len = 1024 token/sequence  global_batch = 64 sequence",

@@ -9,7 +9,7 @@ import pytest
 import effspec
 from effspec.report.text import result_json
 
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def check(text: str):

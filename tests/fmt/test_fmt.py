@@ -21,7 +21,7 @@ import pytest
 import effspec
 from effspec.fmt import FormatterError, format_text, ir_signature
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _reference_blocks() -> list[tuple[str, str]]:

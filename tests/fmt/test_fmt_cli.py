@@ -14,7 +14,7 @@ from pathlib import Path
 
 from conftest import cli, effspec_process
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EFFSPEC = os.path.join(os.path.dirname(sys.executable), "effspec")  # the installed console script
 
 MESSY = 'eff 1\nrun r { timing { step_time = [1.0,2.0] s  warmup=0 step }  title="t" }\n'

@@ -1,7 +1,7 @@
-"""effspec fmt over the fuzz corpus: the inputs tests/test_fuzz.py generates.
+"""effspec fmt over the fuzz corpus: the inputs tests/security/test_fuzz.py generates.
 
 Programs generated from the grammar (with comments between tokens) and the
-examples mutated; deterministic, like tests/test_fuzz.py.  For any input:
+examples mutated; deterministic, like tests/security/test_fuzz.py.  For any input:
 format_text returns or refuses with coded diagnostics, never raises (a
 FormatterError, its own check failing, is a finding too); a formatted text is
 a fixed point and compiles to the same IR.
@@ -9,11 +9,17 @@ a fixed point and compiles to the same IR.
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 import pytest
 
 pytest.importorskip("hypothesis")
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
+
+# The suite's own generators, in tests/security/test_fuzz.py (its folder is put on sys.path: a sibling stage's).
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
 from test_fuzz import _GRAMMAR, fuzz, mutated  # noqa: E402
 
 from effspec.fmt import format_text, ir_signature  # noqa: E402

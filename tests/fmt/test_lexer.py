@@ -16,7 +16,7 @@ pygments = pytest.importorskip("pygments")
 from pygments.lexers import get_lexer_by_name, get_lexer_for_filename  # noqa: E402
 from pygments.token import Comment, Error, Keyword, Name, Number, Operator, Punctuation, String, Whitespace  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _sources() -> list[tuple[str, str]]:

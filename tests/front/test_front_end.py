@@ -15,7 +15,7 @@ import effspec
 from effspec import check_text, load
 from effspec.diagnostics import render_text
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 MINIMAL = """eff 1

@@ -7,7 +7,7 @@
    oversize, too deep, too many items, a value its text does not compile to, a `file` outside the folder) is one
    coded diagnostic with its JSON pointer and its line:column in the JSON text, and never reaches the engine.
 3. The schema: versioned `$id`, shipped in the package, and nothing in it goes unread (a schema-valid change of
-   any member changes the check); tests/test_ir_schema.py checks the schema against the dataclasses.
+   any member changes the check); tests/front/test_ir_schema.py checks the schema against the dataclasses.
 4. The CLI (export, check, report, folders, --fix) and effspec.api.check_ir.
 5. Fuzzing: any member of a document replaced by any JSON value, and any edit of its text, end in a check or in
    coded diagnostics (never EFF099, never an exception).
@@ -27,7 +27,10 @@ import pytest
 from conftest import cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from test_fuzz import _GRAMMAR, mutated  # the suite's own generators (tests/ is on sys.path), not its tests
+
+# The suite's own generators (tests/security/test_fuzz.py, whose folder is put on sys.path), not its tests.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
+from test_fuzz import _GRAMMAR, mutated  # noqa: E402
 
 import effspec
 from effspec import api
@@ -35,7 +38,7 @@ from effspec.front import ir, ir_json
 from effspec.front.limits import Limits
 from effspec.report.text import result_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "spec" / "eff-ir.schema.json"
 POSITION = ("line", "column", "end_line", "end_column")
 
@@ -355,7 +358,7 @@ def test_schema_is_versioned_and_shipped(schema) -> None:
 
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
     assert project["package-dir"]["effspec.spec"] == "spec" and "*.json" in project["package-data"]["effspec.spec"]
-    # the package list is derived in setup.py, which maps each data folder (tests/test_packaging.py checks the list)
+    # the package list is derived in setup.py, which maps each data folder (tests/house/test_packaging.py checks the list)
     assert '"effspec.spec": "spec"' in (ROOT / "setup.py").read_text(encoding="utf-8")
 
 
@@ -431,7 +434,7 @@ def _everything(result) -> str:
 
 @pytest.fixture(scope="module")
 def coverage(tmp_path_factory):
-    """The coverage spec of tests/test_ir_schema.py (every IR node), with a scaling claim, exported, and its folder."""
+    """The coverage spec of tests/front/test_ir_schema.py (every IR node), with a scaling claim, exported, and its folder."""
     from test_ir_schema import COVERAGE_SPEC
 
     folder = tmp_path_factory.mktemp("coverage")

@@ -28,7 +28,7 @@ from jsonschema import Draft202012Validator
 import effspec
 from effspec.front import ir, keys
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_PATH = ROOT / "spec" / "eff-ir.schema.json"
 GRAMMAR_PATH = ROOT / "grammar" / "eff.lark"
 
@@ -41,7 +41,7 @@ OMITTED = {"FileRef": {"path"}, "Samples": {"lines"}}
 EXPRESSION_NODES = {"Number": "number", "Ref": "ref", "BinOp": "binop", "Neg": "neg"}
 NON_DATACLASS_DEFS = {"Expr", "Identifier"}
 # Optional members of the JSON document that are no dataclass field: `$schema`, which `effspec export`
-# writes first and ir.to_json does not (tests/test_ir_json.py checks that it is read).
+# writes first and ir.to_json does not (tests/front/test_ir_json.py checks that it is read).
 DOCUMENT_ONLY = {"Spec": {"$schema"}}
 # Fields to_json leaves out at their empty default (`blocks`), or writes only where the spec writes them (an
 # explicit `±`): optional in the schema, so that a document from before them reads the same.
@@ -77,7 +77,7 @@ COVERAGE_SPEC = """eff 1
 
 run base {
   title  = "coverage: every IR node"
-  source = "tests/test_ir_schema.py"
+  source = "tests/front/test_ir_schema.py"
   model { kind = dense_transformer  layers = 2  d_model = 64  heads = 4  ffn = gelu  d_ff = 256  vocab = 1000
           tied_embeddings = true }
   convention { preset = palm  recompute = excluded }

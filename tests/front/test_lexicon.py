@@ -5,7 +5,7 @@
    for its pieces.  Three generated data files hold it (the VS Code grammar and
    word pattern, the IR schema's `text` pattern); each holds exactly the
    lexicon's pattern (the schema: the grammar's two alternatives, anchored), and
-   is checked to be in step with it (here, and tests/test_ir_schema.py).
+   is checked to be in step with it (here, and tests/front/test_ir_schema.py).
 2. The grep finds a planted copy, so it cannot pass vacuously.
 3. Every scanner that reads numbers accepts the grammar's literals and no others
    (the cases below are read off the NUMBER rule by hand).
@@ -23,7 +23,7 @@ import pytest
 
 from effspec.front import lexicon
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SOURCE = ROOT / "grammar" / "eff.lark"
 SEARCHED = ("compiler", "editors", "spec", "templates", "grammar", "benchmarks", "scripts")
 SUFFIXES = {".py", ".js", ".json", ".lark", ".j2", ".md", ".toml", ".yaml", ".yml", ".ts"}
@@ -103,7 +103,7 @@ def test_non_capturing_leaves_escapes_classes_and_extensions_alone():
 
 
 def test_the_generated_files_are_in_step():
-    # (the IR schema's Number pattern: tests/test_ir_schema.py::test_identifier_and_number_follow_the_grammar)
+    # (the IR schema's Number pattern: tests/front/test_ir_schema.py::test_identifier_and_number_follow_the_grammar)
     proc = subprocess.run([sys.executable, str(ROOT / "editors/vscode/scripts/generate_grammar.py"), "--check"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr

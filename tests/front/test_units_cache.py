@@ -14,7 +14,7 @@ import pytest
 
 from effspec.front import units
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def grammar_unit_words() -> list[str]:

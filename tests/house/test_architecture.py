@@ -23,7 +23,7 @@ import ast
 import pathlib
 import re
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "compiler"
 
 # Lower number = earlier stage.  The root package is the Python API that

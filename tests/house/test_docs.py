@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 spec = importlib.util.spec_from_file_location("check_links", ROOT / "scripts" / "check_links.py")
 check_links = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(check_links)

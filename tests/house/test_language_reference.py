@@ -27,7 +27,7 @@ from effspec.front import keys
 from effspec.front.limits import LIMITS
 from effspec.rules import code_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REFERENCE = ROOT / "spec" / "language.md"
 SKETCH = ROOT.parent / "shared" / "design" / "eff-language.md"
 EXAMPLES = ROOT / "examples"

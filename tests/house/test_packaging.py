@@ -25,7 +25,7 @@ import pytest
 
 from effspec import version
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -165,7 +165,7 @@ def test_the_sdist_ships_its_tests_and_they_pass(distributions, tmp_path):
     env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
     # The rule fixtures and pages, and the one-lexicon checks: data from tests/fixtures, spec/ and editors/.
     proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0",
-                           "tests/test_rules.py", "tests/test_lexicon.py", "-k", "fixture or page or lexicon or scanner or copy"],
+                           "tests/rules/test_rules.py", "tests/front/test_lexicon.py", "-k", "fixture or page or lexicon or scanner or copy"],
                           capture_output=True, text=True, cwd=tree, env=env, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert re.search(r"\b\d{3} passed\b", proc.stdout), proc.stdout[-500:]  # 236 when this was written

@@ -26,7 +26,7 @@ import pytest
 
 yaml = pytest.importorskip("yaml")
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 PRE_COMMIT = os.path.join(os.path.dirname(sys.executable), "pre-commit")
 
 MESSY = 'eff 1\nrun r { timing { step_time = [1.0,2.0] s  warmup=0 step }  title="t" }\n'

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 from real_logs import has
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
@@ -236,12 +236,12 @@ def test_recipe_add_a_rule_followed_word_for_word_keeps_the_suite_green(tmp_path
         assert done.returncode == 0, f"{command}: {done.stderr}"
     assert "EFF699" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
     assert (repo / "spec" / "rules" / "EFF699.md").exists()
-    tests = ["tests/test_rules.py", "tests/test_language_reference.py", "tests/test_sarif.py", "tests/test_self_fixing_messages.py"]
+    tests = ["tests/rules/test_rules.py", "tests/house/test_language_reference.py", "tests/report/test_sarif.py", "tests/front/test_self_fixing_messages.py"]
     done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-x", *tests],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     # the copy's rule was the one tested: its fixtures ran
-    listed = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "tests/test_rules.py"],
+    listed = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "tests/rules/test_rules.py"],
                             cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert "EFF699/fail_no_source.eff" in listed.stdout and "EFF699/pass_cited.eff" in listed.stdout
 
@@ -353,7 +353,7 @@ def test_recipe_add_a_catalog_row_followed_word_for_word_keeps_the_catalog_tests
     assert row["vendor"] not in vendors
     vendors.append(row["vendor"])
     schema_path.write_text(json.dumps(schema, indent=2) + "\n", encoding="utf-8")
-    done = _pytest(repo, env, "-x", "tests/test_catalog.py")
+    done = _pytest(repo, env, "-x", "tests/engine/test_catalog.py")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     where = subprocess.run([sys.executable, "-c", "from effspec.engine import catalog; print(catalog.__file__)"],
                            cwd=repo, env=env, capture_output=True, text=True, timeout=120)
@@ -404,9 +404,9 @@ def test_recipe_add_a_trace_format_followed_word_for_word_keeps_the_suite_green(
     """The reader, its fixture and its expected table as given, in a copy of the tree; the trace-format tests
     run there (every format's contract, and each format's fixture against its table)."""
     repo, env = _followed_word_for_word("Add a trace format", tmp_path, recipe_files("Add a trace format"))
-    done = _pytest(repo, env, "-x", "tests/test_trace_formats.py")
+    done = _pytest(repo, env, "-x", "tests/ranks/test_trace_formats.py")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    listed = _pytest(repo, env, "--collect-only", "tests/test_trace_formats.py")
+    listed = _pytest(repo, env, "--collect-only", "tests/ranks/test_trace_formats.py")
     assert "test_the_fixture_reduces_to_its_expected_table[acmeprof]" in listed.stdout, listed.stdout[-2000:]
     assert "test_a_bad_file_is_a_coded_error[empty-acmeprof]" in listed.stdout
 
@@ -459,9 +459,9 @@ def test_recipe_add_a_layer_kind_followed_word_for_word_keeps_the_suite_green(tm
     assert "#### `acme_mixer { … }` (inside `model`)" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
     assert "A acme_mixer, * attention" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
     assert '"gated_deltanet", "acme_mixer", "lora"]' in (repo / "spec" / "eff-ir.schema.json").read_text(encoding="utf-8")
-    done = _pytest(repo, env, "-x", "tests/test_layers.py", "tests/test_language_reference.py", "tests/test_ir_schema.py")
+    done = _pytest(repo, env, "-x", "tests/engine/test_layers.py", "tests/house/test_language_reference.py", "tests/front/test_ir_schema.py")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
-    listed = _pytest(repo, env, "--collect-only", "tests/test_layers.py")
+    listed = _pytest(repo, env, "--collect-only", "tests/engine/test_layers.py")
     assert "test_a_layer_kind_is_in_the_vocabulary[acme_mixer]" in listed.stdout, listed.stdout[-2000:]
 
 

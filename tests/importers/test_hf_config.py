@@ -9,7 +9,7 @@ import pytest
 from effspec import check_text
 from effspec.importers.hf_config import ConfigError, read
 
-FIX = Path(__file__).parent / "fixtures" / "hf_config"
+FIX = Path(__file__).resolve().parents[1] / "fixtures" / "hf_config"
 
 
 def block(fields) -> dict[str, tuple[str | None, str]]:
@@ -94,7 +94,7 @@ def test_import_with_model_config(tmp_path, capsys):
     from effspec.cli import main
 
     log = tmp_path / "train.log"
-    shutil.copy(Path(__file__).parent / "fixtures" / "logs" / "megatron_train.log", log)
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "megatron_train.log", log)
     cfg = tmp_path / "config.json"
     shutil.copy(FIX / "llama-3.1-8b.json", cfg)
     out = tmp_path / "run.eff"
@@ -205,7 +205,7 @@ def test_nemotron_h_8b_config():
     assert got["ffn"][0] == "relu" and got["d_ff"] == ("21504", "config.json:10")
     assert got["mamba2.state_size"] == ("128", "config.json:21") and got["mamba2.heads"] == ("128", "config.json:13")
     assert got["mamba2.groups"] == ("8", "config.json:17") and got["mamba2.head_dim"] == ("64", "config.json:11")
-    # The count tests/test_layers.py derives by hand for this shape at s = 8192: 46,707,769,344 FLOP/token.
+    # The count tests/engine/test_layers.py derives by hand for this shape at s = 8192: 46,707,769,344 FLOP/token.
     assert _hybrid_run(fields, 8192).metrics["flops_per_token"].value == 46_707_769_344
 
 
@@ -218,7 +218,7 @@ def test_qwen3_next_config():
     assert got["shared_experts"] == ("1", "config.json:24") and got["d_ff_expert"] == ("512", "config.json:17")
     assert "moe_layers" not in got                                # mlp_only_layers [] and decoder_sparse_step 1
     run = _hybrid_run(fields)
-    assert run.metrics["flops_per_token"].value == 22_739_681_280     # tests/test_layers.py, by hand
+    assert run.metrics["flops_per_token"].value == 22_739_681_280     # tests/engine/test_layers.py, by hand
     assert run.params_from_shape == 79_674_081_280
 
 

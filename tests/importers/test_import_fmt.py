@@ -16,7 +16,7 @@ from real_logs import REAL
 FIXTURES = REAL.parent
 REAL_LOGS = sorted(p for p in REAL.glob("*/*") if p.name not in ("SOURCE", "SOURCE.md") and p.is_file())
 SYNTHETIC = sorted(p for p in FIXTURES.glob("*") if p.suffix in (".log", ".jsonl"))
-# Excerpts that are no importable run, by design (tests/test_import_real_nemo.py tests each refusal): no spec to lay out.
+# Excerpts that are no importable run, by design (tests/importers/test_import_real_nemo.py tests each refusal): no spec to lay out.
 NO_RUN = {"nemo1_empty_issue11900.log": "every bar's figures are empty",
           "nemo1_launcher_issue55.log": "no bar has `train_step_timing in s=` (log_step_timing off)",
           "nemo1_rlhf_config_dump.log": "a config dump only: the job reached no training step"}

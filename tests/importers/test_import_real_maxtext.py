@@ -4,7 +4,7 @@
 Fixtures: tests/fixtures/logs/real/maxtext/ (each citing its source in its header) and
 tests/fixtures/logs/maxtext_train.log (verbatim from AI-Hypercomputer/maxtext@e591f30
 docs/guides/monitoring_and_debugging/understand_logs_and_metrics.md; its full check, which reproduces all three
-of its figures, is tests/test_importers.py::test_maxtext_import_flags_the_warmup_artefact_and_checks).
+of its figures, is tests/importers/test_importers.py::test_maxtext_import_flags_the_warmup_artefact_and_checks).
 """
 
 from __future__ import annotations

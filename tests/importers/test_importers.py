@@ -43,7 +43,7 @@ from effspec.cli import main
 from effspec.importers import all_importers
 from effspec.rules.pages import IMPORTER
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 FORMATS = ("maxtext", "megatron", "megatron_deepspeed", "mllog", "nanogpt", "nemo", "torchtitan")
 CITE = re.compile(r'from log "([^"]+?):(\d+)(?: \([^"]*\))?"')
@@ -384,7 +384,7 @@ def test_progress_bar_on_request(tmp_path: Path, capsys) -> None:
     assert capsys.readouterr().err.endswith("\rreading nemo_train.log: 100 %\n")
 
 
-@pytest.mark.parametrize("code", sorted(c for c in IMPORTER if c != "EFF810"))  # EFF810: tests/test_hf_config.py
+@pytest.mark.parametrize("code", sorted(c for c in IMPORTER if c != "EFF810"))  # EFF810: tests/importers/test_hf_config.py
 def test_importer_code_pages_run(tmp_path: Path, code: str) -> None:
     """The Example log of an importer code's page yields it; the Use instead log does not."""
     from effspec.rules.pages import page

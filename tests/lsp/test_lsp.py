@@ -20,10 +20,10 @@ from conftest import cli
 pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
 pytest.importorskip("lsprotocol", reason="the language server needs the `lsp` extra (lsprotocol)")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_client import Client, uri_of  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 # MFU by hand: 1.2e10 FLOP/token x (2048 x 256 = 524,288 tokens) = 6.291456e15 FLOP per step;
@@ -506,7 +506,7 @@ def test_the_vscode_extension_starts_effspec_lsp_for_eff_files():
     config = json.loads((vscode / "language-configuration.json").read_text(encoding="utf-8"))
     assert config["comments"]["lineComment"] == "#"  # grammar/eff.lark: COMMENT: /#[^\n]*/
     assert ["{", "}"] in config["brackets"] and ["[", "]"] in config["brackets"]
-    # the entry point is extension.js bundled by esbuild (tests/test_vscode_package.py packages it)
+    # the entry point is extension.js bundled by esbuild (tests/lsp/test_vscode_package.py packages it)
     assert package["main"] == "./dist/extension.js" and package["scripts"]["bundle"].startswith("esbuild extension.js ")
     script = (vscode / "extension.js").read_text(encoding="utf-8")
     assert 'args: ["lsp"]' in script and "vscode-languageclient" in script

@@ -16,7 +16,7 @@ from lsprotocol import types as T  # noqa: E402
 from effspec.lsp import features as F  # noqa: E402
 from effspec.lsp.analysis import analyze  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 

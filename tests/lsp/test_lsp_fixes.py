@@ -3,7 +3,7 @@
 Each case breaks SMALL one way, runs effspec.check_text, applies every fix
 offered for the expected diagnostic, and checks the text is SMALL again with
 the diagnostic gone.  No pygls needed: the server turns the same Fix objects
-into code actions (tests/test_lsp.py applies one over JSON-RPC).
+into code actions (tests/lsp/test_lsp.py applies one over JSON-RPC).
 """
 
 from __future__ import annotations

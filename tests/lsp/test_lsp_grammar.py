@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VSCODE = ROOT / "editors" / "vscode"
 sys.path.insert(0, str(VSCODE / "scripts"))
 from compare_tokens import scopes  # noqa: E402  (the matcher; also compares with tokenize.js)

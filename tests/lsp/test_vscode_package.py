@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 VSCODE = ROOT / "editors" / "vscode"
 SOURCES = ("package.json", "package-lock.json", "extension.js", "LICENSE", ".vscodeignore", "README.md",
            "language-configuration.json", "syntaxes")

@@ -220,7 +220,7 @@ def test_straggler_example_names_rank_37_on_node04_and_its_chart_rows():
 
     import effspec
 
-    root = Path(__file__).resolve().parents[1]
+    root = Path(__file__).resolve().parents[2]
     rr = effspec.load(root / "examples" / "straggler_ranks.eff").evaluation.runs["llama7b_64"]
     d = rr.diagnosis
     assert (d.family, d.ranks, d.nodes) == ("straggler", (37,), ("node04",))

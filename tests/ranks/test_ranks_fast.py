@@ -27,7 +27,7 @@ from effspec.ranks import fast_csv, loader
 from effspec.ranks.table import COLUMNS
 from effspec.report.text import result_json
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIELDS = ("rank", "node", "step", "compute", "comm", "stall", "step_time", "comm_exposed", "idle", "other")
 SPAN = Span(3, 21, 3, 38)
 
@@ -335,7 +335,7 @@ def test_the_fast_path_reads_the_loaders_bytes_and_opens_nothing(tmp_path, monke
 def test_loads_under_tracemalloc_do_not_crash(tmp_path):
     """Handed a Python buffer, pyarrow's worker threads dropped it after the read, taking the GIL
     from a foreign thread, which raced with tracemalloc.stop() on CPython 3.11: a segfault within
-    2,000 loads, 3 times out of 3 (tests/test_fuzz.py's rank-grid fuzz met it). The reader now gets
+    2,000 loads, 3 times out of 3 (tests/security/test_fuzz.py's rank-grid fuzz met it). The reader now gets
     a copy in pyarrow's own memory. A fresh process, so that a crash fails this test only."""
     code = f"""
 import os, tracemalloc

@@ -263,7 +263,7 @@ def test_text_and_sarif_carry_the_family_with_its_p_value_and_effect_size():
     from effspec.report.sarif import sarif_log
     from effspec.report.text import text
 
-    result = effspec.load(Path(__file__).parent / "fixtures" / "rules" / "EFF406" / "fail_named_and_within_noise.eff")
+    result = effspec.load(Path(__file__).resolve().parents[1] / "fixtures" / "rules" / "EFF406" / "fail_named_and_within_noise.eff")
     p = 40 * 8.0 ** -10
     assert f"{p:.1e}" == "3.7e-08"
     named = ("run `slow_rank`: the per-rank timing is diagnosed `straggler` (rank 5 on node01; p = 3.7e-08; "
@@ -307,7 +307,7 @@ def test_the_report_row_gives_p_effect_and_steps_to_detect():
     import effspec
     from effspec.report.sections import ranks
 
-    result = effspec.load(Path(__file__).parent.parent / "examples" / "straggler_ranks.eff")
+    result = effspec.load(Path(__file__).resolve().parents[2] / "examples" / "straggler_ranks.eff")
     rows = {r.label: r for r in ranks.diagnosis(result.evaluation.runs["llama7b_64"])[0]}
     assert rows["significance"].value == "p < 3.2e-10"
     assert "effect: mean compute excess of rank 37" in rows["significance"].note

@@ -87,7 +87,7 @@ def test_a_bad_file_is_a_coded_error(tmp_path: Path, name: str, what: str):
 #   step 2: the window runs on from 900 to the memcpy's end, 1980: step_time 1080; GEMM 1100-1600 (compute 500),
 #     all-reduce 1500-1900 (comm 400, 100 under the GEMM: exposed 300), memcpy 1950-1980 (other 30, memory 30),
 #     idle 900-1100 and 1900-1950 = 250, each before a launch (idle_host_wait 250); stall = idle + other = 280.
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "traces" / "formats"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "formats"
 
 
 def test_every_format_has_a_fixture():

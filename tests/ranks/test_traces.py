@@ -31,7 +31,7 @@ from conftest import cli as run_effspec
 
 from effspec.cli import main
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 HTA = HERE / "fixtures" / "traces" / "hta"
 CPU = HERE / "fixtures" / "traces" / "cpu"
 SCENARIOS = ("uniform", "straggler", "imbalance", "comm_heavy", "sleeper")
@@ -224,7 +224,7 @@ def test_csv_starts_with_the_provenance_of_every_file(hta_table):
         f"# effspec-traces 2: file={HTA}/rank-1.json.gz bytes=119799 sha256={sha[1]} rank=1 node=unknown "
         f"node_from=none kind=gpu steps=2 events=4720 {_launch_delays(HTA / 'rank-1.json.gz')}",
     ] + [c for c in comments if c.startswith("# effspec-traces 2: kernel top=")]
-    # Then the ten kernels with the most device time over both ranks (issue 32; tests/test_traces_hta.py).
+    # Then the ten kernels with the most device time over both ranks (issue 32; tests/ranks/test_traces_hta.py).
     assert len(comments) == 13 and " type=communication " in comments[3] and "ranks=2 name=ncclKernel_SendRecv" in comments[3]
     # The first ten columns as before; the idle split and the kernel types after them (issue 32).
     assert list(rows[0])[:10] == ["rank", "node", "step", "step_time", "compute", "comm", "comm_exposed", "idle", "other",

@@ -1,7 +1,7 @@
 """`effspec traces` on traces as people capture them (issue 32): the rank from the file name, every missing
 piece named at once, no `ProfilerStep` (one window, or `--window LABEL`), every device the profiler records.
 
-Hand-made traces; the derivations are in the comments.  The real public traces are tests/test_traces_real.py.
+Hand-made traces; the derivations are in the comments.  The real public traces are tests/ranks/test_traces_real.py.
 """
 
 from __future__ import annotations
@@ -294,7 +294,7 @@ def test_kernel_types_of_real_kernel_names(name, kind):
 # ---------------------------------------------------------------------------- effspec traces --diff
 
 
-CPU = Path(__file__).resolve().parent / "fixtures" / "traces" / "cpu"
+CPU = Path(__file__).resolve().parents[1] / "fixtures" / "traces" / "cpu"
 
 
 def _diff(*args) -> tuple[int, str, str]:

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_traces import read_table, run_traces
 
-REAL = Path(__file__).resolve().parent / "data" / "traces" / "real"
+REAL = Path(__file__).resolve().parents[1] / "data" / "traces" / "real"
 US = Decimal(1)
 
 

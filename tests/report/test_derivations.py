@@ -16,7 +16,7 @@ from conftest import cli as run_effspec
 
 from effspec.display import exact_digits, exact_operands, read_back, shown
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted(p.name for p in (ROOT / "examples").glob("*.eff"))
 
 _PREFIX = {"": 1.0, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18, "Z": 1e21, "Y": 1e24}

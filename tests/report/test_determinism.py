@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 from conftest import effspec_process
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 SEEDS = ("1", "2")  # the installed command's two runs below
 

@@ -1,7 +1,7 @@
 """First contact (issue 31): page 1 is the verdict, the cards never contradict, `check` shows what passed.
 
 The verdict sentences are derived here from the figures of each example, which the rest of the suite derives
-by hand (tests/test_report.py): example B's 39.8 % MFU against the declared 624 TFLOP/s, and 79.6 % against the
+by hand (tests/report/test_report.py): example B's 39.8 % MFU against the declared 624 TFLOP/s, and 79.6 % against the
 dense 312 TFLOP/s (39.8 % x 624 / 312); Megatron GPT-3's 44.12 % MFU counts full recomputation.
 """
 
@@ -20,7 +20,7 @@ import effspec
 from effspec.report import render
 from effspec.report.claim_summary import claim_lines
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 

@@ -25,7 +25,7 @@ import effspec
 from effspec.report import render
 from effspec.report.text import result_json
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 FORMATS = ("html", "pdf", "json", "sarif", "md", "tex")
 
@@ -284,7 +284,7 @@ def test_markdown_summary_table_puts_valid_tokens_beside_mfu(rendered):
     row = md.splitlines()[md.splitlines().index(header) + 2]
     # each headline figure with its interval (from the 95 % CI of the median of the 500 samples, [1.0995, 1.1007] s:
     # 2,035,712 token / [1.1007, 1.0995] s = [1,849,470, 1,851,489] token/s; the CI itself is checked by hand in
-    # tests/test_intervals.py) and its claim beside it (claim mfu = 52 %, claim throughput = 2.0e6 token/s)
+    # tests/engine/test_intervals.py) and its claim beside it (claim mfu = 52 %, claim throughput = 2.0e6 token/s)
     assert row.startswith("| 47.12 % \\[47.09–47.15 %\\] (52 % claimed\\: not supported) | 1,850,479 token/s "
                           "\\[1,849,470–1,851,489 token/s\\] (2,000,000 token/s claimed\\: not supported) |")
     assert "| `mfu` | 52 % | 47.12 % | **mismatch** |" in md
@@ -334,4 +334,4 @@ def test_report_view_degrades_without_optional_attributes():
     view = scaling.scaling_view(sr, result.evaluation.runs)
     assert view.shapes[0].columns == ("name", "m", "n", "k", "count", "batch", "per")
     assert view.shapes[0].rows == (("qkv", "4096", "1536", "2048", "1", "1", "layer"),)
-    # (the per-rank charts read the diagnosis' RankProfile: tests/test_report_reviewer.py)
+    # (the per-rank charts read the diagnosis' RankProfile: tests/report/test_report_reviewer.py)

@@ -14,7 +14,7 @@ import effspec
 from effspec.report import render
 from effspec.report.sections import build
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 RUN = """eff 1
 

@@ -25,7 +25,7 @@ from effspec.report.sections.convention import same_knobs
 
 pdfplumber = pytest.importorskip("pdfplumber", reason="pdfplumber (the test extra) not installed: pip install -e '.[test]'")
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 MM = 72 / 25.4
 

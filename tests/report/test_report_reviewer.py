@@ -14,7 +14,7 @@ from rendering import reports
 import effspec
 from effspec.report import render
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 

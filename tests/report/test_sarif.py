@@ -15,7 +15,7 @@ import effspec
 from effspec.report.sarif import sarif_log
 from effspec.rules import code_table
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 CODES = code_table()  # front-end codes and every rule's, as the outputs list them
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 # The full OASIS SARIF 2.1.0 schema (draft-04), as shipped inside the
@@ -121,7 +121,7 @@ def _replaced(text: str, replacements: list[dict]) -> str:
 
 @pytest.mark.parametrize("name, unsafe", [("units", False), ("bare_mfu", False), ("sparse_peak", True)])
 def test_results_carry_the_fixes_check_fix_makes(name, unsafe):
-    # The fixtures of tests/test_check_fix.py: NAME.in corrected by hand is NAME.eff.  The log's safe
+    # The fixtures of tests/cli/test_check_fix.py: NAME.in corrected by hand is NAME.eff.  The log's safe
     # fixes (and, for an unsafe case, its unsafe ones), made as SARIF says, give the same edits on
     # their first round as `check --fix` does: every edit of the hand-corrected text is one of them.
     fixtures = ROOT / "tests" / "fixtures" / "fix"

@@ -26,7 +26,7 @@ from effspec import check_text
 from effspec.rules import PAGE_SECTIONS, all_rules, code_table, rule_for
 from effspec.rules.pages import FRONT_END, IMPORTER, page, write_pages
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CODES = code_table()  # front-end codes and every rule's, as the outputs list them
 FIXTURES = ROOT / "tests" / "fixtures" / "rules"
 EXPECT = re.compile(r"^# expect: (EFF\d{3}) (\d+):(\d+)\s*$")
@@ -151,8 +151,8 @@ def _blocks(code: str) -> tuple[str, str]:
 def _page_codes() -> list[str]:
     # EFF030's corrected spec is the same as EFF001's; every page has both blocks.
     # EFF099 (internal error) has no spec that triggers it: the tests of
-    # tests/test_audit_integrity.py provoke it by making a pipeline stage raise.
-    # Importer codes (EFF8xx) show log excerpts: tests/test_importers.py runs them.
+    # tests/security/test_audit_integrity.py provoke it by making a pipeline stage raise.
+    # Importer codes (EFF8xx) show log excerpts: tests/importers/test_importers.py runs them.
     # EFF406's Example reads a per-rank CSV beside the spec, which a page cannot hold:
     # its fixtures (tests/fixtures/rules/EFF406, with the CSVs) run it instead.
     return sorted(c for c in CODES if c not in ("EFF099", "EFF406") and c not in IMPORTER)

@@ -15,7 +15,7 @@ import pytest
 import effspec
 from effspec.rules import rule_for
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = ROOT / "tests" / "fixtures" / "rules"
 EXAMPLES = ROOT / "examples"
 MY_CODES = [f"EFF{n}" for n in (301, 302, 303, 304, 401, 402, 403, 404, 501, 502, 503, 504)]

@@ -5,7 +5,7 @@
    ignore pragmas; a lowered severity never hides a finding.
 2. The project configuration stops at the project root, says where it comes
    from (`--show-settings`), and is bounded before it is parsed.
-3. (tests/test_determinism.py: byte-identical output under two hash seeds.)
+3. (tests/report/test_determinism.py: byte-identical output under two hash seeds.)
 4. One file's internal error does not hide the others' findings.
 5. One line model: reports highlight the line the parser counted.
 """
@@ -32,7 +32,7 @@ from effspec.diagnostics import sanitize, source_lines
 from effspec.report import render
 from effspec.version import report_a_bug
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 EXAMPLE_B = (EXAMPLES / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
 EFFSPEC = str(Path(sys.executable).with_name("effspec"))

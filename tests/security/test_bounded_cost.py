@@ -207,7 +207,7 @@ def _memory_bench():
     return module
 
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BENCH = _memory_bench()
 MB = 1024 * 1024
 

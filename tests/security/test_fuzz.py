@@ -37,7 +37,7 @@ from effspec.front.syntax import grammar_text  # noqa: E402
 from effspec.report.text import result_json  # noqa: E402
 from effspec.report.text import text as text_output
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "examples")
 SEEDS = [pathlib.Path(EXAMPLES, f).read_text(encoding="utf-8")
          for f in sorted(os.listdir(EXAMPLES)) if f.endswith(".eff")]
 

@@ -25,7 +25,7 @@ from effspec.front.limits import LIMITS
 from effspec.report.text import result_json
 from effspec.report.text import text as text_output
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), os.pardir, os.pardir, "examples")
 
 # A complete, error-free run (Example C's baseline).  Line 2 is the `run` line.
 RUN = """run base_8 {

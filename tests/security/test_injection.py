@@ -39,7 +39,7 @@ from effspec.diagnostics import printable
 from effspec.report.markdown import code, esc
 from effspec.report.sarif import artifact_uri, sarif_log
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 VENDOR = (ROOT / "examples" / "example_b_vendor_claim.eff").read_text(encoding="utf-8")
 
 

@@ -77,7 +77,7 @@ from effspec.cli.fix import fix_text  # noqa: E402
 from effspec.fmt import format_text, ir_signature  # noqa: E402
 from effspec.rules.fixes import vet  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # The spec: three unit spellings, each EFF001.  `GFLOPs` is read by the parser's help as a rate
 # (`GFLOP/s`), which after `/token` is FLOP/(token*s): EFF010, as `flops_per_token` is in FLOP/token.  `tokens`

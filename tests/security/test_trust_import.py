@@ -23,7 +23,7 @@ from effspec.front.config import scan_pragmas
 from effspec.front.syntax import parser
 from effspec.importers.writer import NEUTRAL_COLON, comment
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LOGS = ROOT / "tests" / "fixtures" / "logs"
 PRAGMA = "# effspec: file-ignore[EFF601,EFF503]"
 WRITTEN = PRAGMA.replace(":", "\u2236")  # as the writer neutralises it

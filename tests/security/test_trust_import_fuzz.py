@@ -21,7 +21,7 @@ from effspec.cli.import_ import log_value_out_of_range
 from effspec.importers import ImportFailure, import_logs
 from effspec.importers.writer import render
 
-LOGS = Path(__file__).resolve().parent / "fixtures" / "logs"
+LOGS = Path(__file__).resolve().parents[1] / "fixtures" / "logs"
 FIXTURES = {
     "megatron": "megatron_train.log", "megatron_deepspeed": "megatron_deepspeed_bloom.log", "nanogpt": "nanogpt_train.log",
     "nemo": "nemo_train.log", "torchtitan": "torchtitan_train.log", "maxtext": "maxtext_train.log", "mllog": "mllog_gpt3.log",

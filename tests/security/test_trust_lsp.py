@@ -18,7 +18,7 @@ import pytest
 
 pytest.importorskip("pygls", reason="the language server needs the `lsp` extra (pygls)")
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from lsp_client import Client, uri_of  # noqa: E402
 
 from effspec.lsp.framing import UINTEGER_MAX, clamp_positions  # noqa: E402

@@ -23,7 +23,7 @@ from conftest import cli
 import effspec
 from effspec.engine.finite import divide, first_nonfinite
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = sorted((ROOT / "examples").glob("*.eff"))
 
 MODEL = "model { kind = dense_transformer  layers = 24  d_model = 2048  heads = 16  ffn = gelu  d_ff = 8192  vocab = 50257 }"

@@ -20,7 +20,7 @@ import pytest
 
 from effspec.cli import main
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 HTA = HERE / "fixtures" / "traces" / "hta"
 CPU = HERE / "fixtures" / "traces" / "cpu"
 FOLDER = CPU / "straggler" / "traces"  # four gloo ranks, 32 rows

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from effspec.ranks.traces import combine, run
 
-HERE = Path(__file__).resolve().parent
+HERE = Path(__file__).resolve().parents[1]  # tests/
 HTA = HERE / "fixtures" / "traces" / "hta" / "rank-0.json.gz"
 CPU = HERE / "fixtures" / "traces" / "cpu" / "straggler" / "traces" / "rank-0.json.gz"
 SEED = 26

@@ -41,7 +41,7 @@ from effspec.report import render
 from effspec.report.text import result_json
 from effspec.report.text import text as text_output
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE_A = ROOT / "examples" / "example_a_measured.eff"
 SECRET = "SECRET-3b9f61"  # planted in every file that must never be read
 
