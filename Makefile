@@ -32,7 +32,7 @@ $(PY): | python-version
 	$(PYTHON) -m venv $(VENV)
 
 # One editable install serves both targets, so `make demo` and `make test`
-# never undo each other; tests/test_core.py builds and installs a real wheel
+# never undo each other; tests/front/test_front_end.py builds and installs a real wheel
 # to prove a non-editable `pip install .` ships the grammar, templates and data.
 $(VENV)/.installed: pyproject.toml $(wildcard setup.py) | $(PY)
 	$(PIP) install -e .
@@ -141,14 +141,14 @@ generated: rules-pages language-reference import-examples golden
 
 # The documentation site (mkdocs.yml: spec/ and the rule pages) in out/site; --strict makes a
 # broken Markdown link or anchor an error, and scripts/check_links.py then checks every internal
-# link of the built HTML (tests/test_docs.py does both in `make test`).
+# link of the built HTML (tests/house/test_docs.py does both in `make test`).
 docs: $(VENV)/.installed-test
 	$(VENV)/bin/mkdocs build --strict --quiet
 	$(PY) scripts/check_links.py out/site
 
 # The VS Code extension as a .vsix in editors/vscode: npm ci (the lockfile's esbuild, vsce and
 # language client), then esbuild bundles extension.js into dist/ and vsce packages it.  Needs node
-# and the npm registry; tests/test_vscode_package.py packages it again offline once this has run.
+# and the npm registry; tests/lsp/test_vscode_package.py packages it again offline once this has run.
 vscode:
 	cd editors/vscode && npm ci --no-audit --no-fund && npm run package
 

@@ -10,7 +10,7 @@
   process, against `effspec check` of a 4-run spec;
 * alternating installs: two unit-table cache entries served alternately
   (two pint installs simulated by two table keys, as in
-  tests/test_units_cache.py) against one;
+  tests/front/test_units_cache.py) against one;
 * the per-rank loader with and without the fast path: `load_rank_table` of
   ranks_bench.py's 1.6 M-row CSV (16,384 ranks x 100 steps, 72 MB) through
   pyarrow and with EFFSPEC_NO_FAST_CSV=1, each in fresh processes, interleaved,

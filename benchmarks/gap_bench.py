@@ -11,7 +11,7 @@ the minimum over the repeats. Targets: 15 ms per mismatching file, 3 ms per clea
 
 ``--digests`` writes the sha256 of each file's text, JSON and SARIF output, for the
 examples and both generated corpora (compare two commits' digests to see that a
-change leaves the output byte for byte; tests/test_gap_speed.py compares the
+change leaves the output byte for byte; tests/engine/test_gap_speed.py compares the
 numbers-only search's with the full evaluation's).
 """
 

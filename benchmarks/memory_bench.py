@@ -16,7 +16,7 @@ process's peak RSS (its own VmHWM: see ``peak``) and its wall time.
 
     .venv/bin/python benchmarks/memory_bench.py [--steps-mb 245] [--ranks-mb 135] [--only steps,ranks]
 
-The same generators, at a few MB, are used by tests/test_bounded_cost.py.
+The same generators, at a few MB, are used by tests/security/test_bounded_cost.py.
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "report"))  # tests/report/test_report_layout.py
 
 from test_report_layout import claims_only_spec  # noqa: E402
 

@@ -1,7 +1,7 @@
 """Per-module test times (issue 29): each named test module run alone, one after the other.
 
-    .venv/bin/python benchmarks/suite_times.py tests/test_report.py tests/test_report_layout.py
-    .venv/bin/python benchmarks/suite_times.py --together tests/test_report.py tests/test_report_layout.py
+    .venv/bin/python benchmarks/suite_times.py tests/report/test_report.py tests/report/test_report_layout.py
+    .venv/bin/python benchmarks/suite_times.py --together tests/report/test_report.py tests/report/test_report_layout.py
 
 Prints, per module, pytest's wall time and the CPU seconds (user + system) of
 pytest and every process it started (the subprocesses a test runs, the

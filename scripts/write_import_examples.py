@@ -3,7 +3,7 @@ their Markdown reports, each a fresh `effspec import` of its `.log` with the `TO
 
     .venv/bin/python scripts/write_import_examples.py          # or: make import-examples
 
-tests/test_importers.py imports the examples in a temporary folder the same way (make_example) and fails
+tests/importers/test_importers.py imports the examples in a temporary folder the same way (make_example) and fails
 while a committed file differs.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-# The fill-ins of a Qwen3-4B-like torchtitan run (tests/test_importers.py fills other imports with it too).
+# The fill-ins of a Qwen3-4B-like torchtitan run (tests/importers/test_importers.py fills other imports with it too).
 QWEN3_4B_LIKE = {"kind": "dense_transformer", "layers": "36", "d_model": "2560",
                  "heads": "32  head_dim = 128  kv_heads = 8  tied_embeddings = true", "ffn": "swiglu", "d_ff": "9728",
                  "vocab": "151936", "count": "8 device", "dtype": "bf16"}

@@ -5,9 +5,9 @@ then the blocks inside `model`: the layer kinds of effspec.front.mixers and `lor
 
     .venv/bin/python scripts/write_language_reference.py          # or: make language-reference
 
-tests/test_language_reference.py and tests/test_catalog_cli.py fail while spec/language.md differs from what
-this writes, tests/test_ir_schema.py while the schema's block names do.  The package is the one on the path
-(the tests' copy, in tests/test_recipes.py).
+tests/house/test_language_reference.py and tests/cli/test_catalog_cli.py fail while spec/language.md differs from what
+this writes, tests/front/test_ir_schema.py while the schema's block names do.  The package is the one on the path
+(the tests' copy, in tests/house/test_recipes.py).
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ import pytest
 
 # `effspec check`'s result cache is off for the suite (tests monkeypatch the
 # pipeline in-process and would otherwise be served earlier runs' outputs);
-# tests/test_result_cache.py turns it on for its own runs.
+# tests/cli/test_result_cache.py turns it on for its own runs.
 os.environ["EFFSPEC_NO_CACHE"] = "1"
 
 # The generators of checked-in files (scripts/write_*.py: the language reference's tables, the import
@@ -230,8 +230,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(slow)
 
 
-# The wheel a non-editable `pip install .` gets, built once per session (tests/test_core.py and
-# tests/test_ir_json.py read it), in the render cache's folder, keyed by what goes into it.
+# The wheel a non-editable `pip install .` gets, built once per session (tests/front/test_front_end.py and
+# tests/front/test_ir_json.py read it), in the render cache's folder, keyed by what goes into it.
 WHEEL_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "LICENSE", "compiler", "grammar", "templates", "spec")
 
 
@@ -282,7 +282,7 @@ def installed_wheel(render_cache, effspec_wheel: Path) -> Path:
 
 
 # effspec's dependencies (and its build requirements) as wheels, for an environment that installs
-# effspec from a copy of this tree (tests/test_pre_commit.py's hook virtualenv): built once, keyed
+# effspec from a copy of this tree (tests/house/test_pre_commit.py's hook virtualenv): built once, keyed
 # by pyproject.toml's bytes, then installed with --no-index from the folder (56 s became 21 s).
 # In the session's cache folder; under $EFFSPEC_TEST_WHEELHOUSE instead, when set, so that CI or a
 # developer can keep it between runs (a changed pyproject.toml gets a folder of its own).

@@ -1,6 +1,6 @@
 """A small JSON-RPC 2.0 client for the language server over stdio (Content-Length framing).
 
-Used by tests/test_lsp.py and benchmarks/lsp_latency.py: it talks to
+Used by tests/lsp/test_lsp.py and benchmarks/lsp_latency.py: it talks to
 `effspec lsp` in a subprocess exactly as an editor does.
 """
 

@@ -1,7 +1,7 @@
 """The examples' HTML and PDF reports, rendered once per test session and shared (issue 29).
 
 WeasyPrint is most of a report's time, and several modules read the same
-examples' PDFs (tests/test_report.py, tests/test_report_layout.py, ...).  Each
+examples' PDFs (tests/report/test_report.py, tests/report/test_report_layout.py, ...).  Each
 entry is made once per session and kept in a folder under pytest's basetemp
 root, which every xdist worker of the session sees (a worker's basetemp is a
 subfolder of it), so a second module, or a second worker, reads the bytes
@@ -20,8 +20,8 @@ never sees half of one.  ``many`` renders, in one pass, the entries nobody
 else holds, then waits for the rest: two workers that want the same twelve
 reports split them instead of queueing.
 
-A test that proves that two renders agree (tests/test_report.py's
-byte-identical test, tests/test_determinism.py) renders for itself; a cached
+A test that proves that two renders agree (tests/report/test_report.py's
+byte-identical test, tests/report/test_determinism.py) renders for itself; a cached
 entry counts as one render at most.
 """
 
@@ -235,7 +235,7 @@ PROBE = "effspec: which hash seed made this"
 
 
 def made_by() -> dict[str, float]:
-    """The hash of :data:`PROBE` in this process (which hash seed rendered an entry: tests/test_determinism.py
+    """The hash of :data:`PROBE` in this process (which hash seed rendered an entry: tests/report/test_determinism.py
     renders again under another) and the time the entry was made."""
     import time
 

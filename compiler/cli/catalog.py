@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 # How `accelerator = "…"` finds its catalog row (effspec.engine.catalog);
-# spec/language.md lists the same rules, checked by tests/test_catalog_cli.py.
+# spec/language.md lists the same rules, checked by tests/cli/test_catalog_cli.py.
 MATCHING_RULES = (
     "Case is ignored, and so is every character other than a letter or a digit: \"h100 sxm5\" is \"H100-SXM5\".",
     "Leading vendor words are dropped: NVIDIA, AMD, Google, Cloud, Intel, Habana, AWS, Amazon.",

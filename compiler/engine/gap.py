@@ -59,7 +59,7 @@ MLA_KEYS = ("q_lora_rank", "kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim
 # Re-evaluations per spec: ~35 per run with a mismatch (19 of them presets), so about 110 runs' worth.
 BUDGET = 4_000
 # The search's re-evaluations print no derivation text (display.numbers_only): it reads their
-# numbers only. False evaluates them in full, as before (tests/test_gap_speed.py compares the two).
+# numbers only. False evaluates them in full, as before (tests/engine/test_gap_speed.py compares the two).
 NUMBERS_ONLY = True
 # Knobs a preset does not set: the run keeps its own when the preset changes.
 _KEPT_KNOBS = ("multiply_add", "backward", "padding", "moe", "optimizer")

@@ -5,7 +5,7 @@ language server's tokenizer and item splitter, the claim-literal precision, the
 importers' and fixes' literal checks, and the VS Code grammar generator) takes
 its token patterns from here, and this module asks the grammar
 (``grammar/eff.lark``, through lark's own translation of each terminal) rather
-than retyping them.  tests/test_lexicon.py fails on a hand copy of the NUMBER
+than retyping them.  tests/front/test_lexicon.py fails on a hand copy of the NUMBER
 pattern anywhere else.  The formatter has no scanner: it lays out lark's parse,
 with the comments lark's lexer hands it (``effspec.front.syntax.parse(text, kept)``).
 

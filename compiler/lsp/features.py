@@ -484,7 +484,7 @@ def _value_names(a: Analysis, ctx: scan.Context):
 # Code actions
 
 
-def _claim_unit_at(a: Analysis):  # tests/test_lsp_fixes.py reads the candidates with it
+def _claim_unit_at(a: Analysis):  # tests/lsp/test_lsp_fixes.py reads the candidates with it
     """The unit each claim's value must have ("" for a ratio): what the bare-ratio fix reads."""
     return claim_units(a.spec)
 

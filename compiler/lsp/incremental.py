@@ -6,7 +6,7 @@ top-level items (`run … { … }`, `scaling … { … }`), parses an item only 
 its text is new, and moves the tree of an unchanged item to where the item
 now is (its line numbers and offsets; columns are per line and do not move).
 The trees it returns are the trees :func:`effspec.front.syntax.parse` returns
-for the whole text, position for position (tests/test_lsp_incremental.py
+for the whole text, position for position (tests/lsp/test_lsp_incremental.py
 compares them token by token); whenever that cannot be guaranteed cheaply -- a
 syntax error, an invisible character, deep nesting or too many runs, anything between items
 that is not a comment, an item written twice -- it returns the full parse.

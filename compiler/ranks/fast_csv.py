@@ -9,7 +9,7 @@ rows, an empty or over-long node name) makes it return None, and the numpy
 loader reads the same bytes and reports, so every diagnostic comes from one
 place.  The values it does return are float64 cells converted by pyarrow's
 correctly rounded parser, which gives the same double as ``float()``:
-tests/test_ranks_fast.py holds the two paths to identical tables.
+tests/ranks/test_ranks_fast.py holds the two paths to identical tables.
 
 pyarrow is imported only here, when a per-rank table is loaded, and not at all
 when ``EFFSPEC_NO_FAST_CSV`` is set to anything but ``0`` or an empty string.
@@ -123,7 +123,7 @@ def _owned(pa: Any, segment: memoryview) -> Any:
     (``py_buffer``), pyarrow's worker threads may drop the last reference to it
     after the read returns, taking the GIL from a foreign thread: on CPython
     3.11 that raced with ``tracemalloc.stop()`` and crashed the process
-    (tests/test_ranks_fast.py::test_loads_under_tracemalloc_do_not_crash).
+    (tests/ranks/test_ranks_fast.py::test_loads_under_tracemalloc_do_not_crash).
     The copy is one segment, not the file."""
     owned = pa.allocate_buffer(len(segment), memory_pool=pa.system_memory_pool())
     with memoryview(owned) as view:

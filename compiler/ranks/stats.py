@@ -34,7 +34,7 @@ LISTED = 10  # slowest ranks and nodes shown in the evidence
 # noise (ranks/significance.py): ALPHA is the diagnosis' false-positive rate on
 # balanced tables, half for the imbalance test and half for the straggler tests
 # (Bonferroni over ranks × signals), so that together they name a family on at
-# most ALPHA of noise-only tables (measured: tests/test_ranks_significance.py).
+# most ALPHA of noise-only tables (measured: tests/ranks/test_ranks_significance.py).
 ALPHA = 0.01
 
 MAX_GRID_FACTOR = 4  # rank × step cells per row at most (a grid at least a quarter filled) ...

@@ -166,7 +166,7 @@ FRONT_END: dict[str, tuple[str, str, str, str, str, str]] = {
 
 # Codes that `effspec import` reports about a training log, not about a spec:
 # their examples are log excerpts (```text blocks), and the importer tests
-# (tests/test_importers.py) run them.
+# (tests/importers/test_importers.py) run them.
 IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
     "EFF801": (
         "Reports a line of a training log that looks like one the importer reads "
@@ -260,7 +260,7 @@ IMPORTER: dict[str, tuple[str, str, str, str, str, str]] = {
 
 
 # The project configuration's own problems: the example is a pyproject.toml
-# beside an ordinary spec (tests/test_rules.py writes both and checks them).
+# beside an ordinary spec (tests/rules/test_rules.py writes both and checks them).
 _PYPROJECT_SPEC = _spec()
 
 

@@ -1,7 +1,7 @@
 """The three injection reproductions of issue 19, byte for byte, through the installed CLI.
 
 The classes behind them (every echoed path, every Markdown string, every
-artifact URI) are covered in tests/test_injection.py.
+artifact URI) are covered in tests/security/test_injection.py.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The Python TextMate matcher of tests/test_lsp_grammar.py, and its comparison with the real engine.
+"""The Python TextMate matcher of tests/lsp/test_lsp_grammar.py, and its comparison with the real engine.
 
 `scripts/tokenize.js` runs vscode-textmate (with Oniguruma) over the examples and writes each token as
 `[file, line, column, text, scope]`; this compares those scopes with :func:`scopes`, a small matcher of

@@ -6,7 +6,7 @@ are the `UNIT_WORD` alternatives, combined as the `UNIT` terminal combines
 them; NUMBER and NAME are the grammar's own terminals, from
 effspec.front.lexicon (so the generator runs with effspec installed:
 `.venv/bin/python`).  Every pattern is a single-line `match` written in the regex subset
-Oniguruma (VS Code) and Python's `re` share, so tests/test_lsp_grammar.py
+Oniguruma (VS Code) and Python's `re` share, so tests/lsp/test_lsp_grammar.py
 can run the grammar over every example with `re` and check every token's scope.
 
     python editors/vscode/scripts/generate_grammar.py          # rewrite the JSON (and the configuration's wordPattern)

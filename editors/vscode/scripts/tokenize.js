@@ -1,8 +1,8 @@
 // Tokenize .eff files with the real VS Code TextMate engine (vscode-textmate + Oniguruma) and print
-// [file, line, column, text, innermost scope] as JSON.  Optional cross-check of tests/test_lsp_grammar.py:
+// [file, line, column, text, innermost scope] as JSON.  Optional cross-check of tests/lsp/test_lsp_grammar.py:
 //   cd editors/vscode && npm install --no-save vscode-textmate@9 vscode-oniguruma@2
 //   node scripts/tokenize.js syntaxes/eff.tmLanguage.json ../../examples/*.eff > /tmp/tm.json
-//   python tests/test_lsp_grammar.py /tmp/tm.json   # compares with the Python matcher
+//   python tests/lsp/test_lsp_grammar.py /tmp/tm.json   # compares with the Python matcher
 const fs = require("fs");
 const path = require("path");
 const vsctm = require("vscode-textmate");
