@@ -669,14 +669,22 @@ _memo_samples = [0]
 _memo_lock = threading.Lock()  # checks run by a library's threads share it
 
 
+_also_forget: list[Callable[[], None]] = []  # memos kept beside this one (engine.intervals registers its own)
+
+
+def also_forget(forget: Callable[[], None]) -> None:
+    """Have clear_memo clear another memo too (a module that imports this one registers it: no import cycle)."""
+    _also_forget.append(forget)
+
+
 def clear_memo() -> None:
-    """Forget the remembered searches (benchmarks measure a search, tests count candidates)."""
+    """Forget the remembered searches (benchmarks measure a search, tests count candidates), and the memos
+    registered beside them: the intervals' and sensitivities'."""
     with _memo_lock:
         _memo.clear()
         _memo_samples[0] = 0
-    from effspec.engine import intervals  # it imports this module: the intervals' and sensitivities' memo too
-
-    intervals.MEMO.clear()
+    for forget in _also_forget:
+        forget()
 
 
 def samples_held(run: Run) -> int:

@@ -468,6 +468,7 @@ class RunMemo:
 
 
 MEMO = RunMemo()
+gap.also_forget(MEMO.clear)
 
 
 def _combine(run: Run, point: dict[str, float], srcs: list[Source],
