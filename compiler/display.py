@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -26,6 +27,12 @@ def numbers_only() -> Iterator[None]:
         _NUMBERS_ONLY.reset(token)
 
 
+# The formatters are pure, and a language server prints the same figures of its unchanged runs at every
+# edit: their texts are remembered (bounded; typed, so 1 and 1.0 are separate keys though they print alike).
+_REMEMBERED = 1 << 16
+
+
+@functools.lru_cache(maxsize=_REMEMBERED, typed=True)
 def sig(value: float, digits: int = 4) -> str:
     """``value`` to ``digits`` significant digits, without exponent noise for ordinary sizes."""
     if value == 0 or not math.isfinite(value):
@@ -42,6 +49,11 @@ def quantity(value: float, unit: str, digits: int = 4) -> str:
     """A value in its unit, with an SI prefix for FLOP units: ``137.7 TFLOP/s``."""
     if _NUMBERS_ONLY.get():
         return ""
+    return _quantity(value, unit, digits)
+
+
+@functools.lru_cache(maxsize=_REMEMBERED, typed=True)
+def _quantity(value: float, unit: str, digits: int) -> str:
     if unit == "":
         return sig(value, digits)
     if unit.startswith("FLOP") and abs(value) >= 1e3:
