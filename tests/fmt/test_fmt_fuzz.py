@@ -1,4 +1,4 @@
-"""effspec fmt over the fuzz corpus: the inputs tests/security/test_fuzz.py generates.
+"""effspec fmt over the fuzz corpus: the inputs tests/fuzz_inputs.py generates.
 
 Programs generated from the grammar (with comments between tokens) and the
 examples mutated; deterministic, like tests/security/test_fuzz.py.  For any input:
@@ -9,18 +9,12 @@ a fixed point and compiles to the same IR.
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("hypothesis")
+from fuzz_inputs import GRAMMAR, fuzz, mutated  # noqa: E402
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
-
-# The suite's own generators, in tests/security/test_fuzz.py (its folder is put on sys.path: a sibling stage's).
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
-from test_fuzz import _GRAMMAR, fuzz, mutated  # noqa: E402
 
 from effspec.fmt import format_text, ir_signature  # noqa: E402
 
@@ -43,8 +37,8 @@ def _fixed(text: str, result) -> str:
 @fuzz(200)
 @given(data=st.data())
 def test_fmt_on_programs_from_the_grammar(data):
-    assert _GRAMMAR is not None
-    _round_trip(data.draw(_GRAMMAR, label="program"))
+    assert GRAMMAR is not None
+    _round_trip(data.draw(GRAMMAR, label="program"))
 
 
 @fuzz(200)

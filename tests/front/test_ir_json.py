@@ -25,12 +25,9 @@ from pathlib import Path
 
 import pytest
 from conftest import cli
+from fuzz_inputs import GRAMMAR, mutated
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-# The suite's own generators (tests/security/test_fuzz.py, whose folder is put on sys.path), not its tests.
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "security"))
-from test_fuzz import _GRAMMAR, mutated  # noqa: E402
 
 import effspec
 from effspec import api
@@ -708,5 +705,5 @@ def _round_trips(text: str, folder: str) -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 @given(data=st.data())
 def test_fuzz_cases_round_trip(data) -> None:
-    strategy = mutated() if data.draw(st.booleans(), label="mutated") else _GRAMMAR
+    strategy = mutated() if data.draw(st.booleans(), label="mutated") else GRAMMAR
     _round_trips(data.draw(strategy, label="program"), str(ROOT / "examples"))
