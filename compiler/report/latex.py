@@ -13,7 +13,7 @@ tabular of the claims.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from effspec.diagnostics import printable
 from effspec.display import sig
@@ -22,6 +22,7 @@ from effspec.report.words import value_text
 if TYPE_CHECKING:
     from effspec import Result
     from effspec.engine.results import Evaluation, Metric, RunResult
+    from effspec.engine.scaling import ScalingResult
 
 DIGITS = ("Zero", "One", "Two", "Three", "Four", "Five", "Six", "Seven", "Eight", "Nine")
 _TEX_SPECIALS = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
@@ -91,6 +92,20 @@ def _interval(metric: Metric, name: str) -> list[str]:
     return [f"[{tex_value(fi.lo, metric.unit, name)}, {tex_value(fi.hi, metric.unit, name)}]"]
 
 
+class _Macros:
+    """The .tex lines, each name defined once (``seen`` is shared across specs joined in one file)."""
+
+    def __init__(self, out: list[str], seen: set[str]) -> None:
+        self.out, self.seen = out, seen
+
+    def define(self, name: str, body: str, what: str) -> None:
+        if name in self.seen:
+            self.out.append(f"% skipped {tex_escape(what)}: the name \\{name} is already defined above")
+            return
+        self.seen.add(name)
+        self.out.append(f"\\newcommand{{\\{name}}}{{{body}}}% {tex_escape(what)}")
+
+
 def render_latex(result: Result, seen: set[str] | None = None) -> str:
     """The spec's figures as LaTeX macros; ``seen`` (names already defined, updated) joins several specs in one file."""
     ev = cast("Evaluation | None", result.evaluation)
@@ -105,54 +120,70 @@ def render_latex(result: Result, seen: set[str] | None = None) -> str:
     ]
     out += suppression_comments(result)
     out.append("")
-    seen = set() if seen is None else seen
-
-    def define(name: str, body: str, what: str) -> None:
-        if name in seen:
-            out.append(f"% skipped {tex_escape(what)}: the name \\{name} is already defined above")
-            return
-        seen.add(name)
-        out.append(f"\\newcommand{{\\{name}}}{{{body}}}% {tex_escape(what)}")
-
+    macros = _Macros(out, set() if seen is None else seen)
     if ev is None:
         out.append("% the spec did not compile: no figures")
         return "\n".join(out) + "\n"
     all_rows = []
     for rid, rr in ev.runs.items():
-        for macro in _metric_macros(rid, rr):
-            define(*macro)
-        for mname, metric in rr.implied.items():
-            if mname not in rr.metrics:
-                define(f"eff{camel(rid)}{camel(mname)}Implied", tex_value(metric.value, metric.unit, metric.name),
-                       f"{rid}.{mname}, implied by {metric.basis}")
-        rows = []
-        for cr in rr.claims.values():
-            claimed = tex_value(cr.claimed, cr.unit) if cr.claimed is not None else "--"
-            recon = tex_value(cr.reconstructed, cr.unit) if cr.reconstructed is not None else "--"
-            status = "agrees with a claim" if cr.status == "consistent" and cr.basis.startswith("claim") else cr.status
-            rows.append(f"\\texttt{{{tex_escape(cr.claim.written)}}} & {claimed} & {recon} & {status} \\\\")
-        all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{{tex_escape(rid)}}}}} \\\\"] + rows
-        define(f"effClaimsTable{camel(rid)}", _tabular(rows), f"claims of {rid}")
+        all_rows += _run_macros(macros, rid, rr)
     for sid, sr in ev.scalings.items():
-        for run in sr.runs:
-            for mname, metric in run.metrics.items():
-                define(f"eff{camel(sid)}{camel(run.run_id)}{camel(mname)}", tex_value(metric.value, metric.unit, mname),
-                       f"{sid}: {run.run_id}.{mname}")
-        rows = []
-        for key, cr in getattr(sr, "claims", {}).items():
-            name = "speedup" if cr.claim.name.endswith("speedup") else ""
-            claimed = tex_value(cr.claimed, cr.unit, name) if cr.claimed is not None else "--"
-            recon = tex_value(cr.reconstructed, cr.unit, name) if cr.reconstructed is not None else "--"
-            rows.append(f"\\texttt{{{tex_escape(key)}}} & {claimed} & {recon} & {cr.status} \\\\")
-        if rows:
-            all_rows += [f"\\multicolumn{{4}}{{l}}{{\\textbf{{scaling {tex_escape(sid)}}}}} \\\\"] + rows
-            define(f"effClaimsTable{camel(sid)}", _tabular(rows), f"claims of scaling {sid}")
-    define("effClaimsTable", _tabular(all_rows), "claims of every run and scaling")
+        all_rows += _scaling_macros(macros, sid, sr)
+    macros.define("effClaimsTable", _tabular(all_rows), "claims of every run and scaling")
     from effspec.report.claim_summary import claim_lines
 
-    for lead in claim_lines(result):  # page 1's sentence, for a paper's text: \effVerdict<Run>
-        define(f"effVerdict{camel(lead.owner)}", _ticks(lead.sentence), f"verdict of {lead.owner}")
+    for lead in claim_lines(result):  # page 1's sentence, for a paper's text: \\effVerdict<Run>
+        macros.define(f"effVerdict{camel(lead.owner)}", _ticks(lead.sentence), f"verdict of {lead.owner}")
+    _added_macros(macros, result)
     return "\n".join(out) + "\n"
+
+
+def _run_macros(macros: _Macros, rid: str, rr: RunResult) -> list[str]:
+    """A run's figures, implied figures and claims table; the table's rows, headed by the run."""
+    for macro in _metric_macros(rid, rr):
+        macros.define(*macro)
+    for mname, metric in rr.implied.items():
+        if mname not in rr.metrics:
+            macros.define(f"eff{camel(rid)}{camel(mname)}Implied", tex_value(metric.value, metric.unit, metric.name),
+                          f"{rid}.{mname}, implied by {metric.basis}")
+    rows = []
+    for cr in rr.claims.values():
+        claimed = tex_value(cr.claimed, cr.unit) if cr.claimed is not None else "--"
+        recon = tex_value(cr.reconstructed, cr.unit) if cr.reconstructed is not None else "--"
+        status = "agrees with a claim" if cr.status == "consistent" and cr.basis.startswith("claim") else cr.status
+        rows.append(f"\\texttt{{{tex_escape(cr.claim.written)}}} & {claimed} & {recon} & {status} \\\\")
+    macros.define(f"effClaimsTable{camel(rid)}", _tabular(rows), f"claims of {rid}")
+    return [f"\\multicolumn{{4}}{{l}}{{\\textbf{{{tex_escape(rid)}}}}} \\\\"] + rows
+
+
+def _scaling_macros(macros: _Macros, sid: str, sr: ScalingResult) -> list[str]:
+    """A scaling's figures of each run and its claims table; the table's rows (none without claims)."""
+    for run in sr.runs:
+        for mname, metric in run.metrics.items():
+            macros.define(f"eff{camel(sid)}{camel(run.run_id)}{camel(mname)}",
+                          tex_value(metric.value, metric.unit, mname), f"{sid}: {run.run_id}.{mname}")
+    rows = []
+    for key, cr in sr.claims.items():
+        name = "speedup" if cr.claim.name.endswith("speedup") else ""
+        claimed = tex_value(cr.claimed, cr.unit, name) if cr.claimed is not None else "--"
+        recon = tex_value(cr.reconstructed, cr.unit, name) if cr.reconstructed is not None else "--"
+        rows.append(f"\\texttt{{{tex_escape(key)}}} & {claimed} & {recon} & {cr.status} \\\\")
+    if not rows:
+        return []
+    macros.define(f"effClaimsTable{camel(sid)}", _tabular(rows), f"claims of scaling {sid}")
+    return [f"\\multicolumn{{4}}{{l}}{{\\textbf{{scaling {tex_escape(sid)}}}}} \\\\"] + rows
+
+
+def _added_macros(macros: _Macros, result: Result) -> None:
+    """The macros of the sections added by modules of effspec.report.sections that give some."""
+    from effspec.report.sections import added_in
+
+    for section, view in added_in(result, "latex"):
+        for name, body, what in cast("Any", section.latex)(view):
+            if re.fullmatch(r"[A-Za-z]+", name):
+                macros.define(name, body, what)
+            else:
+                macros.out.append(f"% skipped {tex_escape(what)}: a macro name is letters only, not {tex_escape(name)}")
 
 
 def _ticks(text: str) -> str:

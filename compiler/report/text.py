@@ -232,7 +232,17 @@ def result_json(result: Result) -> dict[str, Any]:
         "pragmas_not_applied": [{"line": p.line, "column": p.column, "pragma": p.written()}
                                 for p in result.pragmas_not_applied],
         "pragmas_off_by": result.pragmas_off_by or None,
+        **_added_json(result),
     }
+
+
+def _added_json(result: Result) -> dict[str, Any]:
+    """``{"sections": {id: value}}`` of the sections added by modules of effspec.report.sections that
+    give one (none by default: no key)."""
+    from effspec.report.sections import added_in
+
+    found = {section.id: cast("Any", section.json)(view) for section, view in added_in(result, "json")}
+    return {"sections": found} if found else {}
 
 
 def _omitted_json(result: Result) -> dict[str, Any]:

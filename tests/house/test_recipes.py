@@ -474,7 +474,8 @@ def test_recipe_add_a_report_section_is_one_new_file(package_copy: Path, tmp_pat
     assert "compiler/report/sections/<name>.py" in CONTRIBUTING.split("## Add a report section", 1)[1]
     (package_copy / "effspec" / "report" / "sections" / "pools.py").write_text(module, encoding="utf-8")
     _example_b(tmp_path)
-    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", cwd=tmp_path)
+    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", "-o", "r.json", "-o", "r.tex",
+               cwd=tmp_path)
     assert done.returncode == 1, done.stderr  # example B's findings: errors
     # Example B's one pool, from the spec: 256 A100-SXM4-80GB, bf16 (dense: no sparsity written), 624 TFLOP/s each.
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
@@ -487,6 +488,11 @@ def test_recipe_add_a_report_section_is_one_new_file(package_copy: Path, tmp_pat
     assert "### Hardware pools\n\n| run | accelerator | devices | dtype | peak per device |\n" in markdown
     assert "| vendor\\_claim | A100-SXM4-80GB | 256 | bf16 dense | 624 TFLOP/s |" in markdown
     assert markdown.index("### Hardware pools") < markdown.index("### Findings")
+    report = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert report["sections"] == {"pools": [{"run": "vendor_claim", "accelerator": "A100-SXM4-80GB", "devices": 256,
+                                             "dtype": "bf16 dense", "peak_flop_per_s": 624e12}]}
+    tex = (tmp_path / "r.tex").read_text(encoding="utf-8")
+    assert tex.endswith("\\newcommand{\\effVendorClaimPoolOne}{256 $\\times$ A100-SXM4-80GB}% pool 1 of vendor\\_claim\n")
     line = "pools: vendor_claim: 256 × A100-SXM4-80GB (bf16 dense), 624 TFLOP/s each"
     assert line in done.stderr  # the terminal summary `effspec report` prints
     checked = run(package_copy, "check", "spec.eff", cwd=tmp_path)
@@ -495,8 +501,11 @@ def test_recipe_add_a_report_section_is_one_new_file(package_copy: Path, tmp_pat
 
 def test_recipe_add_a_report_section_is_not_there_without_the_file(package_copy: Path, tmp_path: Path):
     _example_b(tmp_path)
-    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", cwd=tmp_path)
+    done = run(package_copy, "report", "spec.eff", "-o", "r.html", "-o", "r.md", "-o", "r.json", "-o", "r.tex",
+               cwd=tmp_path)
     assert done.returncode == 1, done.stderr
+    assert "sections" not in json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert "Pool" not in (tmp_path / "r.tex").read_text(encoding="utf-8")
     html = (tmp_path / "r.html").read_text(encoding="utf-8")
     assert 'id="pools"' not in html and "<h2>11 " not in html and html.endswith("</section>\n</body>\n</html>")
     assert "Hardware pools" not in (tmp_path / "r.md").read_text(encoding="utf-8")

@@ -8,8 +8,11 @@ these views and compute nothing.
 
 A section is added with one module in this package that defines ``SECTION``
 (a :class:`Section`): it is found by its file, built after the built-in ones,
-and printed after them in HTML, Markdown and the terminal summary
-(CONTRIBUTING.md, "Add a report section").
+and printed after them in HTML, Markdown, the terminal summary, the JSON report
+and the LaTeX macros (CONTRIBUTING.md, "Add a report section"). The JSON
+report and the LaTeX macros are the figures themselves, read from the result
+(a schema-stable interchange and a paper's numbers, not prose); an added
+section appears there through its own ``json`` and ``latex``.
 """
 
 from __future__ import annotations
@@ -59,7 +62,10 @@ class Section:
     ``build`` makes its view from the checked result (a frozen dataclass); ``html`` is a
     Jinja template of the section's body (autoescaped; ``view`` is the view), ``markdown``
     its lines in the pull-request comment, ``text`` its paragraph in the terminal summary
-    (``effspec check``); a format it leaves out does not show it."""
+    (``effspec check``), ``json`` its value under ``"sections"`` in the JSON report (strict
+    JSON: no NaN), ``latex`` its macros in the .tex file, each (name without the backslash,
+    body, what it is), defined like the figures' (a name already defined is skipped with a
+    comment); a format it leaves out does not show it."""
 
     id: str  # its anchor, letters, digits and hyphens: #id
     title: str
@@ -67,6 +73,8 @@ class Section:
     html: str = ""
     markdown: Callable[[Any], list[str]] | None = None
     text: Callable[[Any], str] | None = None
+    json: Callable[[Any], Any] | None = None
+    latex: Callable[[Any], list[tuple[str, str, str]]] | None = None
 
 
 @dataclass(frozen=True)
@@ -109,6 +117,12 @@ class ReportView:
     off_by: str = ""  # what turned inline configuration off: `--no-inline-config`, or the configuration key
     suppressed_omitted: int = 0  # suppressed findings beyond the per-file cap, not in ``suppressed``
     verdicts: tuple[LeadSentence, ...] = ()  # page 1's opening: a sentence a run or scaling, and each claim
+
+
+def added_in(result: Result, fmt: str) -> list[tuple[Section, Any]]:
+    """The added sections that ``fmt`` (a field of :class:`Section`: "json", "latex") lays out, each with
+    its view of ``result``."""
+    return [(s, s.build(result)) for s in added_sections() if getattr(s, fmt) is not None]
 
 
 @cache
