@@ -185,7 +185,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config: pytest.Config)
 # memory and growth measurements, the hash-seed runs, the package copies), every
 # test that renders a PDF (WeasyPrint is most of a report's time), every
 # hypothesis test (the fuzzers), every test of the built wheel, and the tests
-# named in SLOW_TESTS (each took over 2 s alone: benchmarks/suite_times.md).
+# named in tests/slow_tests.txt (each took 0.3 s or more in a measured run).
 # `make test` runs everything.
 SLOW_FILES = {
     "test_fuzz.py", "test_fmt_fuzz.py", "test_pre_commit.py", "test_traces.py", "test_bounded_cost.py",
@@ -194,16 +194,10 @@ SLOW_FILES = {
     "test_injection.py", "test_failed_report_keeps_output.py", "test_untrusted_reading.py", "test_catalog_cli.py",
     "test_result_cache.py", "test_determinism.py", "test_recipes.py",
 }
-SLOW_TESTS = {
-    "test_audit_integrity.py::test_config_limits_through_the_installed_command",
-    "test_audit_integrity.py::test_a_huge_sparse_pyproject_is_refused_before_it_is_read",
-    "test_audit_integrity.py::test_a_rule_that_raises_on_one_file_through_the_installed_command",
-    "test_audit_integrity.py::test_no_module_splits_source_text_another_way",
-    "test_cli_workflow.py::test_with_harfbuzz_subset_there_is_no_notice",
-    "test_cli_workflow.py::test_every_result_of_the_examples_and_rule_fixtures_is_ready_for_code_scanning",
-    "test_cli_workflow.py::test_report_of_several_files_in_sarif_markdown_html_and_tex",
-    "test_ir_json.py::test_nothing_in_the_schema_goes_unread",
-}
+# The tests a measured run found slow (tests/slow_tests.txt, written by scripts/write_slow_tests.py), by
+# file::name without parameters: every case of one goes together.
+SLOW_TESTS = frozenset(line.strip() for line in (Path(__file__).parent / "slow_tests.txt").read_text(encoding="utf-8")
+                       .splitlines() if line.strip() and not line.startswith("#"))
 WHEEL_FIXTURES = {"effspec_wheel", "installed_wheel"}
 
 
@@ -224,7 +218,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         function = getattr(item, "function", None)
         if (item.path.name in SLOW_FILES or "pdf" in item.name.lower()
-                or f"{item.path.name}::{item.originalname if hasattr(item, 'originalname') else item.name}" in SLOW_TESTS
+                or item.nodeid.split("[", 1)[0] in SLOW_TESTS
                 or getattr(function, "is_hypothesis_test", False)
                 or WHEEL_FIXTURES & set(getattr(item, "fixturenames", ()))):
             item.add_marker(slow)

@@ -20,6 +20,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 import pathlib
 import re
 
@@ -47,8 +48,14 @@ def module_name(path: pathlib.Path) -> str:
     return ".".join(["effspec", *parts])
 
 
-def modules() -> dict[str, ast.Module]:
+@functools.cache
+def _parsed() -> dict[str, ast.Module]:
     return {module_name(p): ast.parse(p.read_text(encoding="utf-8"), str(p)) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def modules() -> dict[str, ast.Module]:
+    """Every module's tree, parsed once for the file's tests (the planted checks add to a copy)."""
+    return dict(_parsed())
 
 
 def _type_checking_only(tree: ast.Module) -> set[int]:
@@ -63,25 +70,39 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
 def import_graph(trees: dict[str, ast.Module]) -> dict[str, set[str]]:
     """module -> the package modules it imports (relative imports resolved)."""
     known = set(trees)
-    graph: dict[str, set[str]] = {name: set() for name in trees}
+    graph: dict[str, set[str]] = {}
     for name, tree in trees.items():
-        skip = _type_checking_only(tree)
-        is_package = (PACKAGE / pathlib.Path(*name.split(".")[1:]) / "__init__.py").exists() or name == "effspec"
-        for node in ast.walk(tree):
-            if id(node) in skip:
-                continue
-            targets: list[str] = []
-            if isinstance(node, ast.Import):
-                targets = [alias.name for alias in node.names]
-            elif isinstance(node, ast.ImportFrom):
-                base = node.module or ""
-                if node.level:
-                    anchor = name.split(".") if is_package else name.split(".")[:-1]
-                    anchor = anchor[: len(anchor) - (node.level - 1)]
-                    base = ".".join(anchor + ([base] if base else []))
-                targets = [f"{base}.{alias.name}" if f"{base}.{alias.name}" in known else base for alias in node.names]
-            graph[name] |= {t for t in targets if t in known and t != name}
+        resolved = (full if full in known else base for full, base in _imports_of(name, tree))
+        graph[name] = {t for t in resolved if t in known and t != name}
     return graph
+
+
+_IMPORTS: dict[str, tuple[ast.Module, list[tuple[str, str]]]] = {}  # module -> (its tree, its imports), per tree
+
+
+def _imports_of(name: str, tree: ast.Module) -> list[tuple[str, str]]:
+    """Each name the module imports, as (module.name, module): the first where it is a module, else the second
+    (``from effspec.engine import gap`` names a module, ``from effspec.engine.gap import Budget`` does not)."""
+    seen = _IMPORTS.get(name)
+    if seen is not None and seen[0] is tree:
+        return seen[1]
+    skip = _type_checking_only(tree)
+    is_package = (PACKAGE / pathlib.Path(*name.split(".")[1:]) / "__init__.py").exists() or name == "effspec"
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(tree):
+        if id(node) in skip:
+            continue
+        if isinstance(node, ast.Import):
+            found += [(alias.name, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = name.split(".") if is_package else name.split(".")[:-1]
+                anchor = anchor[: len(anchor) - (node.level - 1)]
+                base = ".".join(anchor + ([base] if base else []))
+            found += [(f"{base}.{alias.name}", base) for alias in node.names]
+    _IMPORTS[name] = (tree, found)
+    return found
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -8,6 +8,7 @@ fails here, so the page cannot drift from the suite.
 from __future__ import annotations
 
 import ast
+import functools
 import re
 from pathlib import Path
 
@@ -24,7 +25,9 @@ def cited_tests(text: str) -> list[tuple[str, str]]:
     return cited
 
 
+@functools.cache
 def defined_tests(path: Path) -> set[str]:
+    """The functions a test file defines (parsed once: the page cites most files many times)."""
     tree = ast.parse(path.read_text(encoding="utf-8"))
     return {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)}
 
