@@ -8,7 +8,7 @@ PIP    := $(PY) -m pip --disable-pip-version-check -q
 EXAMPLES := $(wildcard examples/*.eff)
 
 .PHONY: demo test test-fast slow-tests check lint sysdeps sysdeps-report python-version clean rules-pages bench golden docs vscode \
-        generated language-reference import-examples
+        generated language-reference import-examples recipe-proof
 
 # effspec needs Python >= 3.11. A .venv made by another Python (an earlier try
 # with 3.10, say) is removed here, before any rule runs, and rebuilt.
@@ -135,6 +135,11 @@ slow-tests: $(VENV)/.installed-test
 
 test: lint sysdeps-report
 	$(PYTEST)
+
+# CONTRIBUTING's rule recipe followed word for word on a copy of the tree, then the whole suite run there
+# (scripts/recipe_proof.py): as long as `make test`.
+recipe-proof: $(VENV)/.installed-test
+	env -u PYTHONDONTWRITEBYTECODE JOBS=$(JOBS) $(PY) scripts/recipe_proof.py
 
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules

@@ -20,46 +20,15 @@ from pathlib import Path
 
 import pytest
 from real_logs import has
+from recipes import CONTRIBUTING, applied, followed_word_for_word, recipe_block, recipe_files
 
 ROOT = Path(__file__).resolve().parents[2]
-CONTRIBUTING = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
 
 
-def recipe_block(title: str, language: str) -> str:
-    """The first fenced block of ``language`` under the heading ``title``."""
-    section = CONTRIBUTING.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    match = re.search(rf"^(`{{3,}}){language}\n(.*?)\n\1\n", section, re.S | re.M)
-    assert match, f"CONTRIBUTING.md: no ```{language} block under '## {title}'"
-    return match.group(2) + "\n"
-
-
-def recipe_files(title: str) -> dict[str, str]:
-    """Each file the recipe under ``title`` gives whole: a fenced block right after a line that ends in
-    `` `path`: ``, by path."""
-    section = CONTRIBUTING.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    blocks = re.finditer(r"`([\w./-]+)`:\n\n(`{3,})\w+\n(.*?)\n\2\n", section, re.S)
-    return {m.group(1): m.group(3) + "\n" for m in blocks}
-
-
-def recipe_commands(title: str) -> list[str]:
-    """The lines of the recipe's ```sh block: the commands it says to run, as written."""
-    return [line for line in recipe_block(title, "sh").splitlines() if line.strip()]
-
-
-def tree_copy(dest: Path) -> Path:
-    """A copy of this tree's files (git's tracked and untracked-but-not-ignored files, else all but the
-    build outputs), with `.venv` standing for the interpreter running the tests."""
-    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, timeout=60)
-    if listed.returncode == 0 and listed.stdout:
-        for name in listed.stdout.decode().split("\0"):
-            if name and (ROOT / name).is_file():
-                (dest / name).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copy2(ROOT / name, dest / name)
-    else:  # an unpacked sdist
-        shutil.copytree(ROOT, dest, dirs_exist_ok=True,
-                        ignore=shutil.ignore_patterns(".venv", ".git", "out", "build", "*.egg-info", "__pycache__", "*.pyc"))
-    (dest / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
-    return dest
+# In a copy that scripts/recipe_proof.py made, the rule recipe is already followed: the tests that add its
+# rule to a copy, or show a copy without it, have nothing to prove there.
+rule_recipe_not_applied = pytest.mark.skipif(applied("Add a rule"), reason="this tree has the rule recipe applied "
+                                             "(scripts/recipe_proof.py): its rule is already here")
 
 
 @pytest.fixture
@@ -87,6 +56,7 @@ def test_the_copy_is_what_runs(package_copy: Path, tmp_path: Path):
     assert out.stdout.strip() == str(package_copy / "effspec" / "__init__.py")
 
 
+@rule_recipe_not_applied
 def test_recipe_add_a_rule_is_one_new_file(package_copy: Path, tmp_path: Path):
     rule = recipe_block("Add a rule", "python")
     fixture = recipe_block("Add a rule", "eff")
@@ -103,11 +73,12 @@ def test_recipe_add_a_rule_is_one_new_file(package_copy: Path, tmp_path: Path):
     explained = run(package_copy, "explain", code, cwd=tmp_path)
     assert explained.returncode == 0 and "## Use instead" in explained.stdout
     listed = run(package_copy, "explain", "--list", cwd=tmp_path)
-    assert re.search(rf"^{code}\s+warning\s+claim cites no source", listed.stdout, re.M)
+    assert re.search(rf"^{code}\s+warning\s+claim source is empty", listed.stdout, re.M)
     sarif = json.loads(run(package_copy, "check", "spec.eff", "--format", "sarif", cwd=tmp_path).stdout)
     assert code in [r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]]
 
 
+@rule_recipe_not_applied
 def test_recipe_add_a_rule_is_not_discovered_without_the_file(package_copy: Path, tmp_path: Path):
     """The same spec in an unchanged copy has no such finding: the file is what adds it."""
     rule = recipe_block("Add a rule", "python")
@@ -211,41 +182,26 @@ def test_recipe_add_a_log_importer_is_not_there_without_the_file(package_copy: P
     assert "acmetrain" not in run(package_copy, "import", "--help", cwd=tmp_path).stdout
 
 
+@rule_recipe_not_applied
 def test_recipe_add_a_rule_followed_word_for_word_keeps_the_suite_green(tmp_path: Path):
     """The whole recipe on a copy of the tree: the rule file and its fixtures as given, the commands as
-    written (with the copy's package first on the path), then the tests that read the rules run there."""
+    written (with the copy's package first on the path), then the tests that read the rules run there.
+    `make recipe-proof` (scripts/recipe_proof.py) runs the whole suite on such a copy."""
     files = recipe_files("Add a rule")
-    assert sorted(files) == ["compiler/rules/claims/EFF699.py", "tests/fixtures/rules/EFF699/fail_no_source.eff",
-                             "tests/fixtures/rules/EFF699/pass_cited.eff"]
-    repo = tree_copy(tmp_path / "repo")
-    for name, text in files.items():
-        assert not (repo / name).exists(), name  # the recipe adds files; it edits none
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text, encoding="utf-8")
-    # The package as the wheel lays it out, made of links into the copy, so what the commands write lands there.
-    site = tmp_path / "site"
-    (site / "effspec").mkdir(parents=True)
-    for entry in (repo / "compiler").iterdir():
-        (site / "effspec" / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    for data in ("grammar", "templates", "spec"):
-        (site / "effspec" / data).symlink_to(repo / data, target_is_directory=True)
-    env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
-    env.pop("PYTHONHASHSEED", None)
-    for command in recipe_commands("Add a rule"):
-        done = subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"{command}: {done.stderr}"
-    assert "EFF699" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
-    assert (repo / "spec" / "rules" / "EFF699.md").exists()
+    assert sorted(files) == ["compiler/rules/claims/EFF607.py", "tests/fixtures/rules/EFF607/fail_empty_source.eff",
+                             "tests/fixtures/rules/EFF607/pass_cited.eff"]
+    repo, env = followed_word_for_word("Add a rule", tmp_path, files)
+    assert "EFF607" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
+    assert (repo / "spec" / "rules" / "EFF607.md").exists()
     tests = ["tests/rules/test_rules.py", "tests/house/test_language_reference.py", "tests/report/test_sarif.py", "tests/front/test_self_fixing_messages.py"]
-    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", "-x", *tests],
-                          cwd=repo, env=env, capture_output=True, text=True, timeout=900)
+    done = _pytest(repo, env, "-x", *tests)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     # the copy's rule was the one tested: its fixtures ran
-    listed = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--collect-only", "tests/rules/test_rules.py"],
-                            cwd=repo, env=env, capture_output=True, text=True, timeout=300)
-    assert "EFF699/fail_no_source.eff" in listed.stdout and "EFF699/pass_cited.eff" in listed.stdout
+    listed = _pytest(repo, env, "--collect-only", "tests/rules/test_rules.py")
+    assert "EFF607/fail_empty_source.eff" in listed.stdout and "EFF607/pass_cited.eff" in listed.stdout
 
 
+@rule_recipe_not_applied
 def test_a_new_rule_family_is_a_new_folder(package_copy: Path, tmp_path: Path):
     """CONTRIBUTING: a family is a folder of rule files with an `__init__.py`; FAMILIES is derived from
     the folders, so the recipe's rule in a family of its own is found with nothing else edited."""
@@ -254,15 +210,15 @@ def test_a_new_rule_family_is_a_new_folder(package_copy: Path, tmp_path: Path):
     family = package_copy / "effspec" / "rules" / "provenance"
     family.mkdir()
     (family / "__init__.py").write_text('"""Rules of the provenance family."""\n', encoding="utf-8")
-    (family / "EFF699.py").write_text(recipe_block("Add a rule", "python"), encoding="utf-8")
+    (family / "EFF607.py").write_text(recipe_block("Add a rule", "python"), encoding="utf-8")
     code = "import effspec.rules as r; print(','.join(r.FAMILIES))"
     env = dict(os.environ, PYTHONPATH=str(package_copy), PYTHONDONTWRITEBYTECODE="1")
     families = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
-    # the seven families in code order (their first codes EFF101 … EFF701), then the new one, first code EFF699,
+    # the seven families in code order (their first codes EFF101 … EFF701), then the new one, first code EFF607,
     # between claims (EFF601) and numerics (EFF701)
     assert families.stdout.strip() == "numerator,denominator,scaling,time,sampling,claims,provenance,numerics", families.stderr
     listed = run(package_copy, "explain", "--list", cwd=tmp_path)
-    assert re.search(r"^EFF699\s+warning\s+claim cites no source", listed.stdout, re.M)
+    assert re.search(r"^EFF607\s+warning\s+claim source is empty", listed.stdout, re.M)
 
 
 # ---------------------------------------------------------------------------- the trace format and layer kind
@@ -290,30 +246,6 @@ def _table(path: Path) -> list[str]:
     return [line for line in path.read_text(encoding="utf-8").splitlines() if not line.startswith("#")]
 
 
-def _followed_word_for_word(title: str, tmp_path: Path, files: dict[str, str]) -> tuple[Path, dict[str, str]]:
-    """A copy of the tree with the recipe's new files added as given and its ```sh commands run as written
-    (the copy's package first on the path, laid out as the wheel lays it out, made of links into the copy so
-    what the commands write lands there); the copy and the environment to run its tests in."""
-    repo = tree_copy(tmp_path / "repo")
-    for name, text in files.items():
-        assert not (repo / name).exists(), name  # the recipe adds files; it edits none
-        (repo / name).parent.mkdir(parents=True, exist_ok=True)
-        (repo / name).write_text(text, encoding="utf-8")
-    site = tmp_path / "site"
-    (site / "effspec").mkdir(parents=True)
-    for entry in (repo / "compiler").iterdir():
-        (site / "effspec" / entry.name).symlink_to(entry, target_is_directory=entry.is_dir())
-    for data in ("grammar", "templates", "spec"):
-        (site / "effspec" / data).symlink_to(repo / data, target_is_directory=True)
-    env = dict(os.environ, PYTHONPATH=str(site), PYTHONDONTWRITEBYTECODE="1")
-    env.pop("PYTHONHASHSEED", None)
-    section = CONTRIBUTING.split(f"## {title}", 1)[1].split("\n## ", 1)[0]
-    for command in (recipe_commands(title) if "```sh\n" in section else []):
-        done = subprocess.run(command, shell=True, cwd=repo, env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, f"{command}: {done.stderr}"
-    return repo, env
-
-
 def _pytest(repo: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-n", "0", *args],
                           cwd=repo, env=env, capture_output=True, text=True, timeout=900)
@@ -338,7 +270,7 @@ def test_recipe_add_a_catalog_row_is_not_there_without_the_row(package_copy: Pat
 def test_recipe_add_a_catalog_row_followed_word_for_word_keeps_the_catalog_tests_green(tmp_path: Path):
     """The row appended to the copy's peaks.json as the recipe says; the catalog's own tests (its schema, every
     row's citation and address) run there, on the copy's package."""
-    repo, env = _followed_word_for_word("Add a catalog row", tmp_path, {})
+    repo, env = followed_word_for_word("Add a catalog row", tmp_path, {})
     row = json.loads(recipe_block("Add a catalog row", "json"))
     peaks = repo / "compiler" / "data" / "peaks.json"
     catalog = json.loads(peaks.read_text(encoding="utf-8"))
@@ -403,7 +335,7 @@ def test_recipe_add_a_trace_format_is_not_there_without_the_file(package_copy: P
 def test_recipe_add_a_trace_format_followed_word_for_word_keeps_the_suite_green(tmp_path: Path):
     """The reader, its fixture and its expected table as given, in a copy of the tree; the trace-format tests
     run there (every format's contract, and each format's fixture against its table)."""
-    repo, env = _followed_word_for_word("Add a trace format", tmp_path, recipe_files("Add a trace format"))
+    repo, env = followed_word_for_word("Add a trace format", tmp_path, recipe_files("Add a trace format"))
     done = _pytest(repo, env, "-x", "tests/ranks/test_trace_formats.py")
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     listed = _pytest(repo, env, "--collect-only", "tests/ranks/test_trace_formats.py")
@@ -454,7 +386,7 @@ def test_recipe_add_a_layer_kind_is_not_there_without_the_file(package_copy: Pat
 def test_recipe_add_a_layer_kind_followed_word_for_word_keeps_the_suite_green(tmp_path: Path):
     """The module as given, the command as written (the reference's tables and the IR schema's block names), then
     the tests that read the layer kinds, run in the copy."""
-    repo, env = _followed_word_for_word("Add a layer kind", tmp_path, recipe_files("Add a layer kind"))
+    repo, env = followed_word_for_word("Add a layer kind", tmp_path, recipe_files("Add a layer kind"))
     assert "| `acme_mixer` {" not in (repo / "spec" / "language.md").read_text(encoding="utf-8")
     assert "#### `acme_mixer { … }` (inside `model`)" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
     assert "A acme_mixer, * attention" in (repo / "spec" / "language.md").read_text(encoding="utf-8")
