@@ -1,7 +1,7 @@
 """The rule recipe of CONTRIBUTING.md followed word for word on a copy of the tree, then the whole suite run there.
 
     .venv/bin/python scripts/recipe_proof.py            # or: make recipe-proof
-    .venv/bin/python scripts/recipe_proof.py --keep DIR # leave the copy in DIR (made empty first)
+    .venv/bin/python scripts/recipe_proof.py --keep DIR # make the copy in DIR (new or empty) and leave it
 
 The copy gets the recipe's rule file and fixtures as given, and its commands run as written
 (tests/recipes.py, as tests/house/test_recipes.py does), with the copy's package first on the
@@ -31,12 +31,13 @@ from recipes import followed_word_for_word, recipe_files  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--keep", type=Path, help="make the copy in this folder (emptied first) and leave it there")
+    p.add_argument("--keep", type=Path, help="make the copy in this folder (new or empty: nothing in it is removed) and leave it there")
     p.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = p.parse_args(argv)
     if args.keep:
-        shutil.rmtree(args.keep, ignore_errors=True)
-        args.keep.mkdir(parents=True)
+        if args.keep.exists() and (not args.keep.is_dir() or any(args.keep.iterdir())):
+            p.error(f"--keep {args.keep}: not an empty folder; name a new or empty one (nothing is removed)")
+        args.keep.mkdir(parents=True, exist_ok=True)
         work = args.keep
     else:
         work = Path(tempfile.mkdtemp(prefix="effspec-recipe-proof-"))
