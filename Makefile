@@ -139,7 +139,7 @@ test: lint sysdeps-report
 # CONTRIBUTING's rule recipe followed word for word on a copy of the tree, then the whole suite run there
 # (scripts/recipe_proof.py): as long as `make test`.
 recipe-proof: $(VENV)/.installed-test
-	env -u PYTHONDONTWRITEBYTECODE JOBS=$(JOBS) $(PY) scripts/recipe_proof.py
+	JOBS=$(JOBS) $(PY) scripts/recipe_proof.py
 
 rules-pages: $(VENV)/.installed-test
 	$(PY) -m effspec.rules.pages --write spec/rules

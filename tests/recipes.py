@@ -54,7 +54,7 @@ def tree_copy(dest: Path) -> Path:
             if name and (ROOT / name).is_file():
                 (dest / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(ROOT / name, dest / name)
-    else:  # an unpacked sdist, or a copy made by scripts/recipe_proof.py
+    else:  # an unpacked sdist: no git
         shutil.copytree(ROOT, dest, dirs_exist_ok=True,
                         ignore=shutil.ignore_patterns(".venv", ".git", "out", "build", "*.egg-info", "__pycache__", "*.pyc"))
     (dest / ".venv").symlink_to(Path(sys.prefix), target_is_directory=True)
