@@ -170,7 +170,10 @@ class _Solver:
         e = math.log(probe / point) / math.log1p(PROBE)
         if abs(e) < 1e-9:
             return None
-        r = (target / point) ** (1 / e) - 1
+        try:  # a near-flat figure (|e| tiny) asks for a change past any float: no flip there
+            r = (target / point) ** (1 / e) - 1
+        except OverflowError:
+            return None
         got = None
         prev_r, prev_v = PROBE, probe
         for _ in range(REFINE):
@@ -188,7 +191,10 @@ class _Solver:
             if slope == 0:
                 return None
             prev_r, prev_v = r, got
-            r = math.expm1(math.log1p(r) + (math.log(target) - math.log(got)) / slope)
+            step = math.log1p(r) + (math.log(target) - math.log(got)) / slope
+            if not step < math.log1p(MAX_CHANGE):
+                return None
+            r = math.expm1(step)
         else:
             return None
         for digits in (2, 3, 4, 5):  # the printed (rounded-up) change must flip the verdict too
@@ -248,11 +254,13 @@ def scaling_flips(cr: ClaimResult, figure: str, run_id: str, base_id: str) -> tu
         return ()
     out = []
     for name, exponent in ((f"run.{run_id}.step_time", -1), (f"run.{base_id}.step_time", 1)):
-        r = (edge / point) ** (1 / exponent) - 1
+        r = (edge / point) ** (1 / exponent) - 1  # exponent is ±1: a quotient, finite for finite inputs
         for digits in (2, 3, 4, 5):
             shown = round_up(r, digits)
+            if not -1 < shown < MAX_CHANGE:
+                continue
             value = point * (1 + shown) ** exponent
-            if -1 < shown < MAX_CHANGE and abs(value - cr.claimed) <= cr.tolerance:
+            if abs(value - cr.claimed) <= cr.tolerance:
                 out.append(Flip(name, shown, value, digits))
                 break
     out.sort(key=lambda f: abs(f.change))
