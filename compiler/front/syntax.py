@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
 from functools import cache
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
@@ -195,10 +195,42 @@ def parser() -> Lark:
     key = _parser_key(grammar)
     loaded = _load_tables(key)
     if loaded is not None:
-        return loaded
+        return _skip_single_child_positions(loaded)
     built = Lark(grammar, **_PARSER_OPTIONS, lexer_callbacks=_LEXER_CALLBACKS)
     _store_tables(built, key)
-    return built
+    return _skip_single_child_positions(built)
+
+
+def _skip_single_child_positions(lark_parser: Lark) -> Lark:
+    """Skip lark's position pass where it can change nothing: a `?rule` reduced with one child.
+
+    For such a rule lark's callback is ``PropagatePositions(ExpandSingleChild(...))``: the child
+    itself is the result, and the position pass then only copies the child's positions onto
+    the child (a Tree built by the parser already holds them; a Token is not a Tree, so is left
+    alone).  About half of a spec's reductions are of this kind (a list's number is reduced
+    through `?unary`, `?product`, `?expr` and `?value`), and the pass was a quarter of the parse.
+    The tree and every position are the same (tests/front/test_parse_positions.py compares
+    them with lark's own callbacks).  A lark whose callbacks are not built this way is left as it is.
+    """
+    from lark.parse_tree_builder import ExpandSingleChild, PropagatePositions
+
+    callbacks = getattr(lark_parser, "_callbacks", None)
+    try:
+        shared = lark_parser.parser.parser.parser.callbacks is callbacks
+    except AttributeError:
+        shared = False
+    if not shared or not isinstance(callbacks, dict):
+        return lark_parser
+    for rule, callback in list(callbacks.items()):
+        if isinstance(callback, PropagatePositions) and isinstance(callback.node_builder, ExpandSingleChild):
+            callbacks[rule] = _single_child_first(callback)
+    return lark_parser
+
+
+def _single_child_first(positioned: Callable[[list[Any]], Any]) -> Callable[[list[Any]], Any]:
+    def reduce(children: list[Any]) -> Any:
+        return children[0] if len(children) == 1 else positioned(children)
+    return reduce
 
 
 def _describe(token: Token | None) -> str:
