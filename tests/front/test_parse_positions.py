@@ -5,6 +5,7 @@ the container positions (a `( … )` or an inlined rule's extent) included."""
 from __future__ import annotations
 
 import sys
+from functools import cache
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,12 @@ _META = ("line", "column", "start_pos", "end_line", "end_column", "end_pos", "em
          "container_end_line", "container_end_column", "container_end_pos")
 
 
-def _stock_parser():
+@cache
+def _stock():
+    """lark's own callbacks, built when a test first needs them (not at every worker's collection)."""
     from lark import Lark
 
     return Lark(syntax.grammar_text(), **syntax._PARSER_OPTIONS, lexer_callbacks=syntax._LEXER_CALLBACKS)
-
-
-STOCK = _stock_parser()
 
 
 def _shape(node):
@@ -45,7 +45,7 @@ def _shape(node):
 
 def _same(text: str) -> None:
     fast = syntax.parser().parse(text)
-    assert _shape(fast) == _shape(STOCK.parse(text))
+    assert _shape(fast) == _shape(_stock().parse(text))
 
 
 def test_the_shortcut_is_installed():
@@ -54,7 +54,7 @@ def test_the_shortcut_is_installed():
         return [f for f in lark_parser._callbacks.values() if getattr(f, "__qualname__", "").startswith("_single_child_first")]
 
     assert len(shortcuts(syntax.parser())) >= 5  # ?item ?stmt ?value ?expr ?product ?unary: no punctuation
-    assert shortcuts(STOCK) == []
+    assert shortcuts(_stock()) == []
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.eff")) + sorted((ROOT / "tests" / "fixtures").rglob("*.eff")),
@@ -62,7 +62,7 @@ def test_the_shortcut_is_installed():
 def test_examples_and_fixtures(path):
     text = path.read_text(encoding="utf-8", errors="replace")
     try:
-        STOCK.parse(text)
+        _stock().parse(text)
     except Exception:  # a fixture of a syntax error: both refuse it (the error path is the same parser)
         pytest.skip("not valid syntax")
     _same(text)
