@@ -14,6 +14,7 @@ import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 STALL_FACTOR = 1.5  # a step slower than 1.5x the median is a stall
 BOOTSTRAP_RESAMPLES = 2000
@@ -94,20 +95,57 @@ class StepStats:
         return self.predicted_time / self.total_time if self.total_time else 1.0
 
 
+# The resampling indices depend on the sample count, the resample count and the seed alone: the same for
+# every run with as many samples, so they are drawn once (a run's search re-reads its bootstrap, and a spec's
+# runs mostly hold as many samples). Kept for small counts only (2000 x 64 indices is 1 MiB), a few at a time.
+_INDEX_CACHE_MAX_VALUES = 2000 * 64
+
+
+def _resample_batches(n: int, resamples: int, seed: int) -> list[Any]:
+    """The seeded generator's index batches for ``n`` samples, as the bootstrap draws them (read-only arrays)."""
+    if n * resamples <= _INDEX_CACHE_MAX_VALUES:
+        return _cached_batches(n, resamples, seed)
+    return _draw_batches(n, resamples, seed)
+
+
+def _draw_batches(n: int, resamples: int, seed: int) -> list[Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    # Resample in batches so memory stays near 2e6 values whatever n is.
+    batch = max(1, min(resamples, 2_000_000 // max(n, 1)))
+    out = []
+    for start in range(0, resamples, batch):
+        idx = rng.integers(0, n, size=(min(resamples, start + batch) - start, n))
+        idx.setflags(write=False)
+        out.append(idx)
+    return out
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_batches(n: int, resamples: int, seed: int) -> list[Any]:
+    return _draw_batches(n, resamples, seed)
+
+
+def _row_medians(resampled: Any) -> Any:
+    """np.median(resampled, axis=1), from a sort: the middle value, or the two middle values' sum halved,
+    which is the float np.median's mean of the two gives (tests/engine/test_stats.py compares them)."""
+    import numpy as np
+
+    ordered = np.sort(resampled, axis=1)
+    k = ordered.shape[1] // 2
+    if ordered.shape[1] % 2:
+        return ordered[:, k]
+    return (ordered[:, k - 1] + ordered[:, k]) / 2
+
+
 def bootstrap_median_ci(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES,
                         seed: int = BOOTSTRAP_SEED, level: float = 0.95) -> tuple[float, float]:
     """Percentile-bootstrap confidence interval of the median, seeded (reproducible)."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
     data = np.asarray(values, dtype=float)
-    n = len(data)
-    # Resample in batches so memory stays near 2e6 values whatever n is.
-    batch = max(1, min(resamples, 2_000_000 // max(n, 1)))
-    medians = np.empty(resamples)
-    for start in range(0, resamples, batch):
-        stop = min(resamples, start + batch)
-        medians[start:stop] = np.median(data[rng.integers(0, n, size=(stop - start, n))], axis=1)
+    medians = np.concatenate([_row_medians(data[idx]) for idx in _resample_batches(len(data), resamples, seed)])
     alpha = (1 - level) / 2
     lo, hi = np.quantile(medians, [alpha, 1 - alpha])
     return float(lo), float(hi)
@@ -118,14 +156,8 @@ def bootstrap_mean_ci(values: list[float], resamples: int = BOOTSTRAP_RESAMPLES,
     """Percentile-bootstrap confidence interval of the mean, seeded as the median's."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
     data = np.asarray(values, dtype=float)
-    n = len(data)
-    batch = max(1, min(resamples, 2_000_000 // max(n, 1)))
-    means = np.empty(resamples)
-    for start in range(0, resamples, batch):
-        stop = min(resamples, start + batch)
-        means[start:stop] = data[rng.integers(0, n, size=(stop - start, n))].mean(axis=1)
+    means = np.concatenate([data[idx].mean(axis=1) for idx in _resample_batches(len(data), resamples, seed)])
     alpha = (1 - level) / 2
     lo, hi = np.quantile(means, [alpha, 1 - alpha])
     return float(lo), float(hi)

@@ -91,3 +91,35 @@ run r {
     assert js["origin"] == "file" and js["source"] == "steps.csv, column step_ms"
     # 7000 valid tokens / 0.7 s = 10,000 token/s
     assert result.evaluation.runs["r"].metrics["valid_tokens_per_second"].value == pytest.approx(10000.0)
+
+
+def test_row_medians_are_numpys_medians_to_the_bit():
+    # The bootstrap's sort-based medians against np.median: odd and even counts, ties, and
+    # values whose two middle ones sum inexactly (the halving must be the float np.median gives).
+    rng = np.random.default_rng(7)
+    for n in (1, 2, 3, 4, 5, 10, 11, 12, 40, 41):
+        for data in (rng.normal(4.2, 0.05, (300, n)), rng.integers(0, 3, (300, n)).astype(float),
+                     rng.uniform(1e-3, 0.1, (300, n)) * 10.0 ** rng.integers(-5, 5, (300, 1))):
+            ours = stats._row_medians(data)
+            assert ours.tobytes() == np.median(data, axis=1).tobytes(), n
+
+
+def test_bootstrap_draws_as_a_fresh_generator_would():
+    # The cached indices are the generator's own draws: the interval is the one a fresh
+    # np.random.default_rng(seed) and np.median give, cached or not, for small and large counts.
+    def fresh(values, resamples, seed):
+        rng = np.random.default_rng(seed)
+        data = np.asarray(values, dtype=float)
+        n = len(data)
+        batch = max(1, min(resamples, 2_000_000 // n))
+        medians = np.empty(resamples)
+        for start in range(0, resamples, batch):
+            stop = min(resamples, start + batch)
+            medians[start:stop] = np.median(data[rng.integers(0, n, size=(stop - start, n))], axis=1)
+        lo, hi = np.quantile(medians, [0.025, 0.975])
+        return float(lo), float(hi)
+
+    rng = np.random.default_rng(3)
+    for n, resamples in ((10, 2000), (10, 2000), (11, 500), (65, 2000), (1000, 2000)):
+        values = rng.lognormal(0.0, 0.2, n).tolist()
+        assert stats.bootstrap_median_ci(values, resamples, seed=n) == fresh(values, resamples, n)
