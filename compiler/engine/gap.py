@@ -30,7 +30,6 @@ figure is a declared share, not a reconstruction.
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import math
 import threading
@@ -49,7 +48,7 @@ from effspec.engine.stats import StepStats, step_statistics
 from effspec.front import keys as K
 from effspec.front import presets as preset_table
 from effspec.front.expr import refs_in
-from effspec.front.ir import Block, Entry, Provenance, Run, Samples, Value
+from effspec.front.ir import Block, Entry, Provenance, Run, Samples, Value, evolve
 
 _GAP = Provenance("assumed", "explain the gap: one changed input")
 
@@ -120,8 +119,8 @@ def with_entries(run: Run, block_name: str, values: dict[str, tuple[Value, str]]
     gone = set(drop) | set(values)
     entries = [e for e in target.entries if e.key not in gone]
     entries += [_entry(block_name, k, v, t, target.span) for k, (v, t) in values.items()]
-    changed = dataclasses.replace(target, entries=tuple(entries))
-    return dataclasses.replace(run, blocks=tuple(changed if b is target else b for b in blocks))
+    changed = evolve(target, entries=tuple(entries))
+    return evolve(run, blocks=tuple(changed if b is target else b for b in blocks))
 
 
 def _convention(run: Run, values: dict[str, tuple[Value, str]]) -> Run:
@@ -157,7 +156,7 @@ def _with_preset(run: Run, result: RunResult, preset: str) -> Run | None:
     block = Block("convention", tuple(_entry("convention", k, v, t, run.span)
                                       for k, (v, t) in {"preset": (preset, preset), **kept}.items()), run.span)
     others = tuple(b for b in run.blocks if b.name != "convention")
-    return dataclasses.replace(run, blocks=(*others, block))
+    return evolve(run, blocks=(*others, block))
 
 
 def _family(result: RunResult) -> tuple[preset_table.Preset, ...]:

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
-import dataclasses
 import functools
 import math
 import re
@@ -56,7 +55,7 @@ from effspec.engine import stats as stats_mod
 from effspec.engine.results import ClaimResult, Metric, RunResult
 from effspec.front import lexicon
 from effspec.front.expr import refs_in
-from effspec.front.ir import Block, Entry, Run, Samples
+from effspec.front.ir import Block, Entry, Run, Samples, evolve
 
 # Re-evaluations per spec for the intervals: about 2 per source and 2 per distinct corner, so
 # a run of 6 sources costs ~16; past the budget a run's figures say their interval was not computed.
@@ -259,11 +258,11 @@ def variant(run: Run, settings: dict[Source, int], scale: dict[Source, float] | 
     blocks = list(run.blocks)
     for b, values in per_block.items():
         block = blocks[b]
-        blocks[b] = dataclasses.replace(block, entries=tuple(
-            dataclasses.replace(e, value=values[e.key]) if e.key in values else e for e in block.entries))
+        blocks[b] = evolve(block, entries=tuple(
+            evolve(e, value=values[e.key]) if e.key in values else e for e in block.entries))
     for b, ops in sample_ops.items():
         blocks[b] = _samples_block(blocks[b], ops, scale)
-    return dataclasses.replace(run, blocks=tuple(blocks))
+    return evolve(run, blocks=tuple(blocks))
 
 
 def _samples_block(block: Block, ops: list[tuple[Source, int]], scale: dict[Source, float]) -> Block:
@@ -280,9 +279,9 @@ def _samples_block(block: Block, ops: list[tuple[Source, int]], scale: dict[Sour
     for e in block.entries:
         if e.key == key and isinstance(e.value, Samples):
             values = tuple(v * factor + shift for v in e.value.values)
-            e = dataclasses.replace(e, value=dataclasses.replace(e.value, values=values))
+            e = evolve(e, value=evolve(e.value, values=values))
         entries.append(e)
-    return dataclasses.replace(block, entries=tuple(entries))
+    return evolve(block, entries=tuple(entries))
 
 
 # ----------------------------------------------------------------------------
@@ -590,7 +589,7 @@ def with_intervals(metrics: dict[str, Metric], table: RunIntervals) -> dict[str,
     def make(name: str) -> Callable[[], FigureInterval | None]:
         return lambda: table.get(name)
 
-    return {name: dataclasses.replace(m, interval=LazyInterval(make(name), m.value)) for name, m in metrics.items()}
+    return {name: evolve(m, interval=LazyInterval(make(name), m.value)) for name, m in metrics.items()}
 
 
 # ----------------------------------------------------------------------------
@@ -739,8 +738,8 @@ def _of_run(lazy: Interval | None, run_id: str) -> FigureInterval | None:
     fi = resolved(lazy)
     if fi is None or not fi.contributions:
         return fi
-    return dataclasses.replace(fi, contributions=tuple(
-        dataclasses.replace(c, source=dataclasses.replace(c.source, name=f"run.{run_id}.{c.source.name}"))
+    return evolve(fi, contributions=tuple(
+        evolve(c, source=evolve(c.source, name=f"run.{run_id}.{c.source.name}"))
         for c in fi.contributions))
 
 
@@ -767,7 +766,7 @@ def apply_scaling(sr: object, results: dict[str, RunResult]) -> None:
                      sides: dict[str, RunResult] = sides) -> FigureInterval:
                 return _quotient(metric, _of_run(num.interval, sides[na].run.id), _of_run(den.interval, sides[da].run.id),
                                  num.value, den.value)
-            point.metrics[name] = dataclasses.replace(metric, interval=LazyInterval(make, metric.value))
+            point.metrics[name] = evolve(metric, interval=LazyInterval(make, metric.value))
     for cr in sr.claims.values():
         claim = cr.claim
         target = (next((r for r in sr.runs if r.run_id == claim.point), None) if claim.point is not None

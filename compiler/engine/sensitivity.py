@@ -26,14 +26,13 @@ devices), which have no relative change.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from effspec.engine.intervals import MEMO, Budget, EvaluateRun, Evaluator
 from effspec.engine.results import ClaimResult, RunResult
-from effspec.front.ir import Run, Samples
+from effspec.front.ir import Run, Samples, evolve
 
 if TYPE_CHECKING:
     from effspec.engine.scaling import ScalingResult
@@ -132,12 +131,12 @@ def _changed(run: Run, knob: _Knob, r: float) -> Run:
     for e in block.entries:
         if e.key == knob.key:
             if knob.samples and isinstance(e.value, Samples):
-                e = dataclasses.replace(e, value=dataclasses.replace(e.value, values=tuple(v * (1 + r) for v in e.value.values)))
+                e = evolve(e, value=evolve(e.value, values=tuple(v * (1 + r) for v in e.value.values)))
             else:
-                e = dataclasses.replace(e, value=knob.value * (1 + r))
+                e = evolve(e, value=knob.value * (1 + r))
         entries.append(e)
-    blocks[knob.block] = dataclasses.replace(block, entries=tuple(entries))
-    return dataclasses.replace(run, blocks=tuple(blocks))
+    blocks[knob.block] = evolve(block, entries=tuple(entries))
+    return evolve(run, blocks=tuple(blocks))
 
 
 class _Solver:

