@@ -234,6 +234,25 @@ def _single_child_first(positioned: Callable[[list[Any]], Any]) -> Callable[[lis
     return reduce
 
 
+@cache
+def _scan() -> Any:
+    """The check path's lexer over the process's parser (effspec.front.lexing), with the parser's start."""
+    from effspec.front.lexing import ContextualScan
+
+    frontend = parser().parser
+    return ContextualScan(frontend.lexer), frontend._verify_start()  # type: ignore[no-untyped-call]
+
+
+def parse_tree(text: str) -> Tree[Token]:
+    """``parser().parse(text)``, its tokens from effspec.front.lexing's loop over lark's own scanners: the
+    same tree, and at an error the same lark exception (the loop hands over to lark's lexer there)."""
+    from lark.lexer import LexerState, LexerThread, TextSlice
+
+    scan, start = _scan()
+    return cast("Tree[Token]", parser().parser.parser.parse(LexerThread(scan, LexerState(TextSlice.cast_from(text))),
+                                                             start))
+
+
 def _describe(token: Token | None) -> str:
     if token is None or token.type == "$END":
         return "the end of the file"
@@ -665,7 +684,7 @@ def parse(text: str, kept: list[Token] | None = None) -> tuple[Tree[Token] | Non
         text = _INVISIBLE.sub(" ", text)
     keeping = _KEPT.set(kept if not diags else None)
     try:
-        tree = parser().parse(text)
+        tree = parse_tree(text)
         return (tree if not diags else None), diags
     except UnexpectedInput as exc:
         first = exc
@@ -737,7 +756,7 @@ def _recover_statement(chunk: list[str], begin: int, broken: int, diags: list[Di
     while budget > 0 and len(diags) < MAX_SYNTAX_ERRORS:
         budget -= len(work)
         try:
-            parser().parse(work)
+            parse_tree(work)
             return budget
         except UnexpectedInput as exc:
             message, help_, local, at = _found(exc, work)

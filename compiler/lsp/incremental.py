@@ -239,6 +239,6 @@ class IncrementalParser:
         from effspec.front import syntax
 
         try:
-            return syntax.parser().parse(text)
+            return syntax.parse_tree(text)
         except (LarkError, RecursionError):
             return None

@@ -36,22 +36,17 @@ def test_the_layout_is_larks_tree_and_the_comments_its_lexers():
 
 
 def test_format_text_lays_out_the_tree_the_front_end_parsed(monkeypatch):
-    real = syntax.parser()
+    real = syntax.parse_tree
 
-    class Renaming:
-        """The front end's parser, renaming the key `warmup` in the trees it returns."""
+    def renaming(text):
+        """The front end's parse, renaming the key `warmup` in the trees it returns."""
+        tree = real(text)
+        for assign in tree.find_data("assign"):
+            if assign.children[0] == "warmup":
+                assign.children[0] = assign.children[0].update(value="cooldown")
+        return tree
 
-        def parse(self, text):
-            tree = real.parse(text)
-            for assign in tree.find_data("assign"):
-                if assign.children[0] == "warmup":
-                    assign.children[0] = assign.children[0].update(value="cooldown")
-            return tree
-
-        def __getattr__(self, name):
-            return getattr(real, name)
-
-    monkeypatch.setattr(syntax, "parser", Renaming)
+    monkeypatch.setattr(syntax, "parse_tree", renaming)
     # The layout prints the key of the tree the front end parsed; one read from the text would print `warmup`.
     assert format_text(TEXT).text == "eff 1\n\nrun r {\n  # about timing\n  timing { cooldown = (2 step) }  # two\n}\n"
 

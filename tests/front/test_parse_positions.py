@@ -1,6 +1,9 @@
-"""The parser's shortcut for one-child `?rule` reductions (effspec.front.syntax._skip_single_child_positions)
-gives the tree lark's own callbacks give: the same nodes, and on every node the same positions,
-the container positions (a `( … )` or an inlined rule's extent) included."""
+"""The parser's two shortcuts give the tree lark gives on its own: the same nodes, and on every node the
+same positions, the container positions (a `( … )` or an inlined rule's extent) included.
+
+- one-child `?rule` reductions skip lark's position pass (effspec.front.syntax._skip_single_child_positions);
+- the check path's lexer (effspec.front.lexing.ContextualScan) runs lark's scanners in one loop; at an
+  error the text is parsed again with lark's lexer, so the diagnostics are those of lark's."""
 
 from __future__ import annotations
 
@@ -44,8 +47,9 @@ def _shape(node):
 
 
 def _same(text: str) -> None:
-    fast = syntax.parser().parse(text)
-    assert _shape(fast) == _shape(_stock().parse(text))
+    stock = _shape(_stock().parse(text))
+    assert _shape(syntax.parser().parse(text)) == stock  # lark's lexer, the positions shortcut
+    assert _shape(syntax.parse_tree(text)) == stock  # and the check path's lexer
 
 
 def test_the_shortcut_is_installed():
@@ -97,3 +101,87 @@ def _exprs(draw, depth=0):
 def test_random_expressions(exprs, as_list):
     body = f"  v = [{', '.join(exprs)}]\n" if as_list else "".join(f"  k{i} = {e}\n" for i, e in enumerate(exprs))
     _same(f"eff 1\nrun r {{\n{body}}}\n")
+
+
+def test_the_check_path_lexes_without_lark_lexer(monkeypatch):
+    # Without this, a silent fallback to lark's lexer would make the comparisons above compare lark with itself.
+    from lark.lexer import ContextualLexer
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("lark's lexer was used")
+
+    text = generate_spec(2, seed=3)
+    expected = _shape(syntax.parse_tree(text))
+    monkeypatch.setattr(ContextualLexer, "lex", refuse)
+    assert _shape(syntax.parse_tree(text)) == expected
+    kept: list = []
+    assert _shape(syntax.parse(text, kept=kept)[0]) == expected  # the formatter's parse, tokens kept, too
+    assert kept and {t.type for t in kept} <= set(syntax.KEPT_TERMINALS)
+
+
+def test_kept_tokens_are_lark_own(monkeypatch):
+    # The formatter's comments, braces and parentheses: the same tokens at the same positions.
+    text = "eff 1  # header\n# alone\nrun a {  # open\n  x = (1 + 2)  # tail\n\t# tab\n}\n# end"
+    ours: list = []
+    syntax.parse(text, kept=ours)
+    monkeypatch.setattr(syntax, "parse_tree", lambda t: syntax.parser().parse(t))
+    theirs: list = []
+    syntax.parse(text, kept=theirs)
+    assert [_shape(t) for t in ours] == [_shape(t) for t in theirs]
+    assert [t.type for t in ours].count("COMMENT") == 6
+
+
+_GAPS = st.sampled_from([" ", "  ", "\t", "\n", "\r\n", "\n\n  ", " # a comment\n", "\n# c\n\t", "\f "])
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_GAPS, min_size=40, max_size=40))
+def test_any_layout_of_whitespace_and_comments(gaps):
+    # Every gap between two tokens of a small spec drawn from spaces, tabs, CR LF, form feeds and comments:
+    # the line and column of every token after them are lark's.
+    words = ["eff", "1", "run", "r", "{", "model", "{", "layers", "=", "24", "}", "work", "{", "seq_len", "=",
+             "2048", "token/sequence", "}", "timing", "{", "step_time", "=", "[", "1.5", ",", "1.25", "]", "s",
+             "note", "=", '"a \\" string"', "}", "claim", "mfu", "=", "50", "%", "from", "paper", '"T1"', "}"]
+    text = "".join(w + g for w, g in zip(words, gaps + [""], strict=False)) + "\n"
+    _same(text)
+
+
+@pytest.mark.parametrize("text", [
+    "eff 1\nrun a {\n  x = 1 $ 2\n}\n",  # a character no terminal matches
+    "eff 1\nrun a {\n  x = = 2\n}\n",  # a token the parser refuses
+    "eff 1\nrun a {\n  x = 2\n",  # the end of the file too early
+    "eff 1\nrun a {\n  s = \"unclosed\n}\nrun b { y = 3 }\n",
+    "eff 1\nrun a { x = 1 }\nrun b { y = ) }\nrun c { z = ( }\n",  # errors in several statements
+    "eff 1\nrun a {\r\n\n  # c\n\tx = 'q'\n}\n",  # after newlines, a comment and a tab
+    "eff 1\nrun a { x = 5 TFLOP/s ms }\n",  # a terminal of another state: lark's root lexer names it
+])
+def test_syntax_errors_are_lark_own(text, monkeypatch):
+    # The check path's lexer hands over to lark's at an error: the same exception, on the same token or
+    # character, with the same expected terminals; and so the same diagnostics.
+    from lark.exceptions import UnexpectedInput
+
+    def raised(parse):
+        with pytest.raises(UnexpectedInput) as info:
+            parse(text)
+        exc = info.value
+        token = getattr(exc, "token", None)
+        return (type(exc), exc.line, exc.column, exc.pos_in_stream, _shape(token) if token is not None else None,
+                sorted(getattr(exc, "expected", None) or ()), sorted(getattr(exc, "allowed", None) or ()))
+
+    assert raised(syntax.parse_tree) == raised(_stock().parse)
+    tree, diags = syntax.parse(text)
+    monkeypatch.setattr(syntax, "parse_tree", lambda t: syntax.parser().parse(t))
+    stock_tree, stock_diags = syntax.parse(text)
+    assert tree is None and stock_tree is None
+    assert diags and diags == stock_diags
+
+
+def test_a_state_left_to_lark_is_lexed_by_lark(monkeypatch):
+    # A scanner the loop does not take (several regexes, bytes): lark's lexer goes on from there.
+    from effspec.front.lexing import ContextualScan
+
+    text = generate_spec(2, seed=5)
+    scan = ContextualScan(syntax.parser().parser.lexer)
+    monkeypatch.setattr(scan, "_for_state", lambda state: None)
+    monkeypatch.setattr(syntax, "_scan", lambda: (scan, "start"))
+    assert _shape(syntax.parse_tree(text)) == _shape(_stock().parse(text))
