@@ -476,7 +476,8 @@ class Figures:
 
     def values(self, run: Run) -> dict[str, float] | None:
         """The run's figures (those reached; a missing one absent), or None where only a full evaluation can say."""
-        model, conv, par, work, timing = (run.block(n) for n in ("model", "convention", "parallelism", "work", "timing"))
+        first, hardware = _first_blocks(run)
+        model, conv, par, work, timing = (first.get(n) for n in ("model", "convention", "parallelism", "work", "timing"))
         w = self._work.get(id(work))
         if w is None:
             w = self._work[id(work)] = _Work(work)
@@ -498,7 +499,7 @@ class Figures:
         if fpt is not None and tokens is not None:
             model_flops = fpt * (tokens + w.padded) if knobs.padding == "included" else fpt * tokens
         # _aggregate_peak
-        key = tuple(id(h) for h in run.blocks_named("hardware"))
+        key = hardware
         if key not in self._pools:
             self._pools[key] = _peak(run)
         active, peak = self._pools[key]
@@ -546,6 +547,18 @@ class Figures:
         if custom and fpt is not None:
             return fpt * (w.tokens + w.padded)
         return None
+
+
+def _first_blocks(run: Run) -> tuple[dict[str, Block], tuple[int, ...]]:
+    """Each block name's first block (what Run.block returns) and the hardware blocks' ids, in one pass."""
+    first: dict[str, Block] = {}
+    hardware = []
+    for b in run.blocks:
+        if b.name == "hardware":
+            hardware.append(id(b))
+        if b.name not in first:
+            first[b.name] = b
+    return first, tuple(hardware)
 
 
 class _Work:

@@ -210,6 +210,7 @@ def _skip_single_child_positions(lark_parser: Lark) -> Lark:
     alone).  About half of a spec's reductions are of this kind (a list's number is reduced
     through `?unary`, `?product`, `?expr` and `?value`); skipping them took gap_bench's clean check
     from 8.8 to 8.1 ms a file (benchmarks/gap_bench.md).
+    The other rules' callbacks are fused (effspec.front.lalr.fuse_positions).
     The tree and every position are the same (tests/front/test_parse_positions.py compares
     them with lark's own callbacks).  A lark whose callbacks are not built this way is left as it is.
     """
@@ -225,6 +226,9 @@ def _skip_single_child_positions(lark_parser: Lark) -> Lark:
     for rule, callback in list(callbacks.items()):
         if isinstance(callback, PropagatePositions) and isinstance(callback.node_builder, ExpandSingleChild):
             callbacks[rule] = _single_child_first(callback)
+    from effspec.front.lalr import fuse_positions
+
+    fuse_positions(callbacks)  # and the other rules' filter, tree and positions in one function each
     return lark_parser
 
 
@@ -236,21 +240,20 @@ def _single_child_first(positioned: Callable[[list[Any]], Any]) -> Callable[[lis
 
 @cache
 def _scan() -> Any:
-    """The check path's lexer over the process's parser (effspec.front.lexing), with the parser's start."""
-    from effspec.front.lexing import ContextualScan
+    """The front end's lexer over the process's parser (effspec.front.lalr), with the parser's start."""
+    from effspec.front.lalr import ContextualScan
 
     frontend = parser().parser
     return ContextualScan(frontend.lexer), frontend._verify_start()  # type: ignore[no-untyped-call]
 
 
 def parse_tree(text: str) -> Tree[Token]:
-    """``parser().parse(text)``, its tokens from effspec.front.lexing's loop over lark's own scanners: the
-    same tree, and at an error the same lark exception (the loop hands over to lark's lexer there)."""
-    from lark.lexer import LexerState, LexerThread, TextSlice
+    """``parser().parse(text)`` through effspec.front.lalr's loops over lark's own scanners, table and
+    callbacks: the same tree, and at an error the same lark exception."""
+    from effspec.front import lalr
 
     scan, start = _scan()
-    return cast("Tree[Token]", parser().parser.parser.parse(LexerThread(scan, LexerState(TextSlice.cast_from(text))),
-                                                             start))
+    return cast("Tree[Token]", lalr.parse(parser().parser, scan, start, text))
 
 
 def _describe(token: Token | None) -> str:

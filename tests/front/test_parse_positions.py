@@ -2,7 +2,8 @@
 same positions, the container positions (a `( … )` or an inlined rule's extent) included.
 
 - one-child `?rule` reductions skip lark's position pass (effspec.front.syntax._skip_single_child_positions);
-- the check path's lexer (effspec.front.lexing.ContextualScan) runs lark's scanners in one loop; at an
+- the other rules' filter, tree and positions run as one function each (effspec.front.lalr.fuse_positions);
+- the check path's lexer (effspec.front.lalr.ContextualScan) runs lark's scanners in one loop; at an
   error the text is parsed again with lark's lexer, so the diagnostics are those of lark's."""
 
 from __future__ import annotations
@@ -59,6 +60,8 @@ def test_the_shortcut_is_installed():
 
     assert len(shortcuts(syntax.parser())) >= 5  # ?item ?stmt ?value ?expr ?product ?unary: no punctuation
     assert shortcuts(_stock()) == []
+    fused = [f for f in syntax.parser()._callbacks.values() if "_positioned" in getattr(f, "__qualname__", "")]
+    assert len(fused) >= 40  # every rule but the placeholders' `list` and `?atom`'s parentheses
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "examples").glob("*.eff")) + sorted((ROOT / "tests" / "fixtures").rglob("*.eff")),
@@ -178,7 +181,7 @@ def test_syntax_errors_are_lark_own(text, monkeypatch):
 
 def test_a_state_left_to_lark_is_lexed_by_lark(monkeypatch):
     # A scanner the loop does not take (several regexes, bytes): lark's lexer goes on from there.
-    from effspec.front.lexing import ContextualScan
+    from effspec.front.lalr import ContextualScan
 
     text = generate_spec(2, seed=5)
     scan = ContextualScan(syntax.parser().parser.lexer)
