@@ -42,6 +42,15 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+# Imported by effspec.front.syntax once lark is (this module runs only inside a parse), so lark's names are
+# bound here once rather than looked up in the loops.
+from lark.exceptions import UnexpectedInput
+from lark.lexer import LexerState, LexerThread, TextSlice, Token
+from lark.parsers.lalr_analysis import Shift
+from lark.parsers.lalr_interactive_parser import InteractiveParser
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
+from lark.tree import Meta, Tree
+
 # A state's scanner, its ignored types, the types that may hold a newline, and the lexer's callbacks by type.
 _State = tuple[re.Pattern[str], frozenset[str], frozenset[str], dict[str, Any]]
 
@@ -67,8 +76,6 @@ class ContextualScan:
         return got
 
     def lex(self, lexer_state: Any, parser_state: Any) -> Iterator[Any]:
-        from lark.lexer import Token
-
         text, end = lexer_state.text.text, lexer_state.text.end
         pos = lexer_state.line_ctr.char_pos
         line, line_start = 1, 0
@@ -121,12 +128,6 @@ class ContextualScan:
 
 def parse(frontend: Any, scan: ContextualScan, start: str, text: str) -> Any:
     """``frontend.parse(text)`` (a lark LALR ParsingFrontend) with ``scan`` as its lexer."""
-    from lark.exceptions import UnexpectedInput
-    from lark.lexer import LexerState, LexerThread, TextSlice, Token
-    from lark.parsers.lalr_analysis import Shift
-    from lark.parsers.lalr_interactive_parser import InteractiveParser
-    from lark.parsers.lalr_parser_state import ParseConf, ParserState
-
     parser = frontend.parser.parser  # lark's _Parser: the parse table and the tree callbacks
     conf = ParseConf(parser.parse_table, parser.callbacks, start)
     thread = LexerThread(scan, LexerState(TextSlice.cast_from(text)))  # type: ignore[arg-type]  # lark's Lexer protocol
@@ -171,7 +172,6 @@ def fuse_positions(callbacks: dict[Any, Any]) -> int:
     from functools import partial
 
     from lark.parse_tree_builder import ChildFilterLALR_NoPlaceholders, PropagatePositions
-    from lark.tree import Tree
 
     fused = 0
     for rule, callback in list(callbacks.items()):
@@ -192,9 +192,6 @@ _OTHER = object()  # a leaf that is neither a tree nor a token: lark's own posit
 
 def _edge(children: Any) -> Any:
     """lark's PropagatePositions._pp_get_meta without a node filter: the first child with positions."""
-    from lark.lexer import Token
-    from lark.tree import Tree
-
     for c in children:
         if isinstance(c, Tree):
             if not c.meta.empty:
@@ -208,8 +205,6 @@ def _edge(children: Any) -> Any:
 
 def _span(first: Any, last: Any) -> dict[str, Any]:
     """The positions lark's pass gives a new tree: its first child's container start, its last child's end."""
-    from lark.lexer import Token
-
     if isinstance(first, Token):
         line, column, start = first.line, first.column, first.start_pos
     else:
@@ -229,8 +224,6 @@ def _span(first: Any, last: Any) -> dict[str, Any]:
 
 
 def _positioned(name: str, include: tuple[tuple[int, bool], ...] | None, stock: Any) -> Any:
-    from lark.tree import Meta, Tree
-
     def reduce(children: list[Any]) -> Any:
         first = _edge(children)
         last = _edge(reversed(children)) if first is not None else None
